@@ -1,0 +1,49 @@
+# The README's commands. `demo` and `test` build .venv on first use and skip that when
+# nothing it depends on changed.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/pip install --quiet --constraint constraints.txt
+DEPS   := pyproject.toml setup.py constraints.txt
+
+.PHONY: demo test test-fast bench lint format typecheck clean
+
+$(VENV)/.installed-dev: $(DEPS)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
+	$(PIP) --editable '.[dev]'
+	@# bpy's wheel is tagged cp39 although built for 3.11; pip check reports only that tag
+	@# as "not supported on this platform". Any other line is a real conflict and fails.
+	@$(BIN)/pip check | grep -v '^bpy [0-9.]* is not supported on this platform$$' \
+		| grep -v '^No broken requirements found' | (! grep .) || (echo 'pip check failed' && false)
+	touch $@
+
+$(VENV)/.installed-bench: $(VENV)/.installed-dev
+	$(PIP) --editable '.[dev,bench]'
+	touch $@
+
+demo: $(VENV)/.installed-dev
+	$(BIN)/rewardsmith score datasets/samples/demo.jsonl \
+		--verifier exact_match --verifier format:required_tags=answer \
+		--output build/demo-scored.jsonl --no-resume
+
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest
+
+test-fast: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -m "not slow"
+
+bench: $(VENV)/.installed-bench
+	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy verifiers/types.py verifiers/protocol.py verifiers/registry.py verifiers/text.py verifiers/killable.py datasets cli
+
+format: $(VENV)/.installed-dev
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+clean:
+	rm -rf build .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""The `rewardsmith` command line (typer + rich)."""
