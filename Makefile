@@ -23,9 +23,9 @@ $(VENV)/.installed-bench: $(VENV)/.installed-dev
 	touch $@
 
 demo: $(VENV)/.installed-dev
-	$(BIN)/rewardsmith score datasets/samples/demo.jsonl \
-		--verifier exact_match --verifier format:required_tags=answer \
-		--output build/demo-scored.jsonl --no-resume
+	$(BIN)/rewardsmith score datasets/samples/mixed.jsonl --spec datasets/samples/mixed.yaml \
+		--output build/demo/mixed-scored.jsonl --no-resume
+	$(BIN)/rewardsmith report build/demo/mixed-scored.jsonl --output build/demo/report.html
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest
@@ -39,7 +39,7 @@ bench: $(VENV)/.installed-bench
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy verifiers/types.py verifiers/protocol.py verifiers/registry.py verifiers/text.py verifiers/killable.py datasets cli
+	$(BIN)/mypy verifiers graders datasets cli trainer reward_models
 
 format: $(VENV)/.installed-dev
 	$(BIN)/ruff check --fix .

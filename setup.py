@@ -13,7 +13,18 @@ from pathlib import Path
 from setuptools import find_namespace_packages, setup
 
 SUBPACKAGE_FOLDERS = ["verifiers", "reward_models", "graders", "datasets", "trainer", "cli"]
-DATA_FILES = ["*.jsonl", "*.json", "*.yaml", "*.md", "*.csv", "*.pdf", "*.stl", "*.obj", "*.txt"]
+DATA_FILES = [
+    "*.jsonl",
+    "*.json",
+    "*.yaml",
+    "*.md",
+    "*.csv",
+    "*.pdf",
+    "*.stl",
+    "*.obj",
+    "*.png",
+    "*.txt",
+]
 
 
 def _discover() -> tuple[list[str], dict[str, str]]:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import typer
 
+from rewardsmith.cli.audit import audit
+from rewardsmith.cli.diff import diff
+from rewardsmith.cli.report import report
 from rewardsmith.cli.score import score
+from rewardsmith.cli.serve import serve
+from rewardsmith.cli.verify import verify
+from rewardsmith.reward_models.cli import evaluate_command as rm_evaluate
+from rewardsmith.reward_models.cli import train_command as rm_train
+from rewardsmith.trainer.cli import train_command
 
 app = typer.Typer(
     name="rewardsmith",
@@ -14,6 +22,17 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command()(score)
+app.command()(report)
+app.command()(diff)
+app.command()(verify)
+app.command()(serve)
+app.command()(audit)
+app.command("train")(train_command)
+
+reward_models = typer.Typer(help="Train and evaluate learned reward models.", no_args_is_help=True)
+reward_models.command("train")(rm_train)
+reward_models.command("evaluate")(rm_evaluate)
+app.add_typer(reward_models, name="rm")
 
 
 @app.command("verifiers")

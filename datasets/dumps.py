@@ -105,11 +105,14 @@ class DumpReader:
             raise DumpError(f"{self.path}: no such file or folder")
         self.format = dump_format(self.path)
 
+    def records(self) -> Iterator[tuple[int, Any]]:
+        """The raw rows as read, each a dict or a `RowError` for a line that is not JSON."""
+        return {"jsonl": self._jsonl, "parquet": self._parquet, "hf": self._hf}[self.format]()
+
     def __iter__(self) -> Iterator[Row]:
-        records = {"jsonl": self._jsonl, "parquet": self._parquet, "hf": self._hf}[self.format]
         stem = Path(self.path).stem
         seen: dict[str, int] = {}
-        for line, record in records():
+        for line, record in self.records():
             self.rows_read += 1
             if isinstance(record, RowError):
                 self._bad(record)

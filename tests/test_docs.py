@@ -16,7 +16,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = sorted((REPO / "docs").glob("*.md"))
-BLOCK = re.compile(r"(<!-- not-run -->\s*)?```python\n(.*?)```", re.DOTALL)
+BLOCK = re.compile(r"(<!-- not-run -->\s*)?```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
 def _runnable_code(page: Path) -> str:

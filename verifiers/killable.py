@@ -16,29 +16,27 @@ costing only its call. What it does not: isolation. The function is trusted code
 untrusted *data*; untrusted *code* goes to `rewardsmith.verifiers.sandbox`.
 
 Workers are per process and per `preload` set, one per concurrent caller; the pool is
-dropped in a forked child so no pipe is ever shared between processes.
+dropped in a forked child so no pipe is ever shared between processes. They are plain
+``python -m`` subprocesses, not `multiprocessing` children, so they can be started from a
+daemonic executor worker and never re-import the caller's main module (no
+``if __name__ == "__main__"`` guard is needed); a worker whose parent dies exits within a
+second, even in the middle of a call that never returns.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import multiprocessing as mp
 import os
 import pickle
-import resource
-import signal
+import subprocess
+import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 __all__ = ["CallOutcome", "call_with_limits"]
-
-_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,52 +56,50 @@ class CallOutcome:
         return self.error is None and not self.timed_out and not self.died
 
 
-def _worker_main(conn: Connection, preload: tuple[str, ...], memory_bytes: int | None) -> None:
-    # Die with the parent, so a killed scorer leaves no worker behind.
-    with contextlib.suppress(OSError):
-        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if memory_bytes:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    for module in preload:
-        __import__(module)
-    while True:
-        try:
-            request = conn.recv_bytes()
-        except EOFError:
-            return
-        try:
-            fn, args, kwargs = pickle.loads(request)
-            reply: tuple[str, Any] = ("ok", fn(*args, **kwargs))
-        except BaseException as exc:  # everything, RecursionError and MemoryError included
-            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            reply = ("error", detail[-2000:])
-        try:
-            conn.send(reply)
-        except Exception as exc:  # an unpicklable result is the function's error
-            conn.send(("error", f"result could not be sent back: {exc}"))
+_START_TIMEOUT_S = 120.0
 
 
 class _Worker:
+    """A warm worker process (see `_killable_worker`) and its two pipes."""
+
     def __init__(self, preload: tuple[str, ...], memory_bytes: int | None) -> None:
-        ctx = mp.get_context("spawn")  # a clean interpreter: no inherited threads or locks
-        self.conn, child_conn = ctx.Pipe()
-        self.process = ctx.Process(
-            target=_worker_main, args=(child_conn, preload, memory_bytes), daemon=True
-        )
-        self.process.start()
-        child_conn.close()
+        request_read, self._request_write = os.pipe()
+        self._reply_read, reply_write = os.pipe()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "rewardsmith.verifiers._killable_worker",
+             str(request_read), str(reply_write)],
+            pass_fds=(request_read, reply_write),
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        os.close(request_read)
+        os.close(reply_write)
+        self.requests = Connection(self._request_write, readable=False)
+        self.replies = Connection(self._reply_read, writable=False)
+        self.requests.send_bytes(pickle.dumps((list(sys.path), memory_bytes, preload)))
+        self.ready_error = self._await_ready()
+
+    def _await_ready(self) -> str | None:
+        if not self.replies.poll(_START_TIMEOUT_S):
+            self.kill()
+            return f"worker did not start within {_START_TIMEOUT_S} s"
+        try:
+            status, payload = self.replies.recv()
+        except (EOFError, OSError):
+            self.kill()
+            return "worker exited while starting"
+        return None if status == "ready" else str(payload)
 
     def call(
         self, fn: Callable[..., Any], args: tuple, kwargs: dict, timeout_s: float
     ) -> CallOutcome:
         start = time.perf_counter()
         try:
-            self.conn.send((fn, args, kwargs))
-            if not self.conn.poll(timeout_s):
+            self.requests.send_bytes(pickle.dumps((fn, args, kwargs)))
+            if not self.replies.poll(timeout_s):
                 self.kill()
                 return CallOutcome(timed_out=True, elapsed_s=time.perf_counter() - start)
-            status, payload = self.conn.recv()
-        except (EOFError, OSError, BrokenPipeError):
+            status, payload = self.replies.recv()
+        except (EOFError, OSError):
             self.kill()
             return CallOutcome(died=True, elapsed_s=time.perf_counter() - start)
         elapsed = time.perf_counter() - start
@@ -113,13 +109,14 @@ class _Worker:
 
     @property
     def alive(self) -> bool:
-        return self.process.is_alive()
+        return self.process.poll() is None
 
     def kill(self) -> None:
-        if self.process.is_alive():
+        if self.process.poll() is None:
             self.process.kill()
-        self.process.join(timeout=5)
-        self.conn.close()
+        self.process.wait()
+        for connection in (self.requests, self.replies):
+            connection.close()
 
 
 _lock = threading.Lock()
@@ -155,6 +152,8 @@ def call_with_limits(
         worker = pool.pop() if pool else None
     if worker is None or not worker.alive:
         worker = _Worker(key[0], memory_bytes)
+        if worker.ready_error is not None:
+            return CallOutcome(error=worker.ready_error)
     outcome = worker.call(fn, args, kwargs, timeout_s)
     if worker.alive and not (outcome.timed_out or outcome.died):
         with _lock:

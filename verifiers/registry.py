@@ -26,8 +26,23 @@ ENTRY_POINT_GROUP = "rewardsmith.verifiers"
 
 # One line per built-in verifier; keep sorted. Add yours here when you add a verifier.
 _BUILTIN: dict[str, str] = {
+    "blender_scene": "rewardsmith.verifiers.blender.scene:BlenderScene",
+    "cad_code": "rewardsmith.verifiers.mesh.cad:CadCode",
+    "code_tests": "rewardsmith.verifiers.code:CodeTests",
+    "compile_gate": "rewardsmith.verifiers.diagnostics.rewards:CompileGate",
+    "consistency": "rewardsmith.verifiers.finance:Consistency",
+    "cross_document": "rewardsmith.verifiers.finance:CrossDocument",
+    "diagnostics_score": "rewardsmith.verifiers.diagnostics.rewards:DiagnosticsScore",
     "exact_match": "rewardsmith.verifiers.text:ExactMatch",
     "format": "rewardsmith.verifiers.text:FormatCheck",
+    "grounding": "rewardsmith.verifiers.finance:Grounding",
+    "math": "rewardsmith.verifiers.math:MathAnswer",
+    "mesh_compare": "rewardsmith.verifiers.mesh.compare:MeshCompare",
+    "numeric_answer": "rewardsmith.verifiers.finance:NumericAnswer",
+    "repair_progress": "rewardsmith.verifiers.diagnostics.rewards:RepairProgress",
+    "reward_model": "rewardsmith.reward_models.verifier:RewardModelVerifier",
+    "reward_model_ensemble": "rewardsmith.reward_models.ensemble:EnsembleVerifier",
+    "table_match": "rewardsmith.verifiers.finance:TableMatch",
 }
 
 

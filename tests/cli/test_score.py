@@ -37,10 +37,13 @@ def test_scores_the_demo_dump(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 24
     by_id = {r["id"]: r["rewardsmith"]["verdicts"] for r in rows}
+    rewards = {r["id"]: r["rewardsmith"]["value"] for r in rows}
+    assert rewards["capital-france-good"] == 1.0 and rewards["capital-france-wrong"] == 0.5
     assert by_id["capital-france-good"]["exact_match"]["status"] == "pass"
     assert by_id["capital-france-wrong"]["exact_match"]["failure"] == "wrong_answer"
     assert by_id["capital-france-untagged"]["format"]["failure"] == "format"
     assert "exact_match" in result.stdout and "0.333" in result.stdout  # 8 of 24 right
+    assert "0.500" in result.stdout  # the mean reward: (8 * 1 + 8 * 0.5 + 8 * 0) / 24
 
 
 def test_bad_rows_are_reported_and_good_rows_scored(tmp_path: Path) -> None:
@@ -109,6 +112,7 @@ def test_killed_run_resumes_without_loss_or_duplication(tmp_path: Path) -> None:
                             for i in range(300)))  # fmt: skip
     out = tmp_path / "o.jsonl"
     args = [*CLI, "score", str(dump), "-v", "slow_echo:delay_s=0.01", "-o", str(out)]
+    args += ["--chunk-size", "16"]
     process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not out.exists() or out.stat().st_size < 2000):

@@ -31,6 +31,23 @@ class SlowEcho:
         if sample.completion_text == str(sample.reference):
             return Verdict.passed(self.name, self.version)
         return Verdict.failed(self.name, self.version)
+
+
+@dataclass(frozen=True)
+class HangWhen:
+    """Passes like exact match, but never returns when the completion equals `trigger`."""
+
+    name: ClassVar[str] = "hang_when"
+    version: ClassVar[str] = "1"
+    cost: ClassVar[Cost] = Cost.CHEAP
+    trigger: str = "HANG"
+
+    def __call__(self, sample: Sample) -> Verdict:
+        while sample.completion_text == self.trigger:
+            time.sleep(1)
+        if sample.completion_text == str(sample.reference):
+            return Verdict.passed(self.name, self.version)
+        return Verdict.failed(self.name, self.version)
 '''
 
 
@@ -42,6 +59,6 @@ def install_plugin(root: Path, module: str = "rs_test_plugin") -> Path:
     dist_info.mkdir(exist_ok=True)
     (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
     (dist_info / "entry_points.txt").write_text(
-        f"[rewardsmith.verifiers]\nslow_echo = {module}:SlowEcho\n"
+        f"[rewardsmith.verifiers]\nslow_echo = {module}:SlowEcho\nhang_when = {module}:HangWhen\n"
     )
     return root

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
+from typing import Any
 
 from rewardsmith.verifiers.killable import call_with_limits
 
@@ -79,3 +83,56 @@ def test_concurrent_callers_get_their_own_workers() -> None:
     for t in threads:
         t.join()
     assert results == [2, 2, 2, 2]
+
+
+def _call_in_daemon(queue: Any) -> None:
+    queue.put(call_with_limits(sum, [2, 3], timeout_s=60).value)
+
+
+def test_works_inside_a_daemonic_worker_process() -> None:
+    # Executor pool workers are daemonic; multiprocessing refuses them children.
+    import multiprocessing
+
+    context = multiprocessing.get_context("forkserver")
+    queue = context.Queue()
+    process = context.Process(target=_call_in_daemon, args=(queue,), daemon=True)
+    process.start()
+    assert queue.get(timeout=120) == 5
+    process.join(30)
+
+
+SCRIPT_WITHOUT_GUARD = """
+import os, sys, time
+from rewardsmith.verifiers.killable import call_with_limits
+print(call_with_limits(sum, [1, 2], timeout_s=60).value, flush=True)
+# Start a call that never returns, say who the worker is, then die mid-call.
+import threading
+threading.Thread(target=call_with_limits, args=(time.sleep, 3600), kwargs={"timeout_s": 3600},
+                 daemon=True).start()
+time.sleep(3)
+def ppid(pid):
+    try:
+        return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return None
+children = [p for p in os.listdir("/proc") if p.isdigit() and ppid(p) == os.getpid()]
+print(" ".join(children), flush=True)
+os._exit(0)
+"""
+
+
+def test_script_without_main_guard_and_no_orphans(tmp_path: Path) -> None:
+    script = tmp_path / "user_script.py"
+    script.write_text(SCRIPT_WITHOUT_GUARD)
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    first, workers = result.stdout.splitlines()[:2]
+    assert first == "3"
+    pids = [int(p) for p in workers.split()]
+    assert pids  # the warm worker, now stuck in the endless call
+    deadline = time.monotonic() + 30
+    while any(Path(f"/proc/{p}").exists() for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [p for p in pids if Path(f"/proc/{p}").exists()], "a worker outlived its parent"

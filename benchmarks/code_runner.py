@@ -1,0 +1,257 @@
+"""Code-runner throughput on HumanEval's 164 canonical solutions, side by side in one run.
+
+Runners, each over every task with the same number of parallel workers:
+
+- ``ours-calls``: `code_tests` on the structured form (the calls HumanEval's tests make,
+  with the canonical outputs as expected values), full isolation, one jail per sample.
+- ``ours-check``: `code_tests` on HumanEval's own ``check(candidate)``, full isolation,
+  two jails per sample (the judge and the candidate).
+- ``evalplus``: the evalplus package's harness (`untrusted_check`) on the same calls and
+  expected outputs, no isolation beyond its in-process guard, a forked process per sample.
+- ``bare``: a fresh ``python -I -S`` per sample running the program and ``check``, no
+  isolation: the floor a naive runner cannot beat without warm workers.
+
+Run: ``.venv/bin/python benchmarks/code_runner.py [--workers 2] [--mutants]``. With
+``--mutants`` it also runs the external check (broken variants of every solution).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import humaneval_data as he
+
+from rewardsmith.verifiers.code import CodeTests
+from rewardsmith.verifiers.types import Sample
+
+CACHE = Path(__file__).resolve().parents[1] / "build" / "humaneval_cases.json"
+
+
+def load_cases(tasks: list[dict[str, Any]]) -> dict[str, Any]:
+    if CACHE.exists():
+        return json.loads(CACHE.read_text())
+    cases = {}
+    for task in tasks:
+        cases[task["task_id"]] = he.recorded_cases(task)
+    CACHE.parent.mkdir(exist_ok=True)
+    CACHE.write_text(json.dumps(cases))
+    return cases
+
+
+# ----------------------------------------------------------------------------- runners
+
+
+def ours(samples: list[Sample], workers: int) -> list[bool]:
+    verifier = CodeTests(wall_s=20, call_timeout_s=10)
+    with ThreadPoolExecutor(workers) as pool:
+        verdicts = list(pool.map(verifier, samples))
+    for sample, v in zip(samples, verdicts, strict=True):
+        if v.status.value != "pass":  # say why, so a failure under load can be told apart
+            print(sample.id, v.status.value, v.feedback[:300], file=sys.stderr)
+    return [v.status.value == "pass" for v in verdicts]
+
+
+def _evalplus_one(job: tuple[str, str, list[Any], str, list[Any]]) -> bool:
+    from evalplus.eval import PASS, untrusted_check
+
+    _, code, inputs, entry, expected = job
+    status, _ = untrusted_check("humaneval", code, inputs, entry, expected, 0, [1.0] * len(inputs))
+    return status == PASS
+
+
+def evalplus(jobs: list[tuple[str, str, list[Any], str, list[Any]]], workers: int) -> list[bool]:
+    with ProcessPoolExecutor(workers) as pool:
+        return list(pool.map(_evalplus_one, jobs))
+
+
+def _bare_one(program: str) -> bool:
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-"], input=program.encode(), capture_output=True, timeout=60
+    )
+    return done.returncode == 0
+
+
+def bare(programs: list[str], workers: int) -> list[bool]:
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(_bare_one, programs))
+
+
+def run_one(runner: str, workers: int) -> list[bool]:
+    """One runner over every usable task, in this process (the parent times it)."""
+    tasks = he.tasks()
+    cases = load_cases(tasks)
+    usable = [t for t in tasks if cases[t["task_id"]] is not None]
+    code = {t["task_id"]: t["prompt"] + t["canonical_solution"] for t in usable}
+    if runner == "ours-calls":
+        samples = [
+            Sample(
+                id=t["task_id"],
+                completion=code[t["task_id"]],
+                reference=he.calls_reference(t, cases[t["task_id"]]),
+            )
+            for t in usable
+        ]
+        ours(samples[:workers], workers)  # start the warm servers, as a running scorer has them
+        return _timed_part(lambda: ours(samples, workers))
+    if runner == "ours-check":
+        samples = [
+            Sample(
+                id=t["task_id"],
+                completion=t["canonical_solution"],
+                reference=he.humaneval_reference(t),
+            )
+            for t in usable
+        ]
+        ours(samples[:workers], workers)
+        return _timed_part(lambda: ours(samples, workers))
+    if runner == "evalplus":
+        decoded = {t["task_id"]: he.decoded_cases(cases[t["task_id"]]) for t in usable}
+        jobs = [
+            (
+                t["task_id"],
+                code[t["task_id"]],
+                [c[0] for c in decoded[t["task_id"]]],
+                t["entry_point"],
+                [c[1] for c in decoded[t["task_id"]]],
+            )
+            for t in usable
+        ]
+        return _timed_part(lambda: evalplus(jobs, workers))
+    programs = [
+        code[t["task_id"]] + "\n" + t["test"] + f"\ncheck({t['entry_point']})\n" for t in usable
+    ]
+    return _timed_part(lambda: bare(programs, workers))
+
+
+def _timed_part(fn: Callable[[], list[bool]]) -> list[bool]:
+    """Report the timed part's wall clock and this process tree's CPU on stdout's last line
+    (warm-up and data loading are outside it)."""
+    import resource
+
+    def cpu() -> float:
+        usage = [
+            resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        ]
+        return sum(u.ru_utime + u.ru_stime for u in usage)
+
+    c0, t0 = cpu(), time.perf_counter()
+    results = fn()
+    ours_cpu = cpu() - c0
+    print(
+        json.dumps(
+            {
+                "wall_s": time.perf_counter() - t0,
+                "cpu_s": ours_cpu,
+                "passed": sum(results),
+                "n": len(results),
+            }
+        )
+    )
+    return results
+
+
+def timed(runner: str, workers: int) -> dict[str, Any]:
+    """Run one runner in a fresh process; its servers and children are reaped inside it, so
+    RUSAGE_CHILDREN here holds the CPU of the whole tree, and the child reports its own."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(
+        [sys.executable, __file__, "--runner", runner, "--workers", str(workers)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    inner = json.loads(done.stdout.strip().splitlines()[-1])
+    failed = json.loads(done.stderr.strip().splitlines()[-1])["failed"]
+    tree_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    row = {
+        "runner": runner,
+        "samples": inner["n"],
+        "passed": inner["passed"],
+        "seconds": round(inner["wall_s"], 2),
+        "per_s": round(inner["n"] / inner["wall_s"], 1),
+        "tree_cpu_s_incl_setup": round(tree_cpu, 2),
+        "failed": failed,
+    }
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def throughput(tasks: list[dict[str, Any]], workers: int) -> list[dict[str, Any]]:
+    load_cases(tasks)  # record once, outside every timed run
+    return [timed(r, workers) for r in ("ours-calls", "ours-check", "evalplus", "bare")]
+
+
+def mutant_check(tasks: list[dict[str, Any]], workers: int) -> dict[str, Counter[str]]:
+    """Canonical solutions must pass; broken variants must fail unless they happen to be
+    correct (listed so a person can confirm)."""
+    verifier = CodeTests(wall_s=20, call_timeout_s=10)
+    counts: dict[str, Counter[str]] = {}
+    jobs = []
+    for t in tasks:
+        jobs.append(("canonical", t, t["canonical_solution"]))
+        for kind, program in he.mutants(t).items():
+            if program is not None:
+                jobs.append((kind, t, program))
+    samples = [
+        Sample(id=t["task_id"], completion=p, reference=he.humaneval_reference(t))
+        for _, t, p in jobs
+    ]
+    with ThreadPoolExecutor(workers) as pool:
+        verdicts = list(pool.map(verifier, samples))
+    for (kind, t, _), v in zip(jobs, verdicts, strict=True):
+        counts.setdefault(kind, Counter())[v.status.value] += 1
+        if kind != "canonical" and v.status.value == "pass":
+            print(f"  {kind} of {t['task_id']} passes (check by hand that it is correct)")
+    for kind, c in counts.items():
+        print(json.dumps({"variant": kind, **c}))
+    return counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--mutants", action="store_true", help="also run the external check")
+    parser.add_argument("--runner", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.runner:
+        results = run_one(args.runner, args.workers)
+        ids = [t["task_id"] for t in he.tasks() if load_cases([])[t["task_id"]] is not None]
+        failed = [i for i, ok in zip(ids, results, strict=True) if not ok]
+        print(json.dumps({"failed": failed}), file=sys.stderr)
+        return
+    tasks = he.tasks()
+    print(
+        json.dumps(
+            {
+                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "cores": os.cpu_count(),
+                "workers": args.workers,
+                "load_avg": os.getloadavg(),
+            }
+        )
+    )
+    rows = {r["runner"]: r for r in throughput(tasks, args.workers)}
+    for other in ("evalplus", "bare"):
+        for ours_row in ("ours-calls", "ours-check"):
+            ratio = rows[ours_row]["per_s"] / rows[other]["per_s"]
+            print(f"{ours_row} / {other}: {ratio:.2f}x")
+    if args.mutants:
+        mutant_check(tasks, args.workers)
+
+
+if __name__ == "__main__":
+    main()

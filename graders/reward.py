@@ -1,0 +1,146 @@
+"""What a grader returns for one sample: the `Reward`, and per-batch statistics over many.
+
+A `Reward` keeps the final value, every component's raw and weighted value, and the
+verdicts it was computed from, so what is logged is exactly what was trained on.
+
+`value` is None in two cases, and the record says which:
+
+- `infra_failure` is set: a verifier could not do its job (it crashed, timed out, its
+  worker died, the sandbox did not start). That is never a reward: the sample is marked
+  and counted, and the trainer should drop it (or the grader's policy gave a stated
+  `fallback`, in which case `value` is that number and `fallback` is True).
+- `infra_failure` is None: nothing applied (every component was a `skip`). The reason
+  is in `reason`.
+
+    >>> r = Reward("q1", 0.5, {"correct": Component(1.0, 0.5, 0.5)}, {})
+    >>> r.to_dict()["components"]["correct"]
+    {'raw': 1.0, 'weight': 0.5, 'weighted': 0.5}
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rewardsmith.verifiers.types import Failure, Status, Verdict
+
+__all__ = ["Component", "Reward", "batch_stats"]
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """One term of a reward: its raw value, its weight, and their product (None: n/a)."""
+
+    raw: float | None
+    weight: float = 1.0
+    weighted: float | None = None
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {"raw": self.raw, "weight": self.weight, "weighted": self.weighted}
+
+
+@dataclass(frozen=True, slots=True)
+class Reward:
+    """The shaped reward for one sample, with everything it was computed from."""
+
+    sample_id: str
+    value: float | None
+    """The number to train on; None when the sample must not be trained on (see module doc)."""
+    components: Mapping[str, Component] = field(default_factory=dict)
+    """Every term by name (verifier keys, penalties, gates), raw and weighted."""
+    verdicts: Mapping[str, Verdict] = field(default_factory=dict)
+    """The verdict of each leaf verifier, by its key in the grader."""
+    infra_failure: Failure | None = None
+    """Set when an infrastructure failure kept this sample from being scored."""
+    reason: str = ""
+    """Why `value` is None or a fallback, in words (names the verifier and the failure)."""
+    fallback: bool = False
+    """True when `value` is the grader's stated fallback for an infrastructure failure."""
+
+    @property
+    def failed(self) -> bool:
+        """True when infrastructure, not the model, decided this sample's fate."""
+        return self.infra_failure is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable form (verdicts via `Verdict.to_dict`)."""
+        return {
+            "id": self.sample_id,
+            "value": self.value,
+            "components": {k: c.to_dict() for k, c in self.components.items()},
+            "verdicts": {k: v.to_dict() for k, v in self.verdicts.items()},
+            "infra_failure": self.infra_failure.value if self.infra_failure else None,
+            "reason": self.reason,
+            "fallback": self.fallback,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Reward:
+        failure = data.get("infra_failure")
+        return cls(
+            sample_id=data["id"],
+            value=data["value"],
+            components={k: Component(**c) for k, c in data.get("components", {}).items()},
+            verdicts={k: Verdict.from_dict(v) for k, v in data.get("verdicts", {}).items()},
+            infra_failure=Failure(failure) if failure else None,
+            reason=data.get("reason", ""),
+            fallback=data.get("fallback", False),
+        )
+
+
+def _moments(values: Iterable[float | None]) -> dict[str, float | int | None]:
+    """Mean and population standard deviation of the non-None values (None when empty)."""
+    xs = [v for v in values if v is not None]
+    if not xs:
+        return {"count": 0, "mean": None, "std": None}
+    mean = math.fsum(xs) / len(xs)
+    var = math.fsum((x - mean) ** 2 for x in xs) / len(xs)
+    return {"count": len(xs), "mean": mean, "std": math.sqrt(var)}
+
+
+def _verifier_stats(verdicts: Sequence[Verdict]) -> dict[str, Any]:
+    # Pass rate counts only verdicts that decided something: skips and infrastructure
+    # failures are neither passes nor failures of the model.
+    decided = [v for v in verdicts if v.status is not Status.SKIP and not v.is_infra_failure]
+    passes = sum(v.status is Status.PASS for v in decided)
+    failures = Counter(v.failure.value for v in verdicts if v.failure is not None)
+    return {
+        **_moments(v.score for v in decided),
+        "pass_rate": passes / len(decided) if decided else None,
+        "skipped": sum(v.status is Status.SKIP for v in verdicts),
+        "infra_failures": sum(v.is_infra_failure for v in verdicts),
+        "failures": dict(sorted(failures.items())),
+    }
+
+
+def batch_stats(rewards: Sequence[Reward]) -> dict[str, Any]:
+    """Per-component and per-verifier statistics for a batch of rewards.
+
+    Returns ``{"reward": {count, mean, std}, "samples", "infra_failures", "fallbacks",
+    "not_applicable", "components": {name: {count, mean, std, weighted_mean}},
+    "verifiers": {key: {count, mean, std, pass_rate, skipped, infra_failures, failures}}}``.
+    Means and standard deviations (population, ddof=0) skip None values; ``failures``
+    counts verdicts by `Failure` kind, the model's and the infrastructure's.
+    """
+    names = sorted({n for r in rewards for n in r.components})
+    keys = sorted({k for r in rewards for k in r.verdicts})
+    components = {}
+    for name in names:
+        present = [r.components[name] for r in rewards if name in r.components]
+        stats = _moments(c.raw for c in present)
+        stats["weighted_mean"] = _moments(c.weighted for c in present)["mean"]
+        components[name] = stats
+    return {
+        "samples": len(rewards),
+        "reward": _moments(r.value for r in rewards if not r.fallback),
+        "infra_failures": sum(r.failed for r in rewards),
+        "fallbacks": sum(r.fallback for r in rewards),
+        "not_applicable": sum(r.value is None and not r.failed for r in rewards),
+        "components": components,
+        "verifiers": {
+            k: _verifier_stats([r.verdicts[k] for r in rewards if k in r.verdicts]) for k in keys
+        },
+    }

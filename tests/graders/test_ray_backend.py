@@ -1,0 +1,88 @@
+"""The Ray backend on a real local cluster (ray.init(num_cpus=2)): same rewards as the pool,
+timeouts kill, a dead worker is an infrastructure failure. Ray starts slowly: few tests."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from grader_testkit import Die, Hang, MetaScore, Sleep
+
+from rewardsmith.graders import (
+    Executor,
+    Grader,
+    Job,
+    chain,
+    gate,
+    group_normalize,
+    verify,
+    weighted,
+)
+from rewardsmith.verifiers.types import Failure, Sample, Status
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray")
+    here = str(Path(__file__).resolve().parent)
+    old = os.environ.get("PYTHONPATH")
+    # Ray's worker processes must import grader_testkit, as the pool's workers do.
+    os.environ["PYTHONPATH"] = here + (os.pathsep + old if old else "")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        if old is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = old
+
+
+def test_ray_gives_the_same_rewards_as_the_pool(ray_cluster):
+    grader = Grader(
+        chain(
+            weighted(
+                {"correct": "exact_match", "a": verify(MetaScore("a"), key="a")},
+                weights={"correct": 0.7, "a": 0.3},
+            ),
+            gate("correct", threshold=1.0, otherwise=-0.1),
+            group_normalize(scale="mean"),
+        )
+    )
+    rows = [
+        Sample(id=str(i), prompt=f"p{i % 3}", completion=c, reference="paris", meta={"a": a})
+        for i, (c, a) in enumerate(
+            [
+                ("Paris", 1.0),
+                ("paris.", 0.5),
+                ("London", 1.0),
+                ("PARIS", None),
+                ("x", "infra"),
+                ("Rome", 0.0),
+            ]
+        )
+    ]
+    with Executor("ray", timeout_s=60) as ex:
+        on_ray = grader.score(rows, ex)
+    with Executor("pool", workers=2) as ex:
+        on_pool = grader.score(rows, ex)
+    assert [r.value for r in on_ray] == [r.value for r in on_pool]
+    assert [r.infra_failure for r in on_ray] == [None] * 4 + [Failure.SANDBOX_ERROR, None]
+    assert on_ray[0].value is not None
+
+
+def test_ray_kills_a_hang_and_reports_a_dead_worker(ray_cluster):
+    jobs = [
+        Job(Hang(), Sample(id="hang", completion="x"), timeout_s=2.0),
+        Job(Die(), Sample(id="die", completion="x")),
+        Job(Sleep(), Sample(id="ok", completion="x", meta={"seconds": 0.1})),
+    ]
+    with Executor("ray", cache=False) as ex:
+        results = {r.index: r for r in ex.stream(jobs)}
+    assert results[0].verdict.failure is Failure.VERIFIER_TIMEOUT
+    assert results[1].verdict.failure is Failure.WORKER_DIED and results[1].attempts == 2
+    assert results[2].verdict.status is Status.PASS

@@ -1,0 +1,44 @@
+"""Fixtures for trainer tests: a tiny GPT-2 saved to disk and small run configs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rewardsmith.trainer.config import TrainConfig
+from rewardsmith.trainer.tiny import build_tiny_model
+
+REPO = Path(__file__).resolve().parents[2]
+ARITHMETIC = REPO / "datasets" / "arithmetic" / "tasks.jsonl"
+
+# A reward every random policy earns sometimes, so even 2-step runs have a gradient.
+EASY_REWARD = {"exact_match": {"weight": 0.5}, "format": {"weight": 0.5, "patterns": ["[0-4]"]}}
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", n_embd=32)
+
+
+def small_config(model: str, output_dir: Path, **overrides: Any) -> TrainConfig:
+    settings: dict[str, Any] = {
+        "model": model,
+        "prompts": str(ARITHMETIC),
+        "output_dir": str(output_dir),
+        "algorithm": "ppo",
+        "steps": 3,
+        "prompts_per_step": 2,
+        "group_size": 4,
+        "minibatch_size": 4,
+        "ppo_epochs": 2,
+        "max_new_tokens": 4,
+        "max_prompt_tokens": 4,
+        "kl_coef": 0.05,
+        "tensorboard": False,
+        "reward": EASY_REWARD,
+        "reward_executor": "inline",
+    }
+    settings.update(overrides)
+    return TrainConfig(**settings)

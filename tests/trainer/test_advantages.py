@@ -1,0 +1,73 @@
+"""Critic-free estimators and KL controllers against hand-computed values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from rewardsmith.trainer import advantages as adv
+
+T = torch.tensor
+
+
+def close(a: torch.Tensor, b: list, tol: float = 1e-4) -> None:
+    assert torch.allclose(a, T(b, dtype=a.dtype), atol=tol), (a, b)
+
+
+def test_grpo_normalises_each_group() -> None:
+    scores = T([1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0])
+    # group 1: mean 0.25, unbiased std 0.5; group 2: mean 0.5, std sqrt(1/3)
+    s3 = 0.5 / math.sqrt(1 / 3)
+    close(adv.grpo_advantages(scores, 4, eps=0.0), [1.5, -0.5, -0.5, -0.5, s3, s3, -s3, -s3])
+    close(
+        adv.grpo_advantages(scores, 4, scale_by_std=False),
+        [0.75, -0.25, -0.25, -0.25, 0.5, 0.5, -0.5, -0.5],
+    )
+
+
+def test_grpo_uniform_group_gives_zero_not_nan() -> None:
+    close(adv.grpo_advantages(T([1.0, 1.0, 1.0]), 3), [0.0, 0.0, 0.0])
+
+
+def test_rloo_is_leave_one_out() -> None:
+    # i=0: 1 - mean(0, 0, 0) = 1; others: 0 - mean(1, 0, 0) = -1/3
+    close(adv.rloo_advantages(T([1.0, 0.0, 0.0, 0.0]), 4), [1.0, -1 / 3, -1 / 3, -1 / 3])
+    with pytest.raises(ValueError, match="group_size >= 2"):
+        adv.rloo_advantages(T([1.0]), 1)
+
+
+def test_batch_must_be_whole_groups() -> None:
+    with pytest.raises(ValueError, match="groups of 4"):
+        adv.grpo_advantages(T([1.0, 0.0, 1.0]), 4)
+
+
+def test_discounted_returns_and_reinforce_pp() -> None:
+    rewards, mask = T([[0.0, 0.0, 1.0], [0.0, 2.0, 0.0]]), T([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0]])
+    returns = adv.discounted_returns(rewards, mask, 0.5)
+    close(returns, [[0.25, 0.5, 1.0], [1.0, 2.0, 0.0]])
+    got = adv.reinforce_pp_advantages(rewards, mask, 0.5)
+    real = returns[mask.bool()]  # whitened over the 5 real tokens
+    expected = ((returns - real.mean()) / real.std()) * mask
+    close(got, expected.tolist())
+
+
+def test_invalid_scores_are_filled_with_their_group_mean() -> None:
+    filled, valid = adv.fill_invalid_scores(T([1.0, math.nan, 0.0, 0.0, math.nan, math.nan]), 2)
+    close(filled, [1.0, 1.0, 0.0, 0.0, 0.0, 0.0])
+    assert valid.tolist() == [True, False, True, True, False, False]
+
+
+@pytest.mark.parametrize(("kl", "expected"), [(12.0, 0.102), (6.0, 0.1), (3.0, 0.098)])
+def test_adaptive_kl_controller(kl: float, expected: float) -> None:
+    # error = clip(kl / 6 - 1, -0.2, 0.2); beta *= 1 + error * 1000 / 10000
+    ctl = adv.AdaptiveKLController(0.1, target=6.0, horizon=10_000)
+    ctl.update(kl, n_steps=1000)
+    assert ctl.value == pytest.approx(expected)
+
+
+def test_fixed_kl_controller_stays() -> None:
+    ctl = adv.FixedKLController(0.05)
+    ctl.update(100.0, 1000)
+    assert ctl.value == 0.05

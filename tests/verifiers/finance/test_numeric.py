@@ -1,0 +1,116 @@
+"""Numeric answers: scale, sign, rounding and percent cases of the kind models get wrong."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import pytest
+
+from rewardsmith.verifiers.finance.numeric import NumericAnswer, TolerancePolicy
+from rewardsmith.verifiers.types import Failure, Sample, Status
+
+CASES: list[tuple[Any, str, Status]] = [
+    # gold, completion, expected status
+    ("122,445", "<answer>122,445</answer>", Status.PASS),
+    ("122,445", "The answer is 122445.", Status.PASS),
+    ({"answer": "122,445", "scale": "thousand"}, "Revenue was $122.445 million.", Status.PASS),
+    ({"answer": "122,445", "scale": "thousand"}, "<answer>$122,445 thousand</answer>", Status.PASS),
+    (
+        {"answer": "122,445", "scale": "thousand"},
+        "<answer>122,445 (in thousands)</answer>",
+        Status.PASS,
+    ),
+    ({"answer": "122,445", "scale": "thousand"}, "<answer>122,445 million</answer>", Status.FAIL),
+    ({"answer": "1.2", "scale": "billion"}, "Answer: 1,200 million", Status.PASS),
+    ("(4,500)", "<answer>-4,500</answer>", Status.PASS),
+    ("(4,500)", "<answer>(4,500)</answer>", Status.PASS),
+    ("(4,500)", "<answer>4,500-</answer>", Status.PASS),
+    ("(4,500)", "<answer>4,500</answer>", Status.FAIL),
+    ("12.35", "<answer>12.3456</answer>", Status.PASS),  # FinQA: rounds to the gold
+    ("12.35", "<answer>12.3</answer>", Status.FAIL),  # less precise than the gold
+    ("12.35", "<answer>12.36</answer>", Status.FAIL),
+    ("12.5%", "<answer>0.125</answer>", Status.PASS),
+    (0.125, "<answer>12.5%</answer>", Status.PASS),
+    ("0.25%", "<answer>25 bp</answer>", Status.PASS),
+    ("-", "<answer>0</answer>", Status.PASS),
+    (61034, "so the total operating result is 61,034", Status.PASS),
+    (61034, "It went from 91,323 to 61,034.", Status.PASS),  # the conclusion comes last
+    (61034, "It went from 61,034 to 91,323.", Status.FAIL),
+]
+
+
+@pytest.mark.parametrize(("gold", "completion", "status"), CASES)
+def test_table_of_answers(gold: Any, completion: str, status: Status) -> None:
+    verdict = NumericAnswer()(Sample(id="n", completion=completion, reference=gold))
+    assert verdict.status is status, verdict
+
+
+def test_feedback_names_the_mistake() -> None:
+    check = NumericAnswer()
+    sign = check(Sample(id="s", completion="<answer>4,500</answer>", reference="(4,500)"))
+    assert "sign" in sign.feedback
+    scale = check(
+        Sample(
+            id="k",
+            completion="<answer>122,445 million</answer>",
+            reference={"answer": "122,445", "scale": "thousand"},
+        )
+    )
+    assert "scale is wrong" in scale.feedback
+    assert scale.evidence["number_match"] and not scale.evidence["scale_match"]
+    assert not scale.evidence["joint"]
+
+
+def test_scale_weight_scores_the_scale_separately() -> None:
+    check = NumericAnswer(scale_weight=0.5)
+    digits_right = check(
+        Sample(
+            id="d",
+            completion="<answer>122,445</answer>",
+            reference={"answer": "122,445", "scale": "thousand"},
+        )
+    )
+    assert digits_right.status is Status.PARTIAL and digits_right.score == 0.5
+
+
+def test_tolerances() -> None:
+    loose = NumericAnswer(policy=TolerancePolicy(rel_tol=0.01, round_to_gold=False))
+    assert (
+        loose(Sample(id="t", completion="<answer>100.9</answer>", reference=100)).status
+        is Status.PASS
+    )
+    assert (
+        loose(Sample(id="t", completion="<answer>101.1</answer>", reference=100)).status
+        is Status.FAIL
+    )
+    with pytest.raises(ValueError, match="rel_tol"):
+        TolerancePolicy(rel_tol=-1)
+
+
+@pytest.mark.parametrize(
+    ("completion", "failure"),
+    [
+        ("I could not find it.", Failure.FORMAT),
+        ("<answer></answer>", Failure.FORMAT),
+        ("9" * 200_000, Failure.INPUT_TOO_LARGE),
+        ("<answer>" * 10_000, Failure.FORMAT),
+    ],
+)
+def test_bad_answers_fail_clearly(completion: str, failure: Failure) -> None:
+    verdict = NumericAnswer()(Sample(id="b", completion=completion, reference="1,234"))
+    assert verdict.status is Status.FAIL and verdict.failure is failure
+
+
+@pytest.mark.parametrize(
+    "reference", [None, "", "n/a", True, [1], {"answer": "1", "scale": "zillion"}]
+)
+def test_bad_reference_is_an_infrastructure_error(reference: Any) -> None:
+    verdict = NumericAnswer()(Sample(id="r", completion="<answer>1</answer>", reference=reference))
+    assert verdict.status is Status.ERROR and verdict.failure is Failure.BAD_REFERENCE
+    assert verdict.score is None
+
+
+def test_pickle_round_trip() -> None:
+    check = NumericAnswer(policy=TolerancePolicy(rel_tol=0.01), scale_weight=0.25)
+    assert pickle.loads(pickle.dumps(check)) == check

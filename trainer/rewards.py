@@ -1,0 +1,145 @@
+"""The reward plugin: the small protocol the trainer depends on, and its implementations.
+
+The trainer only needs `score(samples) -> RewardBatch`: one reward per sample (None when
+the infrastructure failed and there is no reward to train on) plus every component, so
+what is logged is what was trained on. `RewardPipeline.submit` runs a source in the
+background, which is how the trainer scores batch k while it generates batch k+1.
+
+    >>> from rewardsmith.graders import Executor
+    >>> from rewardsmith.verifiers.types import Sample
+    >>> source = GraderReward.from_config({"exact_match": {"weight": 1.0}}, Executor("inline"))
+    >>> batch = source.score([Sample(id="a", completion="4", reference="4"),
+    ...                       Sample(id="b", completion="5", reference="4")])
+    >>> batch.values, batch.components["exact_match"]
+    ([1.0, 0.0], [1.0, 0.0])
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from rewardsmith.graders import Executor, Grader, Reward, load_spec, verify, weighted
+from rewardsmith.verifiers.types import Sample
+
+__all__ = [
+    "GraderReward",
+    "RewardBatch",
+    "RewardPipeline",
+    "RewardSource",
+    "build_reward_source",
+]
+
+
+@dataclass
+class RewardBatch:
+    """Rewards for a batch, in the order of the samples.
+
+    `values[i]` is the reward of sample i, or None when it has none (an infrastructure
+    failure: kept out of the loss and counted, never a silent 0). `components` maps each
+    component name to its per-sample values; `metrics` holds counts such as failures.
+    """
+
+    values: list[float | None]
+    components: dict[str, list[float | None]] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+@runtime_checkable
+class RewardSource(Protocol):
+    """What the trainer needs from a reward: one `RewardBatch` for a list of samples."""
+
+    def score(self, samples: Sequence[Sample]) -> RewardBatch: ...
+
+
+class GraderReward:
+    """The default plugin: a `rewardsmith.graders.Grader` run through its `Executor`.
+
+    Each `Reward` gives the sample's value (None when a verifier failed in the
+    infrastructure: the trainer drops that sample and counts it) and its components, whose
+    raw values are all logged. The grader's async form runs while the trainer generates.
+    """
+
+    def __init__(self, grader: Grader, executor: Executor | None = None) -> None:
+        self.grader = grader
+        self.executor = executor
+
+    @classmethod
+    def from_config(
+        cls, reward: Mapping[str, Mapping[str, Any]], executor: Executor | None = None
+    ) -> GraderReward:
+        """A weighted sum of registered verifiers: ``{name: {"weight": w, **settings}}``."""
+        components, weights = {}, {}
+        for name, settings in reward.items():
+            settings = dict(settings or {})
+            weights[name] = float(settings.pop("weight", 1.0))
+            components[name] = verify(name, **settings)
+        return cls(Grader(weighted(components, weights)), executor)
+
+    @classmethod
+    def from_spec(cls, path: str, executor: Executor | None = None) -> GraderReward:
+        """A grader from a YAML reward spec (see docs/rewards.md)."""
+        return cls(load_spec(Path(path)), executor)
+
+    def score(self, samples: Sequence[Sample]) -> RewardBatch:
+        return _from_rewards(self.grader.score(list(samples), self.executor))
+
+    async def ascore(self, samples: Sequence[Sample]) -> RewardBatch:
+        return _from_rewards(await self.grader.ascore(list(samples), self.executor))
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.close()
+
+
+def _from_rewards(rewards: Sequence[Reward]) -> RewardBatch:
+    """Values and raw component values, with None wherever a sample has none."""
+    names = sorted({name for r in rewards for name in r.components})
+    values = [r.value if r.value is None or math.isfinite(r.value) else None for r in rewards]
+    components: dict[str, list[float | None]] = {
+        name: [r.components[name].raw if name in r.components else None for r in rewards]
+        for name in names
+    }
+    infra = sum(r.infra_failure is not None for r in rewards)
+    return RewardBatch(values, components, {"infra_failures": float(infra)})
+
+
+class RewardPipeline:
+    """Runs a reward source in a background thread so scoring overlaps generation.
+
+    A source with an async `ascore` runs on its own event loop (a grader's async executor);
+    otherwise `score` runs on the thread. Results come back as futures in submit order.
+    """
+
+    def __init__(self, source: RewardSource) -> None:
+        self.source = source
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="reward-pipeline")
+
+    def submit(self, samples: Sequence[Sample]) -> Future[RewardBatch]:
+        ascore = getattr(self.source, "ascore", None)
+        if ascore is not None:
+            return self._thread.submit(asyncio.run, ascore(list(samples)))
+        return self._thread.submit(self.source.score, list(samples))
+
+    def close(self) -> None:
+        self._thread.shutdown(wait=True)
+
+
+def build_reward_source(
+    reward: Mapping[str, Mapping[str, Any]],
+    reward_spec: str | None,
+    backend: Literal["inline", "pool", "ray"] = "pool",
+    workers: int | None = None,
+    timeout_s: float | None = 60.0,
+) -> GraderReward:
+    """The reward a config names: a grader spec when given, else weighted verifiers, run on
+    an executor with `backend` ("inline", "pool" or "ray")."""
+    executor = Executor(backend, workers=workers, timeout_s=timeout_s)
+    if reward_spec is not None:
+        return GraderReward.from_spec(reward_spec, executor)
+    return GraderReward.from_config(reward, executor)

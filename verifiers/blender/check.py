@@ -1,0 +1,232 @@
+"""Check a scene dump (see `_inside.dump_scene`) against a `SceneSpec`, stage by stage.
+
+Runs in the scoring process on plain JSON values; nothing here touches Blender. Each check
+is one yes/no with a sentence saying what was expected and what was found, tagged with its
+stage:
+
+- **geometry**: each named object exists, with the stated type, location, dimensions,
+  world bounding box, modifiers and material slots;
+- **materials**: each named material's Principled BSDF inputs;
+- **lighting**: each light spec met by a distinct light (type, energy, colour);
+- **render**: the camera (location, look-at angle, focal length) and render settings.
+  The preview image comparison is added by the verifier (it needs the rendered file).
+
+    >>> from rewardsmith.verifiers.blender.spec import SceneSpec
+    >>> spec = SceneSpec(lights=[{"type": "SUN"}])
+    >>> [c.ok for c in check_scene({"objects": [], "lights": []}, spec)]
+    [False]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from rewardsmith.verifiers.blender.spec import CameraSpec, LightSpec, SceneSpec, Tolerances
+
+__all__ = ["STAGES", "Check", "check_scene", "stage_scores"]
+
+STAGES = ("geometry", "materials", "lighting", "render")
+
+
+@dataclass(frozen=True)
+class Check:
+    stage: str
+    what: str
+    ok: bool
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _close(got: Any, want: Sequence[float], tol: float) -> bool:
+    """Every channel of `want` within `tol` of `got` (NaN never is)."""
+    try:
+        return all(abs(float(g) - float(w)) <= tol for g, w in zip(got, want, strict=False)) and (
+            len(got) >= len(want)
+        )
+    except (TypeError, ValueError):
+        return False
+
+
+def _fmt(values: Any) -> str:
+    if isinstance(values, list | tuple):
+        return "(" + ", ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in values) + ")"
+    return str(values)
+
+
+def _object_checks(
+    name: str, found: dict[str, Any] | None, spec: Any, tol: Tolerances
+) -> list[Check]:
+    if found is None:
+        return [Check("geometry", f"object {name!r}", False, f"no object named {name!r}")]
+    checks = [Check("geometry", f"object {name!r}", True)]
+    if spec.type is not None:
+        ok = found.get("type") == spec.type.upper()
+        checks.append(
+            Check("geometry", f"{name}.type", ok, f"is {found.get('type')}, want {spec.type}")
+        )
+    for field in ("location", "dimensions", "bbox_min", "bbox_max"):
+        want = getattr(spec, field)
+        if want is not None:
+            got = found.get(field)
+            ok = _close(got, want, tol.length)
+            checks.append(
+                Check("geometry", f"{name}.{field}", ok, f"is {_fmt(got)}, want {_fmt(want)}")
+            )
+    if spec.modifiers is not None:
+        have = [m.get("type") for m in found.get("modifiers", [])]
+        missing = [m for m in spec.modifiers if m.upper() not in have]
+        checks.append(
+            Check("geometry", f"{name}.modifiers", not missing, f"missing {missing}; has {have}")
+        )
+    if spec.materials is not None:
+        have = found.get("materials", [])
+        missing = [m for m in spec.materials if m not in have]
+        checks.append(
+            Check("geometry", f"{name}.materials", not missing, f"missing {missing}; has {have}")
+        )
+    return checks
+
+
+def _material_checks(
+    name: str, found: dict[str, Any] | None, spec: Any, tol: Tolerances
+) -> list[Check]:
+    if found is None:
+        return [Check("materials", f"material {name!r}", False, f"no material {name!r} in use")]
+    principled = found.get("principled")
+    if not principled:
+        return [Check("materials", f"material {name!r}", False, "has no Principled BSDF node")]
+    checks = [Check("materials", f"material {name!r}", True)]
+    for key, want in spec.inputs.items():
+        entry = principled.get(key)
+        if entry is None:
+            checks.append(Check("materials", f"{name}[{key}]", False, f"no input {key!r}"))
+        elif entry.get("linked"):
+            checks.append(
+                Check("materials", f"{name}[{key}]", False, "driven by a node link, not a value")
+            )
+        else:
+            got = entry.get("value")
+            wants = want if isinstance(want, list) else [want]
+            gots = got if isinstance(got, list) else [got]
+            ok = _close(gots, wants, tol.color if isinstance(want, list) else tol.scalar)
+            checks.append(
+                Check("materials", f"{name}[{key}]", ok, f"is {_fmt(got)}, want {_fmt(want)}")
+            )
+    return checks
+
+
+def _light_matches(light: dict[str, Any], spec: LightSpec, tol: Tolerances) -> list[str]:
+    """What about `light` fails `spec` (empty when it matches)."""
+    wrong = []
+    if spec.name is not None and light.get("name") != spec.name:
+        wrong.append(f"name {light.get('name')!r}")
+    if spec.type is not None and light.get("type") != spec.type.upper():
+        wrong.append(f"type {light.get('type')}")
+    if spec.energy is not None:
+        energy = light.get("energy")
+        if not isinstance(energy, int | float) or not abs(
+            energy - spec.energy
+        ) <= tol.energy_rel * abs(spec.energy):
+            wrong.append(f"energy {energy}")
+    if spec.color is not None and not _close(light.get("color"), spec.color, tol.color):
+        wrong.append(f"color {_fmt(light.get('color'))}")
+    return wrong
+
+
+def _light_checks(
+    lights: list[dict[str, Any]], specs: list[LightSpec], tol: Tolerances
+) -> list[Check]:
+    checks, used = [], set()
+    for i, spec in enumerate(specs):
+        wanted = spec.model_dump(exclude_none=True)
+        free = [k for k in range(len(lights)) if k not in used]
+        match = next((k for k in free if not _light_matches(lights[k], spec, tol)), None)
+        if match is not None:
+            used.add(match)
+            checks.append(
+                Check(
+                    "lighting", f"light {i} {wanted}", True, f"met by {lights[match].get('name')!r}"
+                )
+            )
+            continue
+        nearest = [
+            f"{lights[k].get('name')!r}: " + ", ".join(_light_matches(lights[k], spec, tol))
+            for k in free
+        ]
+        detail = "no light in the scene" if not lights else "closest: " + "; ".join(nearest[:3])
+        checks.append(Check("lighting", f"light {i} {wanted}", False, detail))
+    return checks
+
+
+def _angle_deg(u: Sequence[float], v: Sequence[float]) -> float:
+    nu, nv = math.sqrt(sum(x * x for x in u)), math.sqrt(sum(x * x for x in v))
+    if not (nu > 0 and nv > 0):  # also false for NaN
+        return 180.0
+    cos = sum(a * b for a, b in zip(u, v, strict=True)) / (nu * nv)
+    return math.degrees(math.acos(max(-1.0, min(1.0, cos))))
+
+
+def _camera_checks(cam: dict[str, Any] | None, spec: CameraSpec, tol: Tolerances) -> list[Check]:
+    if cam is None:
+        return [Check("render", "camera", False, "the scene has no active camera")]
+    checks = [Check("render", "camera", True)]
+    if spec.location is not None:
+        ok = _close(cam.get("location"), spec.location, tol.length)
+        checks.append(
+            Check(
+                "render",
+                "camera.location",
+                ok,
+                f"is {_fmt(cam.get('location'))}, want {_fmt(spec.location)}",
+            )
+        )
+    if spec.look_at is not None:
+        to_target = [
+            t - c for t, c in zip(spec.look_at, cam.get("location", [0, 0, 0]), strict=False)
+        ]
+        angle = _angle_deg(cam.get("direction", [0, 0, 0]), to_target)
+        checks.append(
+            Check("render", "camera.look_at", angle <= tol.angle_deg, f"off by {angle:.2f} degrees")
+        )
+    if spec.lens is not None:
+        lens = cam.get("lens")
+        ok = isinstance(lens, int | float) and abs(lens - spec.lens) <= tol.lens_mm
+        checks.append(Check("render", "camera.lens", ok, f"is {lens} mm, want {spec.lens} mm"))
+    return checks
+
+
+def check_scene(dump: dict[str, Any], spec: SceneSpec) -> list[Check]:
+    """Every check the spec asks for, in stage order."""
+    tol = spec.tolerances
+    objects = {o.get("name"): o for o in dump.get("objects", [])}
+    materials = {m.get("name"): m for m in dump.get("materials", [])}
+    checks: list[Check] = []
+    for name, want in spec.objects.items():
+        checks += _object_checks(name, objects.get(name), want, tol)
+    for name, want in spec.materials.items():
+        checks += _material_checks(name, materials.get(name), want, tol)
+    if spec.lights:
+        checks += _light_checks(list(dump.get("lights", [])), spec.lights, tol)
+    if spec.camera is not None:
+        checks += _camera_checks(dump.get("camera"), spec.camera, tol)
+    if spec.render is not None:
+        render = dump.get("render", {})
+        for field, want in spec.render.model_dump(exclude_none=True).items():
+            got = render.get(field)
+            checks.append(Check("render", f"render.{field}", got == want, f"is {got}, want {want}"))
+    return checks
+
+
+def stage_scores(checks: Sequence[Check]) -> dict[str, float]:
+    """Fraction of checks passed per stage, for the stages that have checks."""
+    scores = {}
+    for stage in STAGES:
+        mine = [c for c in checks if c.stage == stage]
+        if mine:
+            scores[stage] = sum(c.ok for c in mine) / len(mine)
+    return scores

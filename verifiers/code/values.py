@@ -1,0 +1,159 @@
+"""Plain values across the sandbox wall: a tagged JSON encoding and an exact comparison.
+
+A candidate's return value crosses from its jail to the judge (or to the scoring process)
+as data, never as an object: only exact builtin types encode (``type(v) is int``, not a
+subclass), so no `__eq__` the candidate wrote ever runs on the trusted side. The decoder
+rebuilds fresh builtin objects and checks sizes and depth as it goes.
+
+This module is stdlib-only and self-contained: its source is also shipped into the jail.
+
+    >>> decode(encode({"a": [1, 2.5, (True, None)]}))
+    {'a': [1, 2.5, (True, None)]}
+    >>> exact_equal(1, True), exact_equal([1.0], [1]), exact_equal({1: "x"}, {1: "x"})
+    (False, False, True)
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from typing import Any
+
+__all__ = ["DecodeError", "EncodeError", "decode", "encode", "exact_equal", "excerpt"]
+
+MAX_DEPTH = 64
+MAX_NODES = 1_000_000
+
+
+class EncodeError(ValueError):
+    """A value of a type that cannot cross the wall (a class instance, a subclass, ...)."""
+
+
+class DecodeError(ValueError):
+    """Malformed, too deep or too large encoded data."""
+
+
+def encode(value: Any) -> Any:
+    """`value` as JSON-ready tagged lists, e.g. ``["i", "3"]``; raises EncodeError."""
+    budget = [MAX_NODES]
+    return _enc(value, 0, budget)
+
+
+_CONTAINER_TAGS: dict[type, str] = {list: "l", tuple: "t", set: "e", frozenset: "z"}
+
+
+def _enc(v: Any, depth: int, budget: list[int]) -> Any:
+    budget[0] -= 1
+    if depth > MAX_DEPTH or budget[0] < 0:
+        raise EncodeError("value too deep or too large")
+    t = type(v)
+    if v is None:
+        return ["n"]
+    if t is bool:
+        return ["b", v]
+    if t is int:
+        return ["i", format(v, "x")]  # hex: no int-to-str digit limit, no float rounding
+    if t is float:
+        return ["f", v.hex()]
+    if t is complex:
+        return ["c", v.real.hex(), v.imag.hex()]
+    if t is str:
+        return ["s", v]
+    if t is bytes:
+        return ["y", base64.b64encode(v).decode()]
+    tag = _CONTAINER_TAGS.get(t)
+    if tag is not None:
+        return [tag, [_enc(x, depth + 1, budget) for x in v]]
+    if t is dict:
+        return [
+            "d",
+            [[_enc(k, depth + 1, budget), _enc(x, depth + 1, budget)] for k, x in v.items()],
+        ]
+    raise EncodeError(f"cannot pass a {t.__module__}.{t.__qualname__} across the sandbox")
+
+
+def decode(data: Any) -> Any:
+    """Rebuild a value from `encode`'s form; raises DecodeError on anything else."""
+    budget = [MAX_NODES]
+    try:
+        return _dec(data, 0, budget)
+    except (TypeError, ValueError, KeyError, IndexError, OverflowError) as exc:
+        if isinstance(exc, DecodeError):
+            raise
+        raise DecodeError(f"malformed value: {type(exc).__name__}: {exc}") from None
+
+
+_SCALARS = {
+    "b": lambda d: d[1] if type(d[1]) is bool else _bad(),
+    "i": lambda d: int(d[1], 16) if len(d[1]) < 100_000 else _bad(),
+    "f": lambda d: float.fromhex(d[1]),
+    "c": lambda d: complex(float.fromhex(d[1]), float.fromhex(d[2])),
+    "s": lambda d: d[1] if type(d[1]) is str else _bad(),
+    "y": lambda d: base64.b64decode(d[1], validate=True),
+}
+
+
+def _bad() -> Any:
+    raise DecodeError("malformed scalar")
+
+
+def _dec(d: Any, depth: int, budget: list[int]) -> Any:
+    budget[0] -= 1
+    if depth > MAX_DEPTH or budget[0] < 0:
+        raise DecodeError("value too deep or too large")
+    if type(d) is not list or not d or type(d[0]) is not str:
+        raise DecodeError("malformed value")
+    tag = d[0]
+    if tag == "n":
+        return None
+    if tag in _SCALARS:
+        return _SCALARS[tag](d)
+    items = d[1]
+    if type(items) is not list:
+        raise DecodeError("malformed container")
+    if tag == "d":
+        out = {}
+        for pair in items:
+            if type(pair) is not list or len(pair) != 2:
+                raise DecodeError("malformed dict item")
+            out[_dec(pair[0], depth + 1, budget)] = _dec(pair[1], depth + 1, budget)
+        return out
+    kind = {"l": list, "t": tuple, "e": set, "z": frozenset}.get(tag)
+    if kind is None:
+        raise DecodeError(f"unknown tag {tag[:20]!r}")
+    return kind(_dec(x, depth + 1, budget) for x in items)
+
+
+def exact_equal(got: Any, want: Any, *, rel_tol: float = 0.0, abs_tol: float = 0.0) -> bool:
+    """Equal with identical types all the way down (1 != True != 1.0); floats within the
+    tolerances (``math.isclose``), NaN equal to NaN. Both sides must be decoded values."""
+    if type(got) is not type(want):
+        return False
+    if type(want) is float:
+        if math.isnan(want):
+            return math.isnan(got)
+        return got == want or math.isclose(got, want, rel_tol=rel_tol, abs_tol=abs_tol)
+    if type(want) in (list, tuple):
+        return len(got) == len(want) and all(
+            exact_equal(a, b, rel_tol=rel_tol, abs_tol=abs_tol)
+            for a, b in zip(got, want, strict=True)
+        )
+    if type(want) is dict:
+        return got.keys() == want.keys() and all(
+            exact_equal(got[k], want[k], rel_tol=rel_tol, abs_tol=abs_tol) for k in want
+        )
+    if type(want) in (set, frozenset):
+        return got == want and all(
+            type(a) is type(b) for a, b in zip(sorted_safe(got), sorted_safe(want), strict=True)
+        )
+    return bool(got == want)
+
+
+def sorted_safe(items: Any) -> list[Any]:
+    return sorted(items, key=lambda x: (type(x).__name__, repr(x)))
+
+
+def excerpt(value: Any, limit: int = 200) -> str:
+    """A short repr for evidence and feedback."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

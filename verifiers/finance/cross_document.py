@@ -1,0 +1,189 @@
+"""Cross-document comparison: which report, company or year is higher, and by how much.
+
+The reference lists the items compared and what is asked:
+
+    {"ask": "higher",              # or "lower", "difference", "ratio", "change_pct"
+     "amount": true,               # for higher/lower: the answer must also say by how much
+     "items": [
+        {"label": "Acme", "pdf": "acme.pdf", "row": "Total revenue", "column": "2024"},
+        {"label": "Globex", "value": "1,234", "scale": "thousand"}]}
+
+A PDF item is read from the reference extraction: the first table whose row label
+(first column) starts with `row` and whose header has a column containing `column`; the
+page's declared scale ("in thousands") applies. The gold answer is computed from the items:
+``higher``/``lower`` name a label (and the difference ``|v₁ − v₂|``); ``difference`` is
+``v₁ − v₂``; ``ratio`` is ``v₁ / v₂``; ``change_pct`` is ``(v₂ − v₁) / |v₁| × 100``.
+
+The model's answer (inside ``<answer>`` when present) must name exactly one label for
+higher/lower; its figure is compared with `numeric.same_quantity` under `policy`. With an
+amount, the label and the amount are half the score each.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from rewardsmith.verifiers.finance.figures import Figure, parse_figure, scale_from_header
+from rewardsmith.verifiers.finance.numeric import (
+    TolerancePolicy,
+    answer_figure,
+    gold_figure,
+    same_quantity,
+    tagged_answer,
+)
+from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document
+from rewardsmith.verifiers.protocol import Cost
+from rewardsmith.verifiers.types import Failure, Sample, Verdict
+
+__all__ = ["CrossDocument", "item_value"]
+
+_ASKS = ("higher", "lower", "difference", "ratio", "change_pct")
+MAX_ANSWER_CHARS = 100_000
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def item_value(item: dict[str, Any], limits: ExtractionLimits) -> float | str:
+    """An item's absolute value, or a message saying why it has none."""
+    if "value" in item:
+        gold = gold_figure({"answer": item["value"], "scale": item.get("scale")})
+        return gold.absolute if gold else f"item {item.get('label')!r}: unreadable value"
+    path, row, column = item.get("pdf"), item.get("row"), item.get("column")
+    if not (isinstance(path, str) and isinstance(row, str) and isinstance(column, str)):
+        return f"item {item.get('label')!r} needs `value`, or `pdf`, `row` and `column`"
+    page = item.get("page")
+    result = load_document(path, [page] if isinstance(page, int) else None, limits=limits)
+    if result.document is None:
+        return result.problem
+    for table in result.document.tables:
+        grid = table.table.grid()
+        found = _lookup(grid, row, column)
+        if found is not None:
+            text = " ".join(result.document.text.get(p, "") for p in table.pages)
+            return found.absolute * scale_from_header(text)
+    return f"no table in {path} has row {row!r} and column {column!r}"
+
+
+def _lookup(grid: list[list[str]], row: str, column: str) -> Figure | None:
+    for h, header in enumerate(grid[:3]):
+        cols = [c for c, text in enumerate(header) if _norm(column) in _norm(text)]
+        for col in cols:
+            for line in grid[h + 1 :]:
+                if col < len(line) and _norm(line[0]).startswith(_norm(row)):
+                    figure = parse_figure(line[col])
+                    if figure is not None:
+                        return figure
+    return None
+
+
+@dataclass(frozen=True)
+class CrossDocument:
+    """Grade a comparison across reports against the figures in the reports themselves."""
+
+    name: ClassVar[str] = "cross_document"
+    version: ClassVar[str] = "1"
+    cost: ClassVar[Cost] = Cost.CPU
+
+    policy: TolerancePolicy = field(default_factory=lambda: TolerancePolicy(rel_tol=0.005))
+    """Tolerance on the amount (derived figures are rounded by the model: 0.5 % by default)."""
+    limits: ExtractionLimits = field(default_factory=ExtractionLimits)
+    """Limits for reading each PDF."""
+
+    def __call__(self, sample: Sample) -> Verdict:
+        ref = sample.reference
+        if not (
+            isinstance(ref, dict)
+            and ref.get("ask") in _ASKS
+            and isinstance(ref.get("items"), list)
+            and len(ref["items"]) >= 2
+            and all(isinstance(i, dict) and isinstance(i.get("label"), str) for i in ref["items"])
+        ):
+            return Verdict.errored(
+                self.name,
+                self.version,
+                Failure.BAD_REFERENCE,
+                f"cross_document needs `reference` with `ask` in {_ASKS} and "
+                "two or more `items`, each with a `label`",
+            )
+        values = []
+        for item in ref["items"]:
+            value = item_value(item, self.limits)
+            if isinstance(value, str):
+                return Verdict.errored(self.name, self.version, Failure.BAD_REFERENCE, value)
+            values.append(value)
+        text = sample.completion_text
+        if len(text) > MAX_ANSWER_CHARS:
+            return Verdict.failed(
+                self.name, self.version, Failure.INPUT_TOO_LARGE, feedback="answer too long"
+            )
+        return self._grade(ref, [i["label"] for i in ref["items"]], values, text)
+
+    def _grade(
+        self, ref: dict[str, Any], labels: list[str], values: list[float], text: str
+    ) -> Verdict:
+        tagged = tagged_answer(text)
+        answer = tagged if tagged is not None else text
+        ask = ref["ask"]
+        evidence: dict[str, Any] = {"values": dict(zip(labels, values, strict=True)), "ask": ask}
+        parts: list[float] = []
+        feedback = []
+        rest = answer
+        if ask in ("higher", "lower"):
+            pick = max if ask == "higher" else min
+            gold_label = labels[values.index(pick(values))]
+            named = [
+                lab for lab in labels if re.search(rf"(?<!\w){re.escape(lab)}(?!\w)", answer, re.I)
+            ]
+            ok = named == [gold_label]
+            parts.append(float(ok))
+            evidence.update(gold_label=gold_label, named=named)
+            if not ok:
+                feedback.append(f"expected {gold_label}, the answer names {named or 'none'}")
+            for lab in labels:
+                rest = re.sub(re.escape(lab), " ", rest, flags=re.I)
+            gold_amount = max(values) - min(values) if len(values) == 2 else None
+            if not ref.get("amount") or gold_amount is None:
+                return self._verdict(parts, evidence, feedback)
+        else:
+            a, b = values[0], values[1]
+            if (ask in ("ratio", "change_pct") and a == 0) or (ask == "ratio" and b == 0):
+                return Verdict.errored(
+                    self.name,
+                    self.version,
+                    Failure.BAD_REFERENCE,
+                    f"{ask} is undefined: a value is 0",
+                )
+            gold_amount = {
+                "difference": a - b,
+                "ratio": a / b if b else 0.0,
+                "change_pct": (b - a) / abs(a) * 100 if a else 0.0,
+            }[ask]
+        got = answer_figure(f"<answer>{rest}</answer>")
+        unit = "%" if ask == "change_pct" else ""
+        ok = got is not None and same_quantity(
+            got, Figure(gold_amount, unit=unit, decimals=12), self.policy
+        )
+        parts.append(float(ok))
+        evidence.update(gold_amount=gold_amount, answer_amount=got.absolute if got else None)
+        if not ok:
+            feedback.append(
+                f"amount: expected {gold_amount:.6g}, got {got.absolute:.6g}"
+                if got
+                else "no amount found"
+            )
+        return self._verdict(parts, evidence, feedback)
+
+    def _verdict(
+        self, parts: list[float], evidence: dict[str, Any], feedback: list[str]
+    ) -> Verdict:
+        return Verdict.graded(
+            self.name,
+            self.version,
+            sum(parts) / len(parts),
+            evidence=evidence,
+            feedback="; ".join(feedback),
+        )

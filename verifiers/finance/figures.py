@@ -1,0 +1,223 @@
+"""Number normalisation for financial text: what figure a cell or a sentence states.
+
+A figure in a report is rarely a bare float. The rules, applied in this order:
+
+- footnote marks are dropped: ``1,234*``, ``1,234†``, ``1,234¹``, ``1,234 (a)``, ``[3]``;
+- currency symbols and codes are dropped and kept as the unit: ``$``, ``€``, ``£``, ``¥``,
+  ``USD``, ``EUR``, ``GBP``;
+- thousands separators are removed: ``1,234,567``, ``1 234 567`` (space or thin space),
+  and the European form ``1.234.567,89``;
+- a negative is a leading minus (``-``, ``−``, ``–``), parentheses ``(1,234)``, or a trailing
+  minus ``1,234-``;
+- a lone dash (``-``, ``–``, ``—``) means zero, as in statements where nil is printed as a dash;
+- ``%`` and ``bp``/``bps`` are units (1 bp = 0.01 %);
+- a scale word after the number multiplies it: ``1.2 billion``, ``3.4m``, ``$5bn``, ``7k``.
+
+Scale headers ("in thousands", "$ millions", "(000s)", "€m") apply to a whole table; they are
+read by `scale_from_header` and scored apart from the digits, as TAT-QA does (Zhu et al.
+2021, "TAT-QA: A Question Answering Benchmark on a Hybrid of Tabular and Textual Content
+in Finance", which scores the answer and its scale separately and jointly).
+
+    >>> parse_figure("(1,234.5)").value
+    -1234.5
+    >>> f = parse_figure("$1.2 billion"); (f.value, f.scale, f.unit)
+    (1.2, 1000000000.0, '$')
+    >>> f.absolute
+    1200000000.0
+    >>> parse_figure("—").value
+    0.0
+    >>> scale_from_header("Consolidated balance sheet (in thousands of dollars)")
+    1000.0
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+
+__all__ = [
+    "SCALE_WORDS",
+    "Figure",
+    "decimals_of",
+    "find_figures",
+    "is_data_cell",
+    "parse_figure",
+    "scale_from_header",
+    "scale_name",
+]
+
+MAX_FIGURE_CHARS = 64
+"""A single figure longer than this is not a figure (and is never parsed)."""
+MAX_TEXT_CHARS = 2_000_000
+"""`find_figures` reads at most this much text."""
+
+SCALE_WORDS: dict[str, float] = {
+    "thousand": 1e3,
+    "thousands": 1e3,
+    "k": 1e3,
+    "000": 1e3,
+    "000s": 1e3,
+    "'000": 1e3,
+    "million": 1e6,
+    "millions": 1e6,
+    "mn": 1e6,
+    "mm": 1e6,
+    "m": 1e6,
+    "mio": 1e6,
+    "billion": 1e9,
+    "billions": 1e9,
+    "bn": 1e9,
+    "b": 1e9,
+    "trillion": 1e12,
+    "trillions": 1e12,
+    "tn": 1e12,
+}
+_SCALE_NAMES = {1.0: "", 1e3: "thousand", 1e6: "million", 1e9: "billion", 1e12: "trillion"}
+
+_CURRENCIES = {"$": "$", "€": "€", "£": "£", "¥": "¥", "usd": "$", "eur": "€", "gbp": "£"}
+_DASHES = "-‐‑‒–—―−"  # hyphen, en dash, em dash, minus sign and friends
+_FOOTNOTE = re.compile(r"(\s*\[\d{1,2}\]|\s*\([a-z]\)|[*†‡§¹²³⁴⁵⁶⁷⁸⁹⁰]+)$")
+_CORE = re.compile(
+    r"""^(?P<neg>[-−–]|\()?\s*
+        (?P<cur>[$€£¥]|usd|eur|gbp)?\s*
+        (?P<neg2>[-−–])?\s*
+        (?P<num>\d{1,3}(?:[,\u2009\u202f ]\d{3})+(?:\.\d+)?   # 1,234,567.89
+              |\d{1,3}(?:\.\d{3})+,\d+                          # 1.234.567,89
+              |\d+(?:\.\d+)?|\.\d+)
+        \s*(?P<scale>thousands?|millions?|billions?|trillions?|mn|mm|mio|bn|tn|k|m|b)?\.?
+        \s*(?P<unit>%|percent|bps?|basis\ points?)?
+        \s*(?P<close>\))?\s*(?P<trail>[-−])?$""",
+    re.VERBOSE | re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """One stated figure: ``absolute = value * scale``, with its unit kept apart.
+
+    `value` is the number as written (sign applied, separators removed), `scale` the
+    multiplier written beside it (1 when none), `unit` one of ``""``, ``"%"``, ``"bp"`` or a
+    currency symbol, `decimals` how many decimal places were written (for FinQA-style
+    rounding), and `text` the original span.
+    """
+
+    value: float
+    scale: float = 1.0
+    unit: str = ""
+    decimals: int = 0
+    text: str = ""
+
+    @property
+    def absolute(self) -> float:
+        return self.value * self.scale
+
+
+def _clean(text: str) -> str:
+    # Footnote marks go before NFKC, which would turn a superscript ¹ into a digit 1.
+    text = _FOOTNOTE.sub("", text.strip())
+    return _FOOTNOTE.sub("", unicodedata.normalize("NFKC", text).strip()).strip()
+
+
+def decimals_of(number_text: str) -> int:
+    """Decimal places written in a number's digits (``"1,234.50"`` → 2, ``"1.234,5"`` → 1)."""
+    if re.fullmatch(r"\d{1,3}(?:\.\d{3})+,\d+", number_text):
+        return len(number_text.rsplit(",", 1)[1])
+    return len(number_text.rsplit(".", 1)[1]) if "." in number_text else 0
+
+
+def _to_float(number_text: str) -> float:
+    if re.fullmatch(r"\d{1,3}(?:\.\d{3})+,\d+", number_text):  # European 1.234,5
+        return float(number_text.replace(".", "").replace(",", "."))
+    return float(re.sub(r"[,\u2009\u202f ]", "", number_text))
+
+
+def parse_figure(text: str) -> Figure | None:
+    """The figure a cell or short span states, or None when it states no single figure."""
+    if not isinstance(text, str) or len(text) > MAX_FIGURE_CHARS:
+        return None
+    cleaned = _clean(text)
+    if cleaned and all(c in _DASHES for c in cleaned):
+        return Figure(0.0, text=text)  # a dash is a printed zero
+    match = _CORE.match(cleaned)
+    if match is None:
+        return None
+    g = match.groupdict()
+    if bool(g["neg"] == "(") != bool(g["close"]):
+        return None  # unbalanced parenthesis: not a figure we can trust
+    value = _to_float(g["num"])
+    negative = bool(g["neg"]) or bool(g["neg2"]) or bool(g["trail"])
+    unit = _unit(g["unit"], g["cur"])
+    scale = SCALE_WORDS[g["scale"].lower()] if g["scale"] else 1.0
+    if not math.isfinite(value):
+        return None
+    decimals = decimals_of(g["num"])
+    return Figure(-value if negative else value, scale, unit, decimals, text)
+
+
+def is_data_cell(text: str) -> bool:
+    """A cell that states a figure, not a bare year such as a column header ``2024``."""
+    return parse_figure(text) is not None and not re.fullmatch(r"\s*(19|20)\d\d\s*", text)
+
+
+def _unit(unit: str | None, currency: str | None) -> str:
+    if unit:
+        return "%" if unit.lower() in ("%", "percent") else "bp"
+    return _CURRENCIES.get(currency.lower(), "") if currency else ""
+
+
+_FIND = re.compile(
+    r"""(?<![\w.,])
+        \(?[-−–]?\s?(?:[$€£¥]\s?)?[-−–]?
+        (?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d+|\d+(?:\.\d+)?)
+        (?:\s?(?:thousand|million|billion|trillion|mn|bn|tn|k|m|b)\b)?
+        (?:\s?(?:%|percent\b|bps?\b|basis\ points?\b))?
+        (?:\)|[-−](?![\d\w]))?""",
+    re.VERBOSE | re.IGNORECASE,
+)
+
+
+def find_figures(text: str) -> list[Figure]:
+    """Every figure stated in running text, in order (for grounding checks).
+
+    Parentheses count as a negative only when they wrap the number alone; a trailing
+    full stop or comma is punctuation, not a decimal point.
+    """
+    text = unicodedata.normalize("NFKC", text[:MAX_TEXT_CHARS])
+    figures = []
+    for match in _FIND.finditer(text):
+        span = match.group(0).strip()
+        if span.startswith("(") and not span.endswith(")"):
+            span = span[1:]
+        elif span.endswith(")") and not span.startswith("("):
+            span = span[:-1]
+        figure = parse_figure(span)
+        if figure is not None:
+            figures.append(figure)
+    return figures
+
+
+_HEADER_SCALE = re.compile(
+    r"(?:in|\$|€|£|usd|eur|gbp)\s*(?:[$€£]\s*)?(thousands?|millions?|billions?|'?000s?|mn|bn|m|k)\b"
+    r"|\((?:[$€£]\s*)?('?000s?|thousands?|millions?|billions?|mn|bn|m|k)\)"
+    r"|[$€£](m|mn|bn|k)\b",
+    re.IGNORECASE,
+)
+
+
+def scale_from_header(text: str) -> float:
+    """The multiplier a caption or header declares for a table ("in thousands" → 1000).
+
+    Returns 1.0 when the text declares no scale.
+    """
+    match = _HEADER_SCALE.search(unicodedata.normalize("NFKC", text[:10_000]))
+    if match is None:
+        return 1.0
+    word = next(g for g in match.groups() if g).lower()
+    return SCALE_WORDS.get(word.lstrip("'"), SCALE_WORDS.get(word, 1.0))
+
+
+def scale_name(scale: float) -> str:
+    """``1000.0`` → ``"thousand"``; unusual multipliers are written as a number."""
+    return _SCALE_NAMES.get(scale, f"x{scale:g}")

@@ -1,0 +1,148 @@
+"""When two parsed expressions are equal: numbers exactly, then numerically, then symbolically.
+
+Numbers (no free symbols):
+
+* two rationals (integers, fractions, finite decimals) are equal only when exactly equal:
+  ``1/2^99`` is not ``1/2^98`` and ``1.5`` is not ``1.5000004``;
+* a decimal with d places and at least `rounding_digits` significant digits matches a value
+  that no finite decimal can write (``1/3``, ``\\sqrt 2``, ``\\pi``) when the value rounds
+  to it: ``|v - x| <= 0.5 * 10^-d`` (``0.333`` for 1/3, ``1.414`` for sqrt 2);
+* otherwise both are evaluated to 60 digits (mpmath) and must agree to 45, for values below
+  10^30 (above that a 45-digit agreement would not prove the units digit);
+* a caller-given `rel_tol` accepts ``|a - b| <= rel_tol * max(|a|, |b|)``.
+
+Expressions with free symbols are compared numerically first, at seeded random points
+(Schwartz-Zippel style identity testing: two different expressions rarely agree at random
+points): one disagreement settles "not equal" at once, and costs microseconds, where
+``simplify`` costs milliseconds. Agreement is then confirmed symbolically (``expand``, then
+``simplify`` of the difference); a symbolic difference that is a nonzero constant means
+"not equal"; one that sympy cannot reduce is accepted on agreement at 3 or more points.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+import sympy
+
+__all__ = ["Tolerance", "exprs_equal", "sample_points", "to_complex"]
+
+_DECIMAL = re.compile(r"[-+]?(\d*)\.(\d+)")
+_POINTS = 6
+_POINT_TOL = 1e-10
+_UNBOUNDED = (sympy.oo, -sympy.oo, sympy.zoo, sympy.nan)
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How close two numbers must be; see the module docstring."""
+
+    rel_tol: float = 0.0
+    rounding_digits: int = 3
+
+
+def to_complex(expr: sympy.Expr, subs: dict | None = None) -> complex | None:
+    """The value as a Python complex, or None when it is not a finite number there."""
+    try:
+        value = complex(expr.evalf(30, subs=subs) if subs else expr.evalf(30))
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        return None
+    finite = abs(value.real) < float("inf") and abs(value.imag) < float("inf")
+    return value if finite and value == value else None
+
+
+def sample_points(symbols: list[sympy.Symbol], count: int = _POINTS) -> list[dict]:
+    """Seeded random points (the same every call, so verdicts are reproducible)."""
+    rng = random.Random(20_261_130)
+    return [{s: sympy.Float(rng.uniform(0.2, 2.9), 30) for s in symbols} for _ in range(count)]
+
+
+def _significant_digits(whole: str, fraction: str) -> int:
+    return len((whole + fraction).lstrip("0"))
+
+
+def _terminates(value: sympy.Expr) -> bool:
+    """True when a finite decimal can write the value exactly (denominator 2^a 5^b)."""
+    if not isinstance(value, sympy.Rational):
+        return False
+    q = int(value.q)
+    for p in (2, 5):
+        while q % p == 0:
+            q //= p
+    return q == 1
+
+
+def _rounds_to(literal: str, other: sympy.Expr, tolerance: Tolerance) -> bool:
+    match = _DECIMAL.fullmatch(literal.replace(" ", ""))
+    if not match or tolerance.rounding_digits <= 0 or _terminates(other):
+        return False
+    if _significant_digits(*match.groups()) < tolerance.rounding_digits:
+        return False
+    places = len(match.group(2))
+    gap = sympy.N(sympy.Abs(other - sympy.Rational(literal.replace(" ", ""))), 30)
+    return bool(gap <= sympy.Rational(1, 2) * sympy.Rational(10) ** -places * (1 + 1e-12))
+
+
+def _numbers_equal(
+    a: sympy.Expr, b: sympy.Expr, texts: tuple[str, str], tolerance: Tolerance
+) -> tuple[bool, str]:
+    if _rounds_to(texts[1], a, tolerance) or _rounds_to(texts[0], b, tolerance):
+        return True, "rounded"
+    if isinstance(a, sympy.Rational) and isinstance(b, sympy.Rational):
+        if a == b:
+            return True, "exact"
+        return _within_tolerance(sympy.N(a, 60), sympy.N(b, 60), tolerance), "exact"
+    if a.has(*_UNBOUNDED) or b.has(*_UNBOUNDED):
+        return bool(sympy.simplify(a) == sympy.simplify(b)), "infinity"
+    va, vb = sympy.N(a, 60), sympy.N(b, 60)
+    if _within_tolerance(va, vb, tolerance):
+        return True, "tolerance"
+    scale = max(abs(va), abs(vb))
+    if abs(va - vb) > 1e-45 * max(scale, 1e-300):
+        return False, "numeric"
+    if scale < 1e30:
+        return True, "numeric_45_digits"
+    return bool(sympy.expand(a - b) == 0), "symbolic_huge"
+
+
+def _within_tolerance(va: sympy.Expr, vb: sympy.Expr, tolerance: Tolerance) -> bool:
+    if tolerance.rel_tol <= 0:
+        return False
+    return bool(abs(va - vb) <= tolerance.rel_tol * max(abs(va), abs(vb)))
+
+
+def _functions_equal(a: sympy.Expr, b: sympy.Expr) -> tuple[bool, str]:
+    symbols = sorted(a.free_symbols | b.free_symbols, key=str)
+    agreed = 0
+    for point in sample_points(symbols):
+        va, vb = to_complex(a, point), to_complex(b, point)
+        if va is None or vb is None:
+            continue  # outside a domain (log of a negative, a pole): try the next point
+        if abs(va - vb) > _POINT_TOL * max(1.0, abs(va), abs(vb)):
+            return False, "numeric_points"
+        agreed += 1
+    difference = sympy.expand(a - b)
+    if difference == 0:
+        return True, "symbolic"
+    difference = sympy.simplify(difference)
+    if difference == 0:
+        return True, "symbolic"
+    if difference.is_number:
+        return False, "symbolic"
+    return agreed >= 3, "numeric_points_agree" if agreed >= 3 else "undecided"
+
+
+def exprs_equal(
+    a: sympy.Expr, b: sympy.Expr, texts: tuple[str, str], tolerance: Tolerance
+) -> tuple[bool, str]:
+    """Equality of gold `a` and prediction `b` and the rule that decided it.
+
+    `texts` are their normalised sources (for the decimal-rounding rule).
+    """
+    if a == b:
+        return True, "identical"
+    if not a.free_symbols and not b.free_symbols:
+        return _numbers_equal(a, b, texts, tolerance)
+    return _functions_equal(a, b)

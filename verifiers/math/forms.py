@@ -1,0 +1,294 @@
+"""Equality of answer shapes, and `judge`, the function the killable worker runs.
+
+Shapes must match: a set never equals a single number (so ``\\pm 2021`` is not ``2021``),
+a tuple is ordered, an interval's ends must be of the same kind, a matrix has a shape.
+Sets and bare lists ("2, 3") are unordered; a one-element set equals its element.
+Relations:
+
+* an answer written as ``x = 3`` (or ``x \\in [0, 1]``) equals the gold ``3``: the last
+  side is compared when the first side is a bare variable or a number;
+* two equations are equal when ``lhs - rhs`` of one is a nonzero constant multiple of the
+  other's (``y = 3x + 13`` equals ``3x - y + 13 = 0``; ``3x-y+13=0`` is not ``3x+4y+14=0``);
+* two inequalities also need a *positive* multiple; one-variable inequalities are first
+  turned into intervals, so ``x > 3`` equals ``(3, \\infty)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy
+
+from rewardsmith.verifiers.math.equivalence import (
+    Tolerance,
+    exprs_equal,
+    sample_points,
+    to_complex,
+)
+from rewardsmith.verifiers.math.normalize import normalise
+from rewardsmith.verifiers.math.parser import ParseError
+from rewardsmith.verifiers.math.structure import (
+    Bracketed,
+    Expr,
+    Form,
+    Items,
+    Matrix,
+    Relation,
+    UnionOf,
+    parse_form,
+)
+
+__all__ = ["forms_equal", "judge", "show"]
+
+_FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
+# After `_differences` turns "a > b" into "b - a < 0", only strictness is left to match.
+_KIND = {"=": "=", "!=": "!=", "<": "<", ">": "<", "<=": "<=", ">=": "<="}
+Result = tuple[bool, str]
+
+
+def show(form: Form) -> str:
+    """A short readable rendering of a parsed form, for verdict evidence."""
+    if isinstance(form, Expr):
+        text = sympy.sstr(form.value)
+    elif isinstance(form, Items):
+        text = "{" + ", ".join(show(i) for i in form.items) + "}"
+    elif isinstance(form, Bracketed):
+        text = form.left + ", ".join(show(i) for i in form.items) + form.right
+    elif isinstance(form, UnionOf):
+        text = " U ".join(show(p) for p in form.parts)
+    elif isinstance(form, Matrix):
+        text = "[" + "; ".join(", ".join(show(c) for c in row) for row in form.rows) + "]"
+    else:
+        parts = [show(form.sides[0])]
+        for op, side in zip(form.ops, form.sides[1:], strict=True):
+            parts += [op, show(side)]
+        text = " ".join(parts)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _unordered(gold: tuple[Form, ...], pred: tuple[Form, ...], tol: Tolerance) -> Result:
+    if len(gold) != len(pred):
+        return False, "count"
+    left = list(pred)
+    for item in gold:
+        match = next((p for p in left if forms_equal(item, p, tol)[0]), None)
+        if match is None:
+            return False, "members"
+        left.remove(match)
+    return True, "members"
+
+
+def _drop_repeated_tuples(gold: tuple[Form, ...], pred: tuple[Form, ...]) -> tuple[Form, ...]:
+    """A solution set that lists the tuple (3, 17, 3, 7) twice is still the same set: exact
+    repeats of a tuple are dropped from the prediction when the gold repeats nothing. Other
+    repeats count (roots with multiplicity: "2, 2, 3" is not "2, 3")."""
+    if len(pred) <= len(gold) or len({show(g) for g in gold}) < len(gold):
+        return pred
+    seen: set[str] = set()
+    kept: list[Form] = []
+    for form in pred:
+        key = show(form).replace(" ", "")
+        if key in seen and isinstance(form, Bracketed) and (form.left, form.right) == ("(", ")"):
+            continue
+        seen.add(key)
+        kept.append(form)
+    return tuple(kept)
+
+
+def _pairwise(gold: tuple[Form, ...], pred: tuple[Form, ...], tol: Tolerance) -> Result:
+    if len(gold) != len(pred):
+        return False, "count"
+    ok = all(forms_equal(g, p, tol)[0] for g, p in zip(gold, pred, strict=True))
+    return ok, "elementwise"
+
+
+def _name_like(value: sympy.Expr) -> bool:
+    """``x``, ``AB``, ``f(x)``, ``|AB|``, ``NO/BO``: names only, no numbers but +-1."""
+    atoms = value.atoms()
+    return bool(value.free_symbols) and all(a.is_Symbol or a in (1, -1) for a in atoms)
+
+
+def _bare(form: Form) -> bool:
+    """A left side that names what the answer is (``x``, ``AB``, ``f(x)``) or is a number."""
+    if isinstance(form, Expr):
+        return _name_like(form.value) or not form.value.free_symbols
+    return isinstance(form, Bracketed) and all(_bare(i) for i in form.items)
+
+
+def _answer_side(rel: Relation) -> Form | None:
+    """What ``x = 3`` or ``x \\in S`` asserts as the answer, if it is written that way."""
+    if all(op in ("=", "in") for op in rel.ops) and _bare(rel.sides[0]):
+        last, first = rel.sides[-1], rel.sides[0]
+        computed = isinstance(first, Expr) and not first.value.free_symbols
+        # "3 \cdot 4 = 12" answers 12; "7 = 11a + c" is an equation, not an answer 11a + c.
+        if not computed or not (isinstance(last, Expr) and last.value.free_symbols):
+            return last
+        return None
+    found = _as_interval(rel)
+    return found[1] if found is not None else None
+
+
+def _as_interval(rel: Relation) -> tuple[sympy.Expr, Bracketed] | None:
+    """``x > 3`` -> ``(x, (3, oo))``; ``-2 < x <= 5`` -> ``(x, (-2, 5])``; else None."""
+    sides, ops = list(rel.sides), list(rel.ops)
+    if not all(isinstance(s, Expr) for s in sides) or not all(op in _FLIP for op in ops):
+        return None
+    if ops[0] in (">", ">="):  # read the chain from the other end
+        sides, ops = sides[::-1], [_FLIP[op] for op in reversed(ops)]
+    values = [s.value for s in sides if isinstance(s, Expr)]
+    if any(op in (">", ">=") for op in ops):
+        return None
+    inf, oo = Expr(-sympy.oo, "-oo"), Expr(sympy.oo, "oo")
+    symbol = [i for i, v in enumerate(values) if _name_like(v)]
+    if len(symbol) != 1 or any(v.free_symbols for i, v in enumerate(values) if i != symbol[0]):
+        return None
+    at = symbol[0]
+    low = sides[at - 1] if at > 0 else inf
+    high = sides[at + 1] if at + 1 < len(sides) else oo
+    left = "[" if at > 0 and ops[at - 1] == "<=" else "("
+    right = "]" if at + 1 < len(sides) and ops[at] == "<=" else ")"
+    assert isinstance(low, Expr) and isinstance(high, Expr)
+    return values[at], Bracketed((low, high), left, right)
+
+
+def _membership(rel: Relation) -> tuple[sympy.Expr, Bracketed] | None:
+    """``x \\in [-2, 7]`` -> ``(x, [-2, 7])``, to meet the chain ``-2 \\le x \\le 7``."""
+    if tuple(rel.ops) != ("in",):
+        return None
+    name, interval = rel.sides
+    if not (isinstance(name, Expr) and _name_like(name.value)):
+        return None
+    if isinstance(interval, Bracketed) and len(interval.items) == 2:
+        return name.value, interval
+    return None
+
+
+def _differences(rel: Relation) -> sympy.Expr | None:
+    if len(rel.sides) != 2 or not all(isinstance(s, Expr) for s in rel.sides):
+        return None
+    lhs, rhs = rel.sides
+    assert isinstance(lhs, Expr) and isinstance(rhs, Expr)
+    if rel.ops[0] in (">", ">="):
+        return rhs.value - lhs.value
+    return lhs.value - rhs.value
+
+
+def _proportional(a: sympy.Expr, b: sympy.Expr, positive: bool) -> Result:
+    """Is `a` a nonzero (positive) constant multiple of `b`? Numbers first, then cancel."""
+    symbols = sorted(a.free_symbols | b.free_symbols, key=str)
+    ratios = []
+    for point in sample_points(symbols):
+        va, vb = to_complex(a, point), to_complex(b, point)
+        if va is not None and vb is not None and abs(vb) > 1e-12:
+            ratios.append(va / vb)
+    if not ratios or any(abs(r - ratios[0]) > 1e-9 * max(1.0, abs(ratios[0])) for r in ratios):
+        return False, "proportional"
+    ratio = sympy.cancel(a / b)
+    if ratio.is_number and ratio != 0:
+        sign_ok = not positive or bool(sympy.re(ratio) > 0)
+        return sign_ok, "proportional"
+    return len(ratios) >= 3 and abs(ratios[0]) > 1e-12, "proportional_numeric"
+
+
+def _relations_equal(gold: Relation, pred: Relation, tol: Tolerance) -> Result:
+    # An inequality gold accepts the same interval written as membership, "x \\in [-2, 7]";
+    # not the reverse: a gold that asks for the set wants the set (Math-Verify's default).
+    g_interval, p_interval = _as_interval(gold), _as_interval(pred) or _membership(pred)
+    if g_interval is not None and p_interval is not None and g_interval[0] == p_interval[0]:
+        return forms_equal(g_interval[1], p_interval[1], tol)  # same variable, same interval
+    g_answer, p_answer = _answer_side(gold), _answer_side(pred)
+    if g_answer is not None and p_answer is not None and gold.sides[0] == pred.sides[0]:
+        return forms_equal(g_answer, p_answer, tol)
+    g_diff, p_diff = _differences(gold), _differences(pred)
+    if g_diff is None or p_diff is None:
+        if gold.ops != pred.ops:
+            return False, "relation"
+        return _pairwise(gold.sides, pred.sides, tol)
+    kind = _KIND.get(gold.ops[0])
+    if kind is None or kind != _KIND.get(pred.ops[0]):
+        return False, "relation"
+    return _proportional(g_diff, p_diff, positive=kind in ("<", "<="))
+
+
+def _mixed(gold: Form, pred: Form, tol: Tolerance) -> Result:
+    """Different shapes that can still say the same thing."""
+    if isinstance(pred, Relation) and not isinstance(gold, Relation):
+        side = _answer_side(pred)
+        return forms_equal(gold, side, tol) if side is not None else (False, "shape")
+    if isinstance(gold, Relation) and not isinstance(pred, Relation):
+        side = _answer_side(gold)
+        return forms_equal(side, pred, tol) if side is not None else (False, "shape")
+    if isinstance(gold, Items) and len(gold.items) == 1 and not isinstance(pred, Items):
+        return forms_equal(gold.items[0], pred, tol)
+    if isinstance(pred, Items) and len(pred.items) == 1 and not isinstance(gold, Items):
+        return forms_equal(gold, pred.items[0], tol)
+    if {type(gold), type(pred)} == {UnionOf, Items}:
+        return _unordered(_members(gold), _members(pred), tol)
+    vectors = [_vector(f) for f in (gold, pred)]
+    if vectors[0] is not None and vectors[1] is not None:
+        return _pairwise(vectors[0], vectors[1], tol)
+    return False, "shape"
+
+
+def _members(form: Form) -> tuple[Form, ...]:
+    if isinstance(form, UnionOf):
+        return form.parts
+    return form.items if isinstance(form, Items) else (form,)
+
+
+def _vector(form: Form) -> tuple[Form, ...] | None:
+    if isinstance(form, Matrix) and (len(form.rows) == 1 or all(len(r) == 1 for r in form.rows)):
+        return tuple(c for row in form.rows for c in row)
+    if isinstance(form, Bracketed) and form.left == "(" and form.right == ")":
+        return form.items
+    return None
+
+
+def forms_equal(gold: Form, pred: Form, tol: Tolerance) -> Result:
+    """Equality of two parsed answers, and the rule that decided it."""
+    if isinstance(gold, Relation) and isinstance(pred, Relation):
+        return _relations_equal(gold, pred, tol)
+    if type(gold) is not type(pred):
+        return _mixed(gold, pred, tol)
+    if isinstance(gold, Expr) and isinstance(pred, Expr):
+        return exprs_equal(gold.value, pred.value, (gold.text, pred.text), tol)
+    if isinstance(gold, Items) and isinstance(pred, Items):
+        return _unordered(gold.items, _drop_repeated_tuples(gold.items, pred.items), tol)
+    if isinstance(gold, UnionOf) and isinstance(pred, UnionOf):
+        return _unordered(gold.parts, pred.parts, tol)
+    if isinstance(gold, Bracketed) and isinstance(pred, Bracketed):
+        if (gold.left, gold.right) != (pred.left, pred.right):
+            return False, "brackets"
+        return _pairwise(gold.items, pred.items, tol)
+    if isinstance(gold, Matrix) and isinstance(pred, Matrix):
+        if [len(r) for r in gold.rows] != [len(r) for r in pred.rows]:
+            return False, "matrix_shape"
+        flat = tuple(c for r in gold.rows for c in r), tuple(c for r in pred.rows for c in r)
+        return _pairwise(*flat, tol)
+    return False, "shape"
+
+
+def judge(gold: str, pred: str, rel_tol: float = 0.0, rounding_digits: int = 3) -> dict[str, Any]:
+    """Parse and compare two extracted answers. Runs in the killable worker.
+
+    Returns ``{"outcome": "equal" | "different" | "bad_reference" | "unparsed", ...}`` with
+    the parsed forms and the deciding rule, all plain strings (cheap to send back).
+    """
+    tolerance = Tolerance(rel_tol, rounding_digits)
+    gold_n, pred_n = normalise(gold), normalise(pred)
+    try:
+        gold_form = parse_form(gold_n.text)
+    except (ParseError, RecursionError) as exc:
+        return {"outcome": "bad_reference", "detail": str(exc)[:300]}
+    try:
+        pred_form = parse_form(pred_n.text)
+    except (ParseError, RecursionError) as exc:
+        return {"outcome": "unparsed", "detail": str(exc)[:300], "gold_form": show(gold_form)}
+    equal, rule = forms_equal(gold_form, pred_form, tolerance)
+    return {
+        "outcome": "equal" if equal else "different",
+        "rule": rule,
+        "gold_form": show(gold_form),
+        "pred_form": show(pred_form),
+        "percent": [gold_n.percent, pred_n.percent],
+    }

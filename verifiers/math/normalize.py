@@ -1,0 +1,123 @@
+"""Normalise an extracted answer string before it is parsed.
+
+Pure string rewriting with linear-time regular expressions, so it is safe on model text in
+any process. It removes what carries no mathematical meaning (math delimiters, spacing
+macros, ``\\left``/``\\right``, ``\\text{}`` units, degree signs, thousands separators) and
+records the one thing that does and is removed: a percent sign.
+
+    >>> normalise(r"$\\dfrac{3}{4}\\text{ cm}$")
+    Normalised(text='\\\\frac{3}{4}', percent=False)
+    >>> normalise(r"1{,}000\\%")
+    Normalised(text='1000', percent=True)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Normalised", "normalise", "unwrap_command"]
+
+_UNICODE = {
+    "−": "-",
+    "–": "-",
+    "×": r"\times ",
+    "·": r"\cdot ",
+    "÷": r"\div ",
+    "π": r"\pi ",
+    "∞": r"\infty ",
+    "√": r"\sqrt ",
+    "≤": r"\le ",
+    "≥": r"\ge ",
+    "≠": r"\ne ",
+    "±": r"\pm ",
+    "∪": r"\cup ",
+    "°": "",
+}
+_DROP = re.compile(
+    r"\\(?:displaystyle|textstyle|left|right|bigl|bigr|Bigl|Bigr|big|Big|quad|qquad|"
+    r"mathrm|mathbf|mathit|mathsf|boldsymbol)(?![A-Za-z])|(?<!\\)\\[!,;: ]|~"
+)
+_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree")
+_TEXT_MACROS = (
+    "text", "textbf", "textit", "textrm", "textnormal", "mbox", "operatorname", "mathrm"
+)  # fmt: skip
+_UNIT_WORDS = (
+    r"(?:sq(?:uare)?\.?\s*)?(?:cm|mm|km|in|ft|yd|mi|inch(?:es)?|feet|foot|yards?|miles?|"
+    r"meters?|metres?|centimeters?|kilometers?|units?|square units|degrees?|deg|radians?|"
+    r"rad|dollars?|cents?|hours?|hrs?|minutes?|mins?|seconds?|sec|days?|weeks?|years?|"
+    r"kg|grams?|pounds?|lbs?|liters?|litres?|ml|mph|km/h|m/s|people|students|ways|"
+    r"apples|marbles|cookies|books|points?|times)"
+)
+_TRAILING_UNITS = re.compile(rf"(?<=[\d}}\s])\s*{_UNIT_WORDS}(?:\^?\{{?[23]\}}?)?\s*$")
+_THOUSANDS = re.compile(r"(?<![\d.])(\d{1,3})((?:,\d{3})+)(?![\d,])")
+_WORD_SEPARATORS = re.compile(
+    r"\s+(?:or|and)\s+|(?<=[)\]}])\s*(?:or|and)\s*(?=[(\[{\\])|\\lor|\\vee"
+    r"|\\text\{\s*(?:or|and)\s*\}"
+)
+_SPACES = re.compile(r"\s+")
+_PERCENT_WORDS = re.compile(r"\s*\b(?:percent(?:age)?|pct)\b", re.IGNORECASE)
+_SPACE_THOUSANDS = re.compile(r"-?\d{1,3}(?: \d{3})+(?:\.\d+)?")
+_THIN_SPACE_GROUPS = re.compile(r"(\d)(?:\\,|\\ |\\;|~)(?=\d{3}(?!\d))")
+# "16,\!386" and "14 {, }916" are the separator "," typeset with a kerning or brace guard.
+_GUARDED_COMMA = re.compile(r"(\d)(?:,\\!|\s*\{\s*,\s*\}\s*)(?=\d{3}(?!\d))")
+_MIXED_NUMBER = re.compile(r"(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class Normalised:
+    """An answer ready to parse, and whether a percent sign was removed from it."""
+
+    text: str
+    percent: bool
+
+
+def unwrap_command(text: str, command: str) -> str:
+    """Replace every ``\\command{X}`` by ``X`` (one brace level, no nesting inside X)."""
+    return re.sub(rf"\\{command}\s*\{{([^{{}}]*)\}}", r" \1 ", text)
+
+
+def _strip_delimiters(text: str) -> str:
+    text = text.strip()
+    for left, right in (("$$", "$$"), ("$", "$"), (r"\(", r"\)"), (r"\[", r"\]")):
+        if text.startswith(left) and text.endswith(right) and len(text) >= len(left) * 2:
+            text = text[len(left) : len(text) - len(right)].strip()
+    return text.replace("$", " ")
+
+
+def _drop_units(text: str) -> str:
+    # A unit after a number says nothing about the value: "12 \text{cm}" is 12.
+    stripped = _TRAILING_UNITS.sub("", text).strip()
+    return stripped if stripped else text
+
+
+def normalise(text: str) -> Normalised:
+    """Canonical text for parsing; see the module docstring for what is removed."""
+    for char, replacement in _UNICODE.items():
+        if char in text:
+            text = text.replace(char, replacement)
+    text = _strip_delimiters(text)
+    text = re.sub(r"\\[dtc]frac(?![A-Za-z])", r"\\frac", text)
+    text = re.sub(r"\\[dt]binom(?![A-Za-z])", r"\\binom", text)
+    text = text.replace(r"\$", " ")
+    text = _DEGREES.sub("", text)
+    text = _PERCENT_WORDS.sub("%", text)
+    percent = "%" in text
+    text = text.replace(r"\%", " ").replace("%", " ")
+    text = _WORD_SEPARATORS.sub(", ", text)
+    for command in _TEXT_MACROS:
+        text = unwrap_command(text, command)
+    text = _GUARDED_COMMA.sub(r"\1,", text)
+    text = _THIN_SPACE_GROUPS.sub(r"\1", text)  # 2\,500 is 2500, not 2 * 500
+    text = _DROP.sub(" ", text)
+    text = text.replace("{,}", ",")
+    if not any(bracket in text for bracket in "([{"):
+        text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
+    text = _drop_units(_SPACES.sub(" ", text).strip().rstrip(".").strip())
+    if _SPACE_THOUSANDS.fullmatch(text):  # a whole answer "1 000 000"
+        text = text.replace(" ", "")
+    mixed = _MIXED_NUMBER.fullmatch(text)
+    if mixed:  # a whole answer "4\frac{1}{2}" is the mixed number 4 1/2, not 4 * 1/2
+        sign, whole, top, bottom = mixed.groups()
+        text = f"{sign}({whole}+\\frac{{{top}}}{{{bottom}}})"
+    return Normalised(text, percent)

@@ -1,0 +1,319 @@
+"""Parse one normalised expression (LaTeX or plain text) into a sympy object.
+
+A small recursive-descent parser builds sympy objects directly from tokens: nothing of the
+model's text is ever passed to ``eval`` (sympy's own ``parse_expr`` evaluates generated
+code). It reads the forms answers use: ``\\frac``, ``\\sqrt[n]{}``, powers, ``\\cdot``,
+``\\times``, implicit products (``2\\pi r``), ``\\pi``, ``e``, ``i``, ``\\infty``, trig and log
+functions, ``|x|``, ``n!`` and ``\\binom``. What it does not know, it rejects
+(`ParseError`), and the caller may fall back to ``sympy.parsing.latex.parse_latex``.
+
+Guards against hostile input: nesting deeper than `MAX_DEPTH` is an error, not a
+RecursionError, and a power or factorial whose exact value would have thousands of digits
+(``10^{10^{10}}``, ``9^{9^9}``, ``100000!``) is kept unevaluated, so later numeric
+comparison works on floats instead of computing the integer.
+
+    >>> parse(r"\\frac{1}{2} + \\sqrt{4}")
+    5/2
+    >>> parse("2x^2 - 3x")
+    2*x**2 - 3*x
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+import sympy
+
+__all__ = ["MAX_DEPTH", "ParseError", "TooDeep", "parse"]
+
+MAX_DEPTH = 60
+_MAX_DIGITS = 2_000
+_TOKEN = re.compile(
+    r"(?P<num>\d+(?:\.\d*)?|\.\d+)|(?P<cmd>\\[A-Za-z]+|\\[{}|])|(?P<name>[A-Za-z]+)"
+    r"|(?P<op>\*\*|[-+*/^_(){}\[\],!|'])|(?P<ws>\s+)|(?P<bad>.)",
+    re.DOTALL,
+)
+_FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
+    "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "cot": sympy.cot,
+    "sec": sympy.sec, "csc": sympy.csc, "arcsin": sympy.asin, "arccos": sympy.acos,
+    "arctan": sympy.atan, "asin": sympy.asin, "acos": sympy.acos, "atan": sympy.atan,
+    "sinh": sympy.sinh, "cosh": sympy.cosh, "tanh": sympy.tanh, "exp": sympy.exp,
+    "ln": sympy.log, "log": sympy.log, "sqrt": sympy.sqrt, "abs": sympy.Abs,
+}  # fmt: skip
+_CONSTANTS = {"pi": sympy.pi, "infty": sympy.oo, "infinity": sympy.oo, "inf": sympy.oo}
+_PRODUCT_COMMANDS = {"cdot", "times", "ast"}
+_OPENERS = {"(": ")", "{": "}", "[": "]"}
+
+
+class ParseError(ValueError):
+    """The text is not an expression this parser reads."""
+
+
+class TooDeep(ParseError):
+    """Nesting beyond `MAX_DEPTH`: no parser should try harder (lark's takes seconds)."""
+
+
+def _tokens(text: str) -> list[str]:
+    out: list[str] = []
+    for match in _TOKEN.finditer(text):
+        kind, value = match.lastgroup, match.group()
+        if kind == "ws":
+            continue
+        if kind == "bad":
+            raise ParseError(f"unexpected character {value!r}")
+        if kind == "name":
+            out.extend(_split_name(value))
+        else:
+            out.append(value)
+    return out
+
+
+def _split_name(word: str) -> list[str]:
+    """``sin`` stays a word; ``xy`` is ``x`` times ``y``."""
+    if word in _FUNCTIONS or word in _CONSTANTS:
+        return [word]
+    return list(word)
+
+
+def _is_number(token: str | None) -> bool:
+    return token is not None and (token[0].isdigit() or token[0] == ".")
+
+
+def _digits(value: sympy.Expr) -> float:
+    """log10 of the size of a rational, for the huge-number guard."""
+    if isinstance(value, sympy.Rational) and value != 0:
+        return math.log10(max(abs(int(value.p)), abs(int(value.q)), 2))
+    return 1.0
+
+
+def _power(base: sympy.Expr, exponent: sympy.Expr) -> sympy.Expr:
+    # Evaluate exactly only when the result stays small; else keep the tree (floats later).
+    if base.is_number and exponent.is_number:
+        if isinstance(exponent, sympy.Rational):
+            huge = abs(float(exponent)) * _digits(base) > _MAX_DIGITS
+        else:
+            size = abs(complex(exponent.evalf(15)))
+            huge = not math.isfinite(size) or size > 10_000
+        if huge:
+            return sympy.Pow(base, exponent, evaluate=False)
+    return sympy.Pow(base, exponent)
+
+
+def _factorial(value: sympy.Expr) -> sympy.Expr:
+    if value.is_Integer and int(value) > 500:
+        return sympy.factorial(value, evaluate=False)
+    return sympy.factorial(value)
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.tokens = _tokens(text)
+        self.pos = 0
+        self.depth = 0
+        self.bars = 0  # open |...| pairs: inside one, a bar closes rather than opens
+
+    # ------------------------------------------------------------------ helpers
+
+    def peek(self) -> str | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def take(self, expected: str | None = None) -> str:
+        token = self.peek()
+        if token is None or (expected is not None and token != expected):
+            raise ParseError(f"expected {expected or 'more input'}, found {token!r}")
+        self.pos += 1
+        return token
+
+    def nested(self, rule: Callable[[], sympy.Expr]) -> sympy.Expr:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise TooDeep(f"nested deeper than {MAX_DEPTH} levels")
+        try:
+            return rule()
+        finally:
+            self.depth -= 1
+
+    # ------------------------------------------------------------------ grammar
+
+    def parse(self) -> sympy.Expr:
+        if not self.tokens:
+            raise ParseError("empty expression")
+        value = self.expression()
+        if self.peek() is not None:
+            raise ParseError(f"unexpected {self.peek()!r}")
+        return value
+
+    def expression(self) -> sympy.Expr:
+        value = self.term()
+        while self.peek() in ("+", "-"):
+            sign = self.take()
+            right = self.term()
+            value = value + right if sign == "+" else value - right
+        return value
+
+    def term(self) -> sympy.Expr:
+        value = self.signed()
+        while True:
+            token = self.peek()
+            if token in ("*", "/", r"\div") or token in {f"\\{c}" for c in _PRODUCT_COMMANDS}:
+                self.take()
+                right = self.signed()
+                value = value / right if token in ("/", r"\div") else value * right
+            elif self.starts_atom(token):
+                if _is_number(token) and _is_number(self.tokens[self.pos - 1]):
+                    raise ParseError("two numbers side by side (is '1 000' a thousand?)")
+                value = value * self.power()
+            else:
+                return value
+
+    def signed(self) -> sympy.Expr:
+        if self.peek() in ("-", "+"):
+            sign = self.take()
+            operand = self.nested(self.signed)
+            return -operand if sign == "-" else operand
+        return self.power()
+
+    def power(self) -> sympy.Expr:
+        base = self.postfix()
+        if self.peek() in ("^", "**"):
+            self.take()
+            exponent = self.nested(self.exponent)
+            return _power(base, exponent)
+        return base
+
+    def exponent(self) -> sympy.Expr:
+        if self.peek() in ("-", "+"):
+            sign = self.take()
+            value = self.exponent()
+            return -value if sign == "-" else value
+        return self.power()
+
+    def postfix(self) -> sympy.Expr:
+        value = self.nested(self.atom)
+        while self.peek() == "!":
+            self.take()
+            value = _factorial(value)
+        return value
+
+    def starts_atom(self, token: str | None) -> bool:
+        if token is None:
+            return False
+        if token == "|":
+            return self.bars == 0
+        if token[0].isalnum() or token[0] == "." or token in ("(", "{"):
+            return True
+        name = token[1:]
+        return token.startswith("\\") and (
+            name in _FUNCTIONS or name in _CONSTANTS or name in {"frac", "sqrt", "binom"}
+        )
+
+    def atom(self) -> sympy.Expr:
+        token = self.take()
+        if token[0].isdigit() or token[0] == ".":
+            return sympy.Rational(token) if "." in token else sympy.Integer(token)
+        if token in _OPENERS:
+            value = self.expression()
+            self.take(_OPENERS[token])
+            return value
+        if token == "|":
+            self.bars += 1
+            value = self.expression()
+            self.bars -= 1
+            self.take("|")
+            return sympy.Abs(value)
+        if token.startswith("\\"):
+            return self.command(token[1:])
+        if token in _FUNCTIONS:
+            return self.function(token)
+        if token in _CONSTANTS:
+            return _CONSTANTS[token]
+        if token.isalpha():
+            return self.symbol(token)
+        raise ParseError(f"unexpected {token!r}")
+
+    def symbol(self, letter: str) -> sympy.Expr:
+        if self.peek() == "_":
+            self.take()
+            return sympy.Symbol(f"{letter}_{self.subscript()}")
+        if letter == "e":
+            return sympy.E
+        if letter == "i":
+            return sympy.I
+        return sympy.Symbol(letter)
+
+    def subscript(self) -> str:
+        token = self.take()
+        if token != "{":
+            return token
+        parts: list[str] = []
+        while self.peek() != "}":
+            parts.append(self.take())
+        self.take("}")
+        return "".join(parts)
+
+    def argument(self) -> sympy.Expr:
+        """A LaTeX argument: ``{...}`` or one token (``\\frac12`` reads 1 then 2)."""
+        token = self.peek()
+        if token == "{":
+            self.take()
+            value = self.expression()
+            self.take("}")
+            return value
+        if token is not None and token.isdigit() and len(token) > 1:
+            self.tokens[self.pos] = token[1:]
+            return sympy.Integer(token[0])
+        return self.nested(self.atom)
+
+    def command(self, name: str) -> sympy.Expr:
+        if name == "frac":
+            numerator = self.nested(self.argument)
+            return numerator / self.nested(self.argument)
+        if name == "binom":
+            top = self.nested(self.argument)
+            return sympy.binomial(top, self.nested(self.argument))
+        if name == "sqrt":
+            return self.root()
+        if name in _CONSTANTS:
+            return _CONSTANTS[name]
+        if name in _FUNCTIONS:
+            return self.function(name)
+        if name in ("{", "lvert", "vert", "|"):
+            raise ParseError("a set or absolute value inside an expression")
+        raise ParseError(f"unknown command \\{name}")
+
+    def root(self) -> sympy.Expr:
+        index: sympy.Expr = sympy.Integer(2)
+        if self.peek() == "[":
+            self.take()
+            index = self.expression()
+            self.take("]")
+        radicand = self.nested(self.argument)
+        return sympy.sqrt(radicand) if index == 2 else _power(radicand, 1 / index)
+
+    def function(self, name: str) -> sympy.Expr:
+        base: sympy.Expr | None = None
+        power: sympy.Expr | None = None
+        if name == "log" and self.peek() == "_":
+            self.take()
+            base = self.nested(self.argument)
+        if self.peek() in ("^", "**"):  # \sin^2 x
+            self.take()
+            power = self.nested(self.argument)
+        argument = self.nested(self.power if self.peek() not in ("(", "{") else self.atom)
+        while (
+            self.peek() not in ("(", "{")
+            and self.starts_atom(self.peek())
+            and not (self.peek() or "").startswith("\\")
+        ):  # \sin 2x is sin(2x); \sin x \cos x stops at \cos
+            argument = argument * self.nested(self.power)
+        value = _FUNCTIONS[name](argument)
+        if base is not None:
+            value = sympy.log(argument, base)
+        return _power(value, power) if power is not None else value
+
+
+def parse(text: str) -> sympy.Expr:
+    """Parse one expression; raises `ParseError` on anything it does not read."""
+    return _Parser(text).parse()

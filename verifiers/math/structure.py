@@ -1,0 +1,222 @@
+"""The shape of an answer: a single expression, or a set, tuple, interval, union, matrix,
+relation, or ``a \\pm b``; each part parsed by `rewardsmith.verifiers.math.parser`.
+
+Shapes are found by scanning for separators at bracket depth 0 (one linear pass), in this
+order: matrix environment, top-level commas (an unordered list of answers, "2, 3"),
+``\\cup`` (a union), relation operators (``=``, ``<``, ``\\le``, ``\\in`` ...), ``\\pm``,
+``\\{...\\}`` (a set), a bracketed pair or tuple (``(1, 2]``: the bracket kinds are kept, so
+an open end never equals a closed one), and finally a plain expression.
+
+    >>> parse_form(r"x = \\pm 3")
+    Relation(sides=(Expr(value=x, text='x'), Items(kind='set', items=(...))), ops=('=',))
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Union
+
+import sympy
+
+from rewardsmith.verifiers.math.parser import MAX_DEPTH, ParseError, TooDeep, parse
+
+__all__ = ["Bracketed", "Expr", "Form", "Items", "Matrix", "Relation", "UnionOf", "parse_form"]
+
+_RELATIONS = {
+    "=": "=", "<": "<", ">": ">", "<=": "<=", ">=": ">=", "!=": "!=",
+    r"\le": "<=", r"\leq": "<=", r"\leqslant": "<=", r"\ge": ">=", r"\geq": ">=",
+    r"\geqslant": ">=", r"\lt": "<", r"\gt": ">", r"\ne": "!=", r"\neq": "!=", r"\in": "in",
+    r"\approx": "~",
+}  # fmt: skip
+_SCAN = re.compile(r"\\[{}]|\\[A-Za-z]+|<=|>=|!=|[()\[\]{}=<>,:;]")
+_ITEM_SEPARATORS = {",", ";"}
+_OPEN = {"(", "[", "{", r"\{"}
+_CLOSE = {")", "]", "}", r"\}"}
+_MATRIX = re.compile(r"\\begin\{([pbBvV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}", re.DOTALL)
+# "\\left[\\begin{array}{cc} ... \\end{array}\\right]": an array with its brackets is a matrix.
+_BRACKETED_ARRAY = re.compile(r"\[\s*(\\begin\{array\}.*\\end\{array\})\s*\]", re.DOTALL)
+_EMPTY_SET = {r"\emptyset", r"\varnothing", r"\{\}", "{}"}
+_MAX_ITEMS = 64
+_MAX_PLUS_MINUS = 3
+_MAX_FALLBACK_CHARS = 120
+
+
+@dataclass(frozen=True)
+class Expr:
+    value: sympy.Expr
+    text: str
+    """The normalised source, kept to recognise decimal literals (rounding rule)."""
+
+
+@dataclass(frozen=True)
+class Items:
+    kind: str
+    """"set" for ``\\{...\\}`` and ``\\pm``; "list" for bare top-level commas. Unordered."""
+    items: tuple[Form, ...]
+
+
+@dataclass(frozen=True)
+class Bracketed:
+    """``(a, b)``, ``[a, b)``, ``(a, b, c)``: a tuple or an interval; ends are kept."""
+
+    items: tuple[Form, ...]
+    left: str
+    right: str
+
+
+@dataclass(frozen=True)
+class UnionOf:
+    parts: tuple[Form, ...]
+
+
+@dataclass(frozen=True)
+class Matrix:
+    rows: tuple[tuple[Form, ...], ...]
+
+
+@dataclass(frozen=True)
+class Relation:
+    sides: tuple[Form, ...]
+    ops: tuple[str, ...]
+    """Normalised operators between consecutive sides: = < > <= >= != in."""
+
+
+Form = Union[Expr, Items, Bracketed, UnionOf, Matrix, Relation]  # noqa: UP007
+
+
+def _split(text: str, separators: set[str]) -> tuple[list[str], list[str]]:
+    """Split at depth-0 separators; returns the pieces and the separators found."""
+    pieces: list[str] = []
+    found: list[str] = []
+    depth = last = 0
+    for match in _SCAN.finditer(text):
+        token = match.group()
+        if token in _OPEN:
+            depth += 1
+        elif token in _CLOSE:
+            depth -= 1
+        elif depth == 0 and token in separators:
+            pieces.append(text[last : match.start()])
+            found.append(token)
+            last = match.end()
+    pieces.append(text[last:])
+    return [p.strip() for p in pieces], found
+
+
+def _wrapped(text: str) -> bool:
+    """True when the bracket that opens `text` closes at its very end."""
+    depth = 0
+    for match in _SCAN.finditer(text):
+        token = match.group()
+        if token in _OPEN:
+            depth += 1
+        elif token in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return match.end() == len(text)
+    return False
+
+
+def _many(pieces: list[str], depth: int) -> tuple[Form, ...]:
+    if len(pieces) > _MAX_ITEMS:
+        raise ParseError(f"more than {_MAX_ITEMS} items")
+    return tuple(parse_form(piece, depth + 1) for piece in pieces)
+
+
+def _matrix(body: str, depth: int) -> Matrix:
+    rows = [row for row in re.split(r"\\\\", body) if row.strip()]
+    if not rows or len(rows) > _MAX_ITEMS:
+        raise ParseError("a matrix needs 1 to 64 rows")
+    return Matrix(tuple(_many([c.strip() for c in row.split("&")], depth) for row in rows))
+
+
+def _plus_minus(text: str, depth: int) -> Items:
+    if text.count(r"\pm") + text.count(r"\mp") > _MAX_PLUS_MINUS:
+        raise ParseError("too many \\pm signs")
+    variants = [text]
+    while any(r"\pm" in v or r"\mp" in v for v in variants):
+        variants = [choice for v in variants for choice in _expand_first_sign(v)]
+    return Items("set", _many(variants, depth))
+
+
+def _relation(pieces: list[str], ops: list[str], depth: int) -> Form:
+    """A chain of relations; ``\\approx`` ends an exact chain (``x = 1/3 \\approx 0.3`` is
+    ``x = 1/3``) and otherwise reads as ``=`` (``x \\approx 11``)."""
+    if "~" in ops:
+        cut = ops.index("~")
+        if "=" in ops[:cut]:
+            pieces, ops = pieces[: cut + 1], ops[:cut]
+        ops = ["=" if op == "~" else op for op in ops]
+    if len(pieces) == 1:
+        return parse_form(pieces[0], depth + 1)
+    return Relation(_many(pieces, depth), tuple(ops))
+
+
+def _expand_first_sign(text: str) -> tuple[str, str]:
+    """``a \\pm b`` -> (``a + b``, ``a - b``); ``\\mp`` gives the other order."""
+    at = min(i for i in (text.find(r"\pm"), text.find(r"\mp")) if i >= 0)
+    first, second = ("+", "-") if text.startswith(r"\pm", at) else ("-", "+")
+    head, tail = text[:at], text[at + 3 :]
+    return head + first + tail, head + second + tail
+
+
+def _expression(text: str) -> Expr:
+    try:
+        return Expr(parse(text), text)
+    except TooDeep:
+        raise
+    except ParseError:
+        # lark's Earley parser is slow on long or nested input: only short LaTeX gets it.
+        if "\\" not in text or len(text) > _MAX_FALLBACK_CHARS:
+            raise
+    from sympy.parsing.latex import parse_latex  # slow (~50 ms): the last resort
+
+    try:
+        value = parse_latex(text, backend="lark")
+    except Exception as exc:  # lark raises many types; all mean "not readable"
+        raise ParseError(f"unreadable LaTeX: {type(exc).__name__}") from exc
+    if not isinstance(value, sympy.Expr):  # a relation or a boolean hidden in the text
+        raise ParseError(f"LaTeX read as {type(value).__name__}, not an expression")
+    return Expr(value, text)
+
+
+def parse_form(text: str, depth: int = 0) -> Form:
+    """The shape of a normalised answer; raises `ParseError` when it cannot be read."""
+    text = text.strip()
+    if depth > MAX_DEPTH // 4:
+        raise ParseError("structures nested too deeply")
+    if not text:
+        raise ParseError("empty answer")
+    if text in _EMPTY_SET:
+        return Items("set", ())
+    array = _BRACKETED_ARRAY.fullmatch(text)
+    matrix = _MATRIX.fullmatch(array.group(1) if array else text)
+    if matrix:
+        return _matrix(matrix.group(2), depth)
+    pieces, _ = _split(text, _ITEM_SEPARATORS)
+    if len(pieces) > 1:  # "19, 46, and 82" leaves an empty piece where "and" was
+        return Items("list", _many([p for p in pieces if p], depth))
+    pieces, _ = _split(text, {r"\cup"})
+    if len(pieces) > 1:
+        return UnionOf(_many(pieces, depth))
+    pieces, found = _split(text, set(_RELATIONS))
+    if len(pieces) > 1:
+        return _relation(pieces, [_RELATIONS[op] for op in found], depth)
+    if r"\pm" in text or r"\mp" in text:
+        return _plus_minus(text, depth)
+    if text.startswith(r"\{") and text.endswith(r"\}") and _wrapped(text):
+        body = text[2:-2].strip()
+        return Items("set", _many(_split(body, _ITEM_SEPARATORS)[0], depth) if body else ())
+    pieces, _ = _split(text, {":"})
+    if len(pieces) > 1:  # a ratio or a time, 12:00: ordered
+        return Bracketed(_many(pieces, depth), ":", ":")
+    if text[0] == "{" and text[-1] == "}" and _wrapped(text):
+        parts, _ = _split(text[1:-1], _ITEM_SEPARATORS)
+        if len(parts) > 1:  # {1, 2, 3}: a set whose backslashes were lost
+            return Items("set", _many(parts, depth))
+    if text[0] in "([" and text[-1] in ")]" and _wrapped(text):
+        parts, _ = _split(text[1:-1], _ITEM_SEPARATORS)
+        if len(parts) > 1:
+            return Bracketed(_many(parts, depth), text[0], text[-1])
+    return _expression(text)

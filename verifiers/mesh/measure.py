@@ -1,0 +1,59 @@
+"""The worker side of mesh comparison: load two files, gate, normalise, measure.
+
+`measure_pair` runs in a killable worker process (`call_with_limits`), never in the scoring
+process: a hostile mesh that makes trimesh hang or allocate without bound costs only that
+worker. It is module-level so it pickles by name, and it returns plain JSON-ready values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trimesh
+
+from rewardsmith.verifiers.mesh.align import align_pair, normalise
+from rewardsmith.verifiers.mesh.load import MeshLoadError, load_mesh
+from rewardsmith.verifiers.mesh.metrics import surface_metrics
+from rewardsmith.verifiers.mesh.validity import check_validity
+from rewardsmith.verifiers.mesh.volume import iou
+
+__all__ = ["measure_pair"]
+
+
+def _load(path: str, settings: dict[str, Any]) -> tuple[trimesh.Trimesh | None, dict[str, Any]]:
+    try:
+        mesh = load_mesh(
+            path, max_bytes=settings["max_file_bytes"], max_faces=settings["max_faces"]
+        )
+    except MeshLoadError as exc:
+        return None, {"load_error": str(exc)}
+    return mesh, {"validity": check_validity(mesh).to_dict(), "extents": mesh.extents.tolist()}
+
+
+def _figures(a: trimesh.Trimesh, b: trimesh.Trimesh, settings: dict[str, Any]) -> dict[str, Any]:
+    metrics = surface_metrics(
+        a, b, n_points=settings["n_points"], seed=settings["seed"], threshold=settings["fscore_tau"]
+    )
+    value, method = iou(a, b, settings["voxel_resolution"])
+    return {**metrics.to_dict(), "iou": value, "iou_method": method}
+
+
+def measure_pair(candidate: str, reference: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """Everything the verdict needs, as plain values.
+
+    ``{"candidate": {...}, "reference": {...}, "raw": {...} | None, "aligned": {...} | None}``
+    where each side holds ``validity`` and ``extents`` (or ``load_error``), ``raw`` holds the
+    metrics on the two meshes normalised in place, and ``aligned`` (when
+    ``settings["align"]``) the metrics after principal-axes + ICP alignment.
+    """
+    cand, cand_info = _load(candidate, settings)
+    ref, ref_info = _load(reference, settings)
+    result: dict[str, Any] = {"candidate": cand_info, "reference": ref_info}
+    result["raw"] = result["aligned"] = None
+    if cand is None or ref is None:
+        return result
+    result["raw"] = _figures(normalise(cand), normalise(ref), settings)
+    if settings["align"]:
+        aligned_cand, aligned_ref = align_pair(cand, ref, seed=settings["seed"])
+        result["aligned"] = _figures(aligned_cand, aligned_ref, settings)
+    return result

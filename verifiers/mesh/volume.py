@@ -1,0 +1,100 @@
+"""Volumetric IoU: exact by booleans when both meshes are solids, by voxels otherwise.
+
+``IoU(A, B) = vol(A ∩ B) / vol(A ∪ B) = vol(A ∩ B) / (vol(A) + vol(B) - vol(A ∩ B))``.
+
+- **exact**: the intersection is computed by `manifold3d` (robust mesh booleans,
+  github.com/elalish/manifold), volumes by the divergence theorem. Needs both meshes
+  watertight with consistent outward winding.
+- **voxel** (fallback for open or broken meshes): both meshes are voxelised on one shared
+  grid of `resolution` cells along the longest side of their joint bounding box (cells the
+  surface passes through), interiors filled where the surface encloses them
+  (``scipy.ndimage.binary_fill_holes``); IoU of the two occupied-cell sets. An open
+  surface has (almost) no interior, so its voxel IoU is small: that is the right answer for
+  "how much of the solid did you make".
+
+Never ``mesh.contains()`` on a grid: at 64^3 it exhausted 24 GB here.
+
+    >>> import trimesh
+    >>> a = trimesh.creation.box(bounds=[[0, 0, 0], [1, 1, 1]])
+    >>> b = trimesh.creation.box(bounds=[[0.5, 0, 0], [1.5, 1, 1]])
+    >>> round(iou_exact(a, b), 6)  # overlap 0.5, union 1.5
+    0.333333
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import trimesh
+from scipy.ndimage import binary_fill_holes
+
+__all__ = ["iou", "iou_exact", "iou_voxel"]
+
+
+def iou_exact(a: trimesh.Trimesh, b: trimesh.Trimesh) -> float:
+    """IoU by an exact boolean intersection (manifold3d). Both must be volumes."""
+    inter = trimesh.boolean.intersection([a, b], engine="manifold", check_volume=True)
+    shared = float(inter.volume) if len(inter.faces) else 0.0
+    union = float(a.volume) + float(b.volume) - shared
+    return shared / union if union > 0 else 0.0
+
+
+def _barycentric_grid(k: int) -> np.ndarray:
+    """Weights (m, 3) of a triangular grid with k steps per edge: (k+1)(k+2)/2 points."""
+    i, j = np.meshgrid(np.arange(k + 1), np.arange(k + 1), indexing="ij")
+    keep = i + j <= k
+    i, j = i[keep], j[keep]
+    return np.stack([k - i - j, i, j], axis=1) / k
+
+
+def _surface_cells(
+    mesh: trimesh.Trimesh, origin: np.ndarray, pitch: float, shape: np.ndarray
+) -> np.ndarray:
+    """Boolean grid of the cells the surface passes through.
+
+    Each triangle is sampled on a barycentric grid whose step is at most half a cell, so
+    neighbouring samples fall in the same or 26-adjacent cells: the shell has no gap a
+    6-connected flood fill could leak through. (trimesh's subdividing voxeliser took 9 s on
+    `soup.stl`'s large triangles; this takes milliseconds.)
+    """
+    triangles = mesh.triangles
+    longest = np.linalg.norm(triangles - np.roll(triangles, 1, axis=1), axis=2).max(axis=1)
+    steps = np.maximum(1, np.ceil(longest / (0.5 * pitch))).astype(np.int64)
+    grid = np.zeros(tuple(shape), dtype=bool)
+    for k in np.unique(steps):
+        points = np.einsum("mv,fvc->fmc", _barycentric_grid(int(k)), triangles[steps == k])
+        cells = np.floor((points.reshape(-1, 3) - origin) / pitch).astype(np.int64)
+        cells = np.clip(cells, 0, shape - 1)
+        grid[cells[:, 0], cells[:, 1], cells[:, 2]] = True
+    return grid
+
+
+def _occupied(
+    mesh: trimesh.Trimesh, origin: np.ndarray, pitch: float, shape: np.ndarray
+) -> np.ndarray:
+    """Cells on the surface or enclosed by it."""
+    return binary_fill_holes(_surface_cells(mesh, origin, pitch, shape))
+
+
+def iou_voxel(a: trimesh.Trimesh, b: trimesh.Trimesh, resolution: int = 64) -> float:
+    """IoU of filled voxel occupancies on a shared grid (see the module docstring)."""
+    low = np.minimum(a.bounds[0], b.bounds[0])
+    high = np.maximum(a.bounds[1], b.bounds[1])
+    pitch = float((high - low).max()) / resolution
+    if pitch <= 0:
+        return 0.0
+    origin = low - pitch  # one cell of margin so rounding never falls off the grid
+    shape = np.ceil((high - origin) / pitch).astype(np.int64) + 2
+    occupied_a = _occupied(a, origin, pitch, shape)
+    occupied_b = _occupied(b, origin, pitch, shape)
+    union = np.count_nonzero(occupied_a | occupied_b)
+    return np.count_nonzero(occupied_a & occupied_b) / union if union else 0.0
+
+
+def iou(a: trimesh.Trimesh, b: trimesh.Trimesh, resolution: int = 64) -> tuple[float, str]:
+    """(IoU, method): exact when both meshes are volumes, voxel otherwise."""
+    if a.is_volume and b.is_volume:
+        try:
+            return iou_exact(a, b), "exact"
+        except Exception:  # manifold3d refuses some near-manifold input: measure anyway
+            pass
+    return iou_voxel(a, b, resolution), "voxel"
