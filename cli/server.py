@@ -33,6 +33,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import ValidationError
 
 from rewardsmith.cli.metrics import ServerMetrics
+from rewardsmith.datasets.dumps import field_path
 from rewardsmith.datasets.mapping import MappingProblem, to_sample
 from rewardsmith.graders import Executor, Grader, Reward
 from rewardsmith.verifiers.types import Sample
@@ -202,8 +203,9 @@ def _native_samples(body: Any) -> list[Sample]:
             samples.append(Sample.model_validate(item))
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise HTTPProblem(422, f"samples[{i}].{where}: {first['msg']}") from None
+            raise HTTPProblem(
+                422, f"samples[{i}].{field_path(first['loc'])}: {first['msg']}"
+            ) from None
     return samples
 
 

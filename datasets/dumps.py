@@ -28,7 +28,15 @@ from pydantic import ValidationError
 from rewardsmith.datasets.mapping import MappingProblem, to_sample
 from rewardsmith.verifiers.types import Sample
 
-__all__ = ["DumpError", "DumpReader", "Row", "RowError", "RowValidationError", "dump_format"]
+__all__ = [
+    "DumpError",
+    "DumpReader",
+    "Row",
+    "RowError",
+    "RowValidationError",
+    "dump_format",
+    "field_path",
+]
 
 OnError = Literal["raise", "skip"]
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -138,7 +146,7 @@ class DumpReader:
             return self._error(line, exc.field, exc.problem)
         except ValidationError as exc:
             first = exc.errors()[0]
-            return self._error(line, _field_path(first["loc"]), first["msg"])
+            return self._error(line, field_path(first["loc"]), first["msg"])
         return Row(line, sample, dict(record))
 
     def _error(self, line: int, field_name: str, problem: str) -> RowError:
@@ -226,7 +234,7 @@ class DumpReader:
         raise DumpError(f"{self.path}: several splits {splits}; choose one with split=")
 
 
-def _field_path(loc: tuple[int | str, ...]) -> str:
+def field_path(loc: tuple[int | str, ...]) -> str:
     """``completion.0.role`` from pydantic's location, without its union-member tags
     (``str``, ``list[Message]``) which name types, not fields."""
     parts = [str(p) for p in loc if not (isinstance(p, str) and (p in _TYPE_TAGS or "[" in p))]
