@@ -122,8 +122,12 @@ def prepare_root(root: str, binds: list[str]) -> None:
             os.symlink(os.readlink(top), root + top)
         elif os.path.isdir(top):
             dirs.append(top)
+    # A bind under /tmp (a checkout or venv there) would be hidden by each run's private
+    # /tmp: those are bound per run, on top of it (see `_enter_root`).
+    _BINDS_UNDER_TMP[:] = [d for d in dirs if _under_tmp(d)]
     for path in dirs:
-        _bind(root, path)
+        if not _under_tmp(path):
+            _bind(root, path)
     for name in ("box", "tmp", "proc", "dev", ".old"):
         os.mkdir(f"{root}/{name}", 0o755)
     L.mount("tmpfs", f"{root}/dev", "tmpfs", L.MS_NOSUID | L.MS_NOEXEC, "size=64k,mode=0755")
@@ -132,6 +136,14 @@ def prepare_root(root: str, binds: list[str]) -> None:
         L.mount(f"/dev/{dev}", f"{root}/dev/{dev}", None, L.MS_BIND)
     os.symlink("/proc/self/fd", f"{root}/dev/fd")
     L.mount("none", root, None, L.MS_REMOUNT | L.MS_BIND | L.MS_RDONLY | L.MS_NOSUID)
+
+
+_BINDS_UNDER_TMP: list[str] = []
+"""This server's binds below /tmp, set once by `prepare_root` (the server's own copy)."""
+
+
+def _under_tmp(path: str) -> bool:
+    return (os.path.realpath(path) + "/").startswith("/tmp/")
 
 
 def _bind(root: str, path: str) -> None:
@@ -153,6 +165,8 @@ def _enter_root(root: str, spec: dict[str, Any]) -> None:
             f"size={size},mode=1777,nr_inodes=10000",
         )
     L.mount("proc", f"{root}/proc", "proc", L.MS_NOSUID | L.MS_NODEV | L.MS_NOEXEC)
+    for path in _BINDS_UNDER_TMP:
+        _bind(root, path)
     for path in spec.get("binds", ()):
         if os.path.isdir(path) and not os.path.isdir(root + os.path.realpath(path)):
             raise OSError(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rewardsmith.verifiers.code import CodeTests, language
@@ -110,9 +112,12 @@ def test_compile_error_is_the_models_fault_with_output_kept(lang: str) -> None:
         assert info["diagnostics"] and info["diagnostics"][0]["severity"] == "error"
 
 
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
 COMPILE_ATTACKS = {
     "c-include-dev-zero": ("c", '#include "/dev/zero"\nint main(){}\n'),
-    "c-include-host-file": ("c", '#include "/work/main/pyproject.toml"\nint main(){}\n'),
+    # Reading only: the project's own file, outside the jail.
+    "c-include-host-file": ("c", f'#include "{REPO_ROOT}/pyproject.toml"\nint main(){{}}\n'),
     "cpp-template-bomb": (
         "cpp",
         "template<int N> struct B { enum { v = B<N-1>::v + B<N-2>::v };"

@@ -10,8 +10,10 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import sys
 import textwrap
 import threading
+from pathlib import Path
 
 import psutil
 import pytest
@@ -27,6 +29,8 @@ from rewardsmith.verifiers.sandbox import (
 
 pytestmark = pytest.mark.sandbox
 
+REPO = Path(__file__).resolve().parents[3]
+VENV = Path(sys.prefix)
 QUICK = Limits(wall_s=5, cpu_s=5, memory_bytes=256 << 20, processes=32)
 
 
@@ -51,12 +55,20 @@ def test_exec_and_warm_python_give_the_same_jail() -> None:
     a = run(["python3", "-I", "-c", probe], limits=QUICK)
     b = run_python(probe, limits=QUICK)
     assert a.stdout == b.stdout and a.exit_code == b.exit_code == 0
-    assert b"/box" in a.stdout and b"'work'" in a.stdout  # /work holds only the venv bind
+    # The venv's top folder is there, holding only the venv's own read-only bind.
+    assert b"/box" in a.stdout and f"'{VENV.parts[1]}'".encode() in a.stdout
 
 
 @pytest.mark.parametrize(
     "path",
-    ["/work/main/pyproject.toml", "/work/shared", "/root/.bashrc", "/home", "/var/log", "/srv"],
+    [
+        str(REPO / "pyproject.toml"),
+        str(REPO.parent / "shared"),
+        "/root/.bashrc",
+        "/home",
+        "/var/log",
+        "/srv",
+    ],
 )
 def test_host_files_outside_system_dirs_are_invisible(path: str) -> None:
     r = py(f"import os; print(os.path.exists({path!r}) and os.listdir({path!r}) != [])")
@@ -82,7 +94,7 @@ def test_scratch_file_of_the_host_is_invisible_and_unchanged(tmp_path) -> None:
     assert sorted(os.listdir(tmp_path)) == ["gold.txt"]
 
 
-@pytest.mark.parametrize("path", ["/usr/evil", "/etc/evil", "/evil", "/work/main/.venv/evil"])
+@pytest.mark.parametrize("path", ["/usr/evil", "/etc/evil", "/evil", str(VENV / "evil")])
 def test_system_view_is_read_only(path: str) -> None:
     r = py(f"open({path!r}, 'w')")
     assert r.exit_code == 1 and (b"Read-only" in r.stderr or b"Permission" in r.stderr)
