@@ -40,10 +40,8 @@ def test_extraction_is_cached_by_content(bundled: Path, tmp_path: Path) -> None:
     first = load_document(str(bundled / "acme.pdf"))
     copy = tmp_path / "renamed.pdf"
     copy.write_bytes((bundled / "acme.pdf").read_bytes())
-    start = time.perf_counter()
     again = load_document(str(copy))
     assert again is first  # same bytes, same settings: no second parse
-    assert time.perf_counter() - start < 5  # generous; a parse would spawn camelot
 
 
 def test_find_table_by_page_and_index(bundled: Path) -> None:
