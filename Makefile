@@ -33,8 +33,10 @@ test: $(VENV)/.installed-dev
 test-fast: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -m "not slow"
 
+# Every script in benchmarks/ that can run on its own (helper modules have no __main__).
 bench: $(VENV)/.installed-bench
-	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+	@for script in $$(grep -l '__main__' benchmarks/*.py); do \
+		echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
