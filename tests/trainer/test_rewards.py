@@ -4,45 +4,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
 from rewardsmith.graders import Executor, Grader, SpecError, weighted
 from rewardsmith.trainer.rewards import GraderReward, RewardPipeline, build_reward_source
-from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.text import ExactMatch
-from rewardsmith.verifiers.types import Sample, Verdict
+from rewardsmith.verifiers.types import Sample
+from tests.graders.grader_testkit import Crash, Sleep
 
 WEIGHTS = {"exact_match": {"weight": 0.8}, "format": {"weight": 0.2, "patterns": [r"^\d+$"]}}
-
-
-@dataclass(frozen=True)
-class Crashes:
-    """A verifier with a bug: it raises on every sample."""
-
-    name: ClassVar[str] = "crashes"
-    version: ClassVar[str] = "1"
-    cost: ClassVar[Cost] = Cost.CHEAP
-
-    def __call__(self, sample: Sample) -> Verdict:
-        raise RuntimeError("bug in the verifier")
-
-
-@dataclass(frozen=True)
-class Sleeps:
-    """Takes `seconds` per sample, like a slow sandboxed check."""
-
-    name: ClassVar[str] = "sleeps"
-    version: ClassVar[str] = "1"
-    cost: ClassVar[Cost] = Cost.SANDBOX
-    seconds: float = 0.2
-
-    def __call__(self, sample: Sample) -> Verdict:
-        time.sleep(self.seconds)
-        return Verdict.passed(self.name, self.version)
 
 
 @pytest.fixture
@@ -76,7 +48,7 @@ def test_weighted_verifiers(
 
 
 def test_infrastructure_failure_gives_no_reward_and_is_counted(inline: Executor) -> None:
-    grader = Grader(weighted({"exact_match": ExactMatch(), "crashes": Crashes()}))
+    grader = Grader(weighted({"exact_match": ExactMatch(), "crashes": Crash()}))
     batch = GraderReward(grader, inline).score([s("7"), s("8")])
     assert batch.values == [None, None]  # never a silent 0 or 1
     assert batch.components == {}  # nothing was trained on
@@ -122,7 +94,7 @@ def test_process_pool_executor_scores_the_same() -> None:
 
 
 def test_pipeline_scores_in_the_background(inline: Executor) -> None:
-    grader = Grader(weighted({"sleeps": Sleeps(0.3)}))
+    grader = Grader(weighted({"sleeps": Sleep(0.3)}))
     pipeline = RewardPipeline(GraderReward(grader, inline))
     try:
         start = time.perf_counter()
