@@ -148,6 +148,11 @@ class Failure(StrEnum):
     RESOURCE_LIMIT = "resource_limit"
     """Processes, file size, open files or disk."""
     INPUT_TOO_LARGE = "input_too_large"
+    CHECK_LIMIT = "check_limit"
+    """The model's own answer drove the check past its budget (a tower of exponents, an
+    expression that explodes, a mesh too large to measure): the model's fault, scored 0,
+    so that writing something expensive is never an escape from a wrong answer. Distinct
+    from VERIFIER_TIMEOUT, a limit the infrastructure caused, which stays out of the reward."""
     # The infrastructure's failures: retried, counted, and kept out of the reward.
     VERIFIER_CRASH = "verifier_crash"
     VERIFIER_TIMEOUT = "verifier_timeout"
@@ -155,6 +160,9 @@ class Failure(StrEnum):
     BAD_REFERENCE = "bad_reference"
     """The sample's ground truth is missing or unusable: a data problem, not the model's."""
     WORKER_DIED = "worker_died"
+    VERIFIER_MEMORY = "verifier_memory"
+    """A verifier's worker went past the executor's memory limit for a worker (the worker is
+    replaced). A verifier that knows the model's input caused it reports MEMORY_LIMIT."""
 
     @property
     def fault(self) -> Fault:
@@ -168,6 +176,7 @@ _INFRA_FAILURES = frozenset(
         Failure.SANDBOX_ERROR,
         Failure.BAD_REFERENCE,
         Failure.WORKER_DIED,
+        Failure.VERIFIER_MEMORY,
     }
 )
 
