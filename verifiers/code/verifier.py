@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -24,6 +25,7 @@ from rewardsmith.verifiers.code.outcome import (
     text_excerpt,
 )
 from rewardsmith.verifiers.code.values import excerpt
+from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.sandbox import Limits, fork_server
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
@@ -94,6 +96,13 @@ class CodeTests:
         else:
             verdict = self._functions(suite, code)
         return verdict.with_elapsed(time.perf_counter() - start)
+
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """Adversarial variants of a right `sample`, each limited to what its honest twin
+        earns (see `rewardsmith.verifiers.code.exploits` and docs/gaming.md)."""
+        from rewardsmith.verifiers.code.exploits import code_exploits
+
+        return code_exploits(sample, self.language)
 
     # ------------------------------------------------------------------ function calls
 

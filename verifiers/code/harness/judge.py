@@ -129,7 +129,9 @@ def outcome(exc: BaseException | None) -> dict[str, str]:
 # ----------------------------------------------------------------------------- formats
 
 
-def run_check(spec: dict[str, Any], link: Link, ns: dict[str, Any]) -> list[dict[str, Any]]:
+def run_check(
+    spec: dict[str, Any], ns: dict[str, Any], candidate: dict[str, Any]
+) -> list[dict[str, Any]]:
     """HumanEval: `check(candidate)`, one test per top-level statement that asserts on the
     candidate; any other statement that fails is recorded as an error."""
     records: list[dict[str, Any]] = []
@@ -167,7 +169,9 @@ def _guard(stmt: ast.stmt) -> ast.stmt:
     return ast.copy_location(wrapper, stmt)
 
 
-def run_asserts(spec: dict[str, Any], link: Link, ns: dict[str, Any]) -> list[dict[str, Any]]:
+def run_asserts(
+    spec: dict[str, Any], ns: dict[str, Any], candidate: dict[str, Any]
+) -> list[dict[str, Any]]:
     """MBPP: each assert statement is one test."""
     records = []
     for i, source in enumerate(spec["asserts"]):
@@ -180,25 +184,9 @@ def run_asserts(spec: dict[str, Any], link: Link, ns: dict[str, Any]) -> list[di
     return records
 
 
-def run_calls(spec: dict[str, Any], link: Link, ns: dict[str, Any]) -> list[dict[str, Any]]:
-    """Structured cases: relay each call and record the encoded result; the comparison with
-    the expected value happens in the scoring process, which alone holds it."""
-    records = []
-    for i, case in enumerate(spec["calls"]):
-        record: dict[str, Any] = {"name": f"case {i}"}
-        try:
-            result = link.call(
-                case["fn"], tuple(decode(case["args"])), decode(case.get("kwargs", ["d", []]))
-            )
-            record["got"] = encode(result)
-            record["status"] = "returned"
-        except BaseException as exc:
-            record.update(outcome(exc))
-        records.append(record)
-    return records
-
-
-def run_pytest(spec: dict[str, Any], link: Link, ns: dict[str, Any]) -> list[dict[str, Any]]:
+def run_pytest(
+    spec: dict[str, Any], ns: dict[str, Any], candidate: dict[str, Any]
+) -> list[dict[str, Any]]:
     """pytest files against a proxy module named like the candidate's: isolated mode (the
     server runs with -I), no plugin autoload, no cache, no conftest, our own config."""
     import types
@@ -206,9 +194,8 @@ def run_pytest(spec: dict[str, Any], link: Link, ns: dict[str, Any]) -> list[dic
     import pytest
 
     module = types.ModuleType(spec["module"])
-    for name, value in ns.items():
-        if isinstance(value, Proxy):
-            setattr(module, name, value)
+    for name, value in candidate.items():
+        setattr(module, name, value)
     sys.modules[spec["module"]] = module
     sys.path.insert(0, os.getcwd())
     recorder = _PytestRecorder()
@@ -254,7 +241,29 @@ def _assertion(report: Any) -> bool:
     return message.startswith(("assert", "AssertionError"))
 
 
-FORMATS = {"check": run_check, "asserts": run_asserts, "calls": run_calls, "pytest": run_pytest}
+FORMATS = {"check": run_check, "asserts": run_asserts, "pytest": run_pytest}
+
+
+def bind_candidate(
+    ns: dict[str, Any], names: list[str], entry_point: str | None, make: Any
+) -> dict[str, Any]:
+    """Put the candidate's functions called `names` into the tests' namespace, each made by
+    `make(name)`; what was bound, by name."""
+    bound = {}
+    for name in names:
+        if name == entry_point or name not in ns:
+            ns[name] = bound[name] = make(name)
+    return bound
+
+
+def _prelude(spec: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+    ns: dict[str, Any] = {"__name__": "__judge__"}
+    if spec.get("prelude"):
+        try:
+            exec(compile(spec["prelude"], "prelude.py", "exec"), ns)
+        except Exception as exc:
+            report["prelude_error"] = repr(exc)[:500]
+    return ns
 
 
 def judge_main() -> None:
@@ -264,20 +273,14 @@ def judge_main() -> None:
     hello = link.hello(float(spec["load_timeout_s"]))
     report: dict[str, Any] = {"hello": hello, "tests": []}
     if hello.get("loaded"):
-        ns: dict[str, Any] = {"__name__": "__judge__"}
-        if spec.get("prelude"):
-            try:
-                exec(compile(spec["prelude"], "prelude.py", "exec"), ns)
-            except Exception as exc:
-                report["prelude_error"] = repr(exc)[:500]
-        for name in hello.get("names", []):
-            if name == spec.get("entry_point") or name not in ns:
-                ns[name] = Proxy(link, name)
-        if spec.get("entry_point") and spec["entry_point"] not in hello.get("names", []):
-            report["missing_entry_point"] = spec["entry_point"]
+        ns = _prelude(spec, report)
+        entry = spec.get("entry_point")
+        candidate = bind_candidate(ns, hello.get("names", []), entry, lambda n: Proxy(link, n))
+        if entry and entry not in hello.get("names", []):
+            report["missing_entry_point"] = entry
         else:
             try:
-                report["tests"] = FORMATS[spec["format"]](spec, link, ns)
+                report["tests"] = FORMATS[spec["format"]](spec, ns, candidate)
             except BaseException as exc:
                 report["judge_error"] = "".join(traceback.format_exception(type(exc), exc))[-3000:]
     report["calls"] = link.calls
@@ -285,3 +288,43 @@ def judge_main() -> None:
         json.dump(report, f)
     sys.stdout.flush()
     os._exit(0)
+
+
+def twins_main() -> None:
+    """Score honest twins (`rewardsmith.verifiers.code.twins`): trusted programs written by
+    the exploit generators, never by a model. Each runs in a forked child with the same
+    tests, its functions defined in the judge itself; the records go to twins.json.out."""
+    with open("spec.json") as f:
+        spec = json.load(f)
+    with open("twins.json") as f:
+        twins = json.load(f)
+    results = []
+    for i, source in enumerate(twins["sources"]):
+        out = f"twin-{i}.json"
+        pid = os.fork()
+        if pid == 0:
+            _run_twin(spec, source, twins["names"], out)
+        os.waitpid(pid, 0)
+        try:
+            with open(out) as f:
+                results.append(json.load(f))
+        except (OSError, ValueError):
+            results.append(None)
+    with open("twins.json.out", "w") as f:
+        json.dump(results, f)
+    sys.stdout.flush()
+    os._exit(0)
+
+
+def _run_twin(spec: dict[str, Any], source: str, names: list[str], out: str) -> None:
+    records: list[dict[str, Any]] = []
+    try:
+        twin: dict[str, Any] = {"__name__": "solution", "decode": decode}
+        exec(compile(source, "twin.py", "exec"), twin)
+        ns = _prelude(spec, {})
+        candidate = bind_candidate(ns, names, spec.get("entry_point"), twin.__getitem__)
+        records = FORMATS[spec["format"]](spec, ns, candidate)
+    finally:
+        with open(out, "w") as f:
+            json.dump(records, f)
+        os._exit(0)
