@@ -104,7 +104,7 @@ _C = {
     "abort": "abort();",
     "segv": "raise(SIGSEGV);",
     "throw": "raise(SIGFPE);",
-    "flood": 'for (;;) fputs("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", stdout);',
+    "flood": 'for (;;) fputs("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", stdout);',
     "sleep": "sleep(3600);",
 }
 _RUST = {

@@ -107,8 +107,8 @@ def _stdio_scores(suite: Suite, twins: Sequence[Twin]) -> list[float]:
         checked = stdio.check_outputs(
             suite.checker, cases, outputs, suite.judge_spec["float_tol"], suite.checker_code
         )
-        if isinstance(checked, str):
-            raise RuntimeError(f"the reference's checker failed on a twin: {checked}")
+        if isinstance(checked, stdio.CheckerError):
+            raise RuntimeError(f"the reference's checker failed on a twin: {checked.message}")
         out.append(sum(checked) / len(cases))
     return out
 
@@ -138,7 +138,8 @@ def _judged_scores(suite: Suite, twins: Sequence[Twin], names: Sequence[str]) ->
             reports = json.loads(result.files["twins.json.out"])
         except (KeyError, ValueError):
             tail = result.stderr[-800:].decode(errors="replace")
-            raise RuntimeError(f"the twins' judge wrote no report ({result.describe()}): {tail}")
+            message = f"the twins' judge wrote no report ({result.describe()}): {tail}"
+            raise RuntimeError(message) from None
         for twin, records in zip(run, reports, strict=True):
             scores[twin] = _fraction(records, suite)
     return [scores[t] for t in twins]
@@ -162,11 +163,8 @@ def twin_source(twin: Twin, names: Sequence[str]) -> str:
         body = "return args[0] if args else None"
     else:
         raise ValueError(f"a {twin.kind!r} twin defines no functions")
-    head = (
-        "import builtins, json\n"
-        "def _rs_make(cls):\n"
-        "    try:\n        return cls('twin')\n"
-        "    except Exception:\n        return cls.__new__(cls)\n"
-    )
+    from rewardsmith.verifiers.code.exploit_programs import MAKE_EXCEPTION
+
+    head = "import builtins, json\n" + MAKE_EXCEPTION
     defs = "".join(f"def {name}(*args, **kwargs):\n    {body}\n" for name in names)
     return head + defs

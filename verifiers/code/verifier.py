@@ -160,6 +160,18 @@ class CodeTests:
             return Verdict.errored(
                 self.name, self.version, failure, f"stopped: {limit.value} limit", evidence=evidence
             )
+        if ran.judge.limit_hit is not None:
+            # The tests are bounded and the candidate was within its own limits, so what
+            # drove the judge past its budget is what the candidate sent (a huge value, a
+            # number the tests loop over): the model's fault, never an escape from a 0.
+            return Verdict.errored(
+                self.name,
+                self.version,
+                Failure.CHECK_LIMIT,
+                f"the candidate's answers drove the tests past their {ran.judge.limit_hit.value}"
+                " limit",
+                evidence=evidence,
+            )
         return Verdict.errored(
             self.name,
             self.version,
@@ -228,9 +240,10 @@ class CodeTests:
             suite.judge_spec["float_tol"],
             suite.checker_code,
         )
-        if isinstance(checked, str):
+        if isinstance(checked, stdio.CheckerError):
+            failure = Failure.CHECK_LIMIT if checked.model_caused else Failure.VERIFIER_CRASH
             return Verdict.errored(
-                self.name, self.version, Failure.VERIFIER_CRASH, checked, evidence=evidence
+                self.name, self.version, failure, checked.message, evidence=evidence
             )
         for record, ok in zip(records, checked, strict=True):
             if record["status"] == "ran":
