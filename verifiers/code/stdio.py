@@ -156,8 +156,10 @@ def check_outputs(
     outputs: list[str],
     tol: float,
     checker_code: str = "",
+    checker_wall_s: float = 30.0,
 ) -> list[bool] | CheckerError:
-    """Verdicts per case; for ``custom``, run the checker in its own jail."""
+    """Verdicts per case; for ``custom``, run the checker in its own jail, all cases
+    within `checker_wall_s`."""
     fn = CHECKERS[checker]
     if fn is not None:
         return [fn(out, case["output"], tol) for out, case in zip(outputs, cases, strict=True)]
@@ -177,7 +179,7 @@ def check_outputs(
         python=script,
         stdin=payload.encode(),
         collect=("verdicts.json",),
-        limits=Limits(wall_s=30, cpu_s=30, memory_bytes=512 << 20),
+        limits=Limits(wall_s=checker_wall_s, cpu_s=checker_wall_s, memory_bytes=512 << 20),
     )
     from rewardsmith.verifiers.sandbox import fork_server
 

@@ -39,7 +39,7 @@ class CodeTests:
     `rewardsmith.verifiers.code.formats` for the shapes) and score the fraction passed."""
 
     name: ClassVar[str] = "code_tests"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
     cost: ClassVar[Cost] = Cost.SANDBOX
 
     language: str = "python"
@@ -57,6 +57,9 @@ class CodeTests:
     """Longer programs fail as too large without being run."""
     compile_wall_s: float = 60.0
     """Wall-clock limit for compiling (C, C++, Rust, Java); past it, a compile error."""
+    checker_wall_s: float = 30.0
+    """Wall-clock limit for a stdio ``custom`` checker over all cases; outputs that drive
+    it past the limit are the model's failure (check_limit)."""
 
     def __post_init__(self) -> None:
         language(self.language)  # KeyError naming the known languages
@@ -239,6 +242,7 @@ class CodeTests:
             outputs,
             suite.judge_spec["float_tol"],
             suite.checker_code,
+            self.checker_wall_s,
         )
         if isinstance(checked, stdio.CheckerError):
             failure = Failure.CHECK_LIMIT if checked.model_caused else Failure.VERIFIER_CRASH
