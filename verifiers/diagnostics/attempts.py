@@ -26,6 +26,9 @@ rewards trust over the text (docs/diagnostics.md).
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -140,8 +143,27 @@ def _case(case: Any) -> bool:
     )
 
 
+_CACHE: OrderedDict[str, Step] = OrderedDict()
+_CACHE_SIZE = 256
+
+
 def run_attempt(task: RepairTask, source: str) -> Step:
-    """Build `source` with the task's harness, run its cases, and record the attempt."""
+    """Build `source` with the task's harness, run its cases, and record the attempt.
+
+    The last few hundred attempts are remembered per process: the exploit generators of
+    three verifiers audited on one task build the same rewrites once."""
+    key = hashlib.sha256(json.dumps([repr(task), source]).encode()).hexdigest()
+    if key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    step = _attempt(task, source)
+    _CACHE[key] = step
+    if len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return step
+
+
+def _attempt(task: RepairTask, source: str) -> Step:
     recipe, lang = RECIPES[task.language], _RUNTIMES[task.language]
     files = {**{k: v.encode() for k, v in task.harness.items()}, recipe.solution: source.encode()}
     meta: dict[str, Any] = {"tool": recipe.tool, "language": task.language}

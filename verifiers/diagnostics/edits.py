@@ -31,7 +31,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-__all__ = ["Definition", "EditReport", "LANGUAGE_OF_TOOL", "compare", "definitions", "mask"]
+__all__ = ["LANGUAGE_OF_TOOL", "Definition", "EditReport", "compare", "definitions", "mask"]
 
 LANGUAGE_OF_TOOL = {
     "gcc": "c",
@@ -124,21 +124,23 @@ def mask(source: str, language: str) -> str:
     while i < n:
         ch = source[i]
         if source.startswith(line, i):
-            j = source.find("\n", i)
-            j = n if j < 0 else j
+            end = source.find("\n", i)
+            end = n if end < 0 else end
+            begin, stop = i, end
         elif source.startswith("/*", i):
-            j = _block_comment_end(source, i, nested=language == "rust")
+            end = _block_comment_end(source, i, nested=language == "rust")
+            begin, stop = i, end
         elif ch in quotes and not (language == "rust" and _is_lifetime(source, i)):
-            j = _string_end(source, i, ch)
-            i += 1  # keep the opening quote; blank what is inside
-            j = max(i, j - 1)
+            end = _string_end(source, i, ch)
+            closed = end > i + 1 and source[end - 1] == ch
+            begin, stop = i + 1, end - 1 if closed else end  # keep the quotes themselves
         else:
             i += 1
             continue
-        for k in range(i, j):
+        for k in range(begin, stop):
             if out[k] != "\n":
                 out[k] = " "
-        i = max(j, i + 1)
+        i = max(end, i + 1)
     text = "".join(out)
     if language in ("c", "cpp"):
         text = _blank_disabled_preprocessor(text)
@@ -356,10 +358,14 @@ def _python_definitions(source: str) -> list[Definition]:
 def _python_active(tree: ast.Module, target: ast.AST) -> bool:
     """False for a def inside ``if False:`` / ``if 0:``."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Constant) and not node.test.value:
-            if any(child is target for stmt in node.body for child in ast.walk(stmt)):
-                return False
+        dead = isinstance(node, ast.If) and isinstance(node.test, ast.Constant)
+        if dead and not node.test.value and _contains(node.body, target):  # type: ignore[attr-defined]
+            return False
     return True
+
+
+def _contains(body: list[ast.stmt], target: ast.AST) -> bool:
+    return any(child is target for stmt in body for child in ast.walk(stmt))
 
 
 def _python_fallback(source: str) -> list[Definition]:
@@ -379,7 +385,14 @@ def _python_fallback(source: str) -> list[Definition]:
 
 # ----------------------------------------------------------------------------- stubs
 
-_LITERAL = r"(?:-?\s*(?:0x[0-9a-fA-F]+|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)[uUlLfF]*|true|false|null|nullptr|NULL|None|nil|True|False|'\s*'|\"\s*\"|`\s*`|\(\)|\[\]|\{\}|Default::default\(\)|String::new\(\)|Vec::new\(\))"
+_LITERAL = "|".join(
+    [
+        r"-?\s*(?:0x[0-9a-fA-F]+|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)[uUlLfF]*",
+        r"true|false|null|nullptr|NULL|None|nil|True|False",
+        r"'\s*'|\"\s*\"|`\s*`|\(\)|\[\]|\{\}",  # literals whose contents mask() blanked
+        r"Default::default\(\)|String::new\(\)|Vec::new\(\)",
+    ]
+)
 _STUB_BODIES = [
     r"",
     r"return\s*;?",
@@ -389,6 +402,8 @@ _STUB_BODIES = [
     r"throw\s+new\s+[\w.]+\s*\(.*\)\s*;",
     r"panic\s*\(.*\)",
     r"(?:abort|exit|_exit)\s*\(.*\)\s*;",
+    r"(?:(?:std::)?process::exit|System\.exit|os\.Exit|sys\.exit|process\.exit|"
+    r"Runtime\.getRuntime\(\)\.halt)\s*\(.*?\)\s*;?(?:\s*return\b[^;]*;?)?",
     r"pass",
     r"\.\.\.",
     r"raise\s+NotImplementedError\b.*",
@@ -402,7 +417,7 @@ def _is_stub(source: str, d: Definition, language: str) -> bool:
     else:
         body = " ".join(mask(source, language)[start:end].split())
     params = "|".join(re.escape(p) for p in d.params)
-    value = _LITERAL + (f"|(?:{params})" if params else "")
+    value = f"(?:{_LITERAL})" + (f"|(?:{params})" if params else "")
     return any(re.fullmatch(p.format(value=value), body, re.S) for p in _STUB_BODIES)
 
 

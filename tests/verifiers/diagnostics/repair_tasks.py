@@ -5,6 +5,7 @@ Python AssertionError, ...) and a non-zero exit, as in the issue."""
 
 from __future__ import annotations
 
+from textwrap import dedent
 from typing import Any
 
 CASES = [
@@ -13,128 +14,302 @@ CASES = [
     {"input": "1\n", "output": "1\n"},
 ]
 
+
+def _src(text: str) -> str:
+    return dedent(text).lstrip("\n")
+
+
 TASKS: dict[str, dict[str, Any]] = {
     "c": {
         "harness": {
-            "main.c": (
-                "#include <assert.h>\n#include <stdio.h>\nint sum_to(int n);\n"
-                'int main(void) {\n    int n;\n    if (scanf("%d", &n) != 1) return 2;\n'
-                '    assert(sum_to(2) == 3);\n    printf("%d\\n", sum_to(n));\n    return 0;\n}\n'
+            "main.c": _src(
+                r"""
+            #include <assert.h>
+            #include <stdio.h>
+            int sum_to(int n);
+            int main(void) {
+                int n;
+                if (scanf("%d", &n) != 1) return 2;
+                assert(sum_to(2) == 3);
+                printf("%d\n", sum_to(n));
+                return 0;
+            }
+"""
             )
         },
-        "broken": (
-            "int add(int a, int b) { return a + b; }\n\nint sum_to(int n) {\n    int s = 0;\n"
-            "    for (int i = 1; i <= n; i++) s = add(s, i)\n    return s;\n}\n"
+        "broken": _src(
+            r"""
+            int add(int a, int b) { return a + b; }
+
+            int sum_to(int n) {
+                int s = 0;
+                for (int i = 1; i <= n; i++) s = add(s, i)
+                return s;
+            }
+"""
         ),
-        "fixed": (
-            "int add(int a, int b) { return a + b; }\n\nint sum_to(int n) {\n    int s = 0;\n"
-            "    for (int i = 1; i <= n; i++) s = add(s, i);\n    return s;\n}\n"
+        "fixed": _src(
+            r"""
+            int add(int a, int b) { return a + b; }
+
+            int sum_to(int n) {
+                int s = 0;
+                for (int i = 1; i <= n; i++) s = add(s, i);
+                return s;
+            }
+"""
         ),
     },
     "cpp": {
         "harness": {
-            "main.cpp": (
-                "#include <cassert>\n#include <iostream>\nint sum_to(int n);\n"
-                "int main() {\n    int n;\n    std::cin >> n;\n    assert(sum_to(2) == 3);\n"
-                "    std::cout << sum_to(n) << std::endl;\n}\n"
+            "main.cpp": _src(
+                r"""
+            #include <cassert>
+            #include <iostream>
+            int sum_to(int n);
+            int main() {
+                int n;
+                std::cin >> n;
+                assert(sum_to(2) == 3);
+                std::cout << sum_to(n) << std::endl;
+            }
+"""
             )
         },
-        "broken": (
-            "int add(int a, int b) { return a + b; }\n\nint sum_to(int n) {\n    int s = 0;\n"
-            "    for (int i = 1; i <= n; i++) s = add(s, i, 0);\n    return s;\n}\n"
+        "broken": _src(
+            r"""
+            int add(int a, int b) { return a + b; }
+
+            int sum_to(int n) {
+                int s = 0;
+                for (int i = 1; i <= n; i++) s = add(s, i, 0);
+                return s;
+            }
+"""
         ),
-        "fixed": (
-            "int add(int a, int b) { return a + b; }\n\nint sum_to(int n) {\n    int s = 0;\n"
-            "    for (int i = 1; i <= n; i++) s = add(s, i);\n    return s;\n}\n"
+        "fixed": _src(
+            r"""
+            int add(int a, int b) { return a + b; }
+
+            int sum_to(int n) {
+                int s = 0;
+                for (int i = 1; i <= n; i++) s = add(s, i);
+                return s;
+            }
+"""
         ),
     },
     "rust": {
         "harness": {
-            "main.rs": (
-                "mod solution;\nuse std::io::Read;\nfn main() {\n    let mut s = String::new();\n"
-                "    std::io::stdin().read_to_string(&mut s).unwrap();\n"
-                "    let n: i64 = s.trim().parse().unwrap();\n"
-                '    assert_eq!(solution::sum_to(2), 3);\n    println!("{}", solution::sum_to(n));\n}\n'
+            "main.rs": _src(
+                r"""
+            mod solution;
+            use std::io::Read;
+            fn main() {
+                let mut s = String::new();
+                std::io::stdin().read_to_string(&mut s).unwrap();
+                let n: i64 = s.trim().parse().unwrap();
+                assert_eq!(solution::sum_to(2), 3);
+                println!("{}", solution::sum_to(n));
+            }
+"""
             )
         },
-        "broken": (
-            "pub fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n\npub fn sum_to(n: i64) -> i64 {\n"
-            '    let mut s: i64 = "0";\n    for i in 1..=n {\n        s = add(s, i);\n    }\n    s\n}\n'
+        "broken": _src(
+            r"""
+            pub fn add(a: i64, b: i64) -> i64 {
+                a + b
+            }
+
+            pub fn sum_to(n: i64) -> i64 {
+                let mut s: i64 = "0";
+                for i in 1..=n {
+                    s = add(s, i);
+                }
+                s
+            }
+"""
         ),
-        "fixed": (
-            "pub fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n\npub fn sum_to(n: i64) -> i64 {\n"
-            "    let mut s: i64 = 0;\n    for i in 1..=n {\n        s = add(s, i);\n    }\n    s\n}\n"
+        "fixed": _src(
+            r"""
+            pub fn add(a: i64, b: i64) -> i64 {
+                a + b
+            }
+
+            pub fn sum_to(n: i64) -> i64 {
+                let mut s: i64 = 0;
+                for i in 1..=n {
+                    s = add(s, i);
+                }
+                s
+            }
+"""
         ),
     },
     "java": {
         "harness": {
-            "Main.java": (
-                "public class Main {\n    public static void main(String[] args) throws Exception {\n"
-                "        int n = Integer.parseInt(new String(System.in.readAllBytes()).trim());\n"
-                '        if (Solution.sumTo(2) != 3) throw new AssertionError("sumTo(2)");\n'
-                "        System.out.println(Solution.sumTo(n));\n    }\n}\n"
+            "Main.java": _src(
+                r"""
+            public class Main {
+                public static void main(String[] args) throws Exception {
+                    int n = Integer.parseInt(new String(System.in.readAllBytes()).trim());
+                    if (Solution.sumTo(2) != 3) throw new AssertionError("sumTo(2)");
+                    System.out.println(Solution.sumTo(n));
+                }
+            }
+"""
             )
         },
-        "broken": (
-            "class Solution {\n    static int add(int a, int b) { return a + b; }\n"
-            '    static int sumTo(int n) {\n        int s = "0";\n'
-            "        for (int i = 1; i <= n; i++) s = add(s, i);\n        return s;\n    }\n}\n"
+        "broken": _src(
+            r"""
+            class Solution {
+                static int add(int a, int b) { return a + b; }
+                static int sumTo(int n) {
+                    int s = "0";
+                    for (int i = 1; i <= n; i++) s = add(s, i);
+                    return s;
+                }
+            }
+"""
         ),
-        "fixed": (
-            "class Solution {\n    static int add(int a, int b) { return a + b; }\n"
-            "    static int sumTo(int n) {\n        int s = 0;\n"
-            "        for (int i = 1; i <= n; i++) s = add(s, i);\n        return s;\n    }\n}\n"
+        "fixed": _src(
+            r"""
+            class Solution {
+                static int add(int a, int b) { return a + b; }
+                static int sumTo(int n) {
+                    int s = 0;
+                    for (int i = 1; i <= n; i++) s = add(s, i);
+                    return s;
+                }
+            }
+"""
         ),
     },
     "go": {
         "harness": {
-            "main.go": (
-                'package main\n\nimport "fmt"\n\nfunc main() {\n    var n int\n    fmt.Scan(&n)\n'
-                '    if sumTo(2) != 3 {\n        panic("sumTo(2)")\n    }\n    fmt.Println(sumTo(n))\n}\n'
+            "main.go": _src(
+                r"""
+            package main
+
+            import "fmt"
+
+            func main() {
+                var n int
+                fmt.Scan(&n)
+                if sumTo(2) != 3 {
+                    panic("sumTo(2)")
+                }
+                fmt.Println(sumTo(n))
+            }
+"""
             )
         },
-        "broken": (
-            "package main\n\nfunc add(a, b int) int { return a + b }\n\nfunc sumTo(n int) int {\n"
-            '    s := "0"\n    for i := 1; i <= n; i++ {\n        s = add(s, i)\n    }\n    return s\n}\n'
+        "broken": _src(
+            r"""
+            package main
+
+            func add(a, b int) int { return a + b }
+
+            func sumTo(n int) int {
+                s := "0"
+                for i := 1; i <= n; i++ {
+                    s = add(s, i)
+                }
+                return s
+            }
+"""
         ),
-        "fixed": (
-            "package main\n\nfunc add(a, b int) int { return a + b }\n\nfunc sumTo(n int) int {\n"
-            "    s := 0\n    for i := 1; i <= n; i++ {\n        s = add(s, i)\n    }\n    return s\n}\n"
+        "fixed": _src(
+            r"""
+            package main
+
+            func add(a, b int) int { return a + b }
+
+            func sumTo(n int) int {
+                s := 0
+                for i := 1; i <= n; i++ {
+                    s = add(s, i)
+                }
+                return s
+            }
+"""
         ),
     },
     "javascript": {
         "harness": {
-            "main.js": (
-                "const { sumTo } = require('./solution.js');\n"
-                "const n = Number(require('fs').readFileSync(0, 'utf8'));\n"
-                "if (sumTo(2) !== 3) throw new Error('sumTo(2)');\nconsole.log(sumTo(n));\n"
+            "main.js": _src(
+                r"""
+            const { sumTo } = require('./solution.js');
+            const n = Number(require('fs').readFileSync(0, 'utf8'));
+            if (sumTo(2) !== 3) throw new Error('sumTo(2)');
+            console.log(sumTo(n));
+"""
             )
         },
-        "broken": (
-            "function add(a, b) { return a + b; }\n\nfunction sumTo(n) {\n    let s = 0;\n"
-            "    for (let i = 1; i <= n; i++ s = add(s, i);\n    return s;\n}\n\n"
-            "module.exports = { add, sumTo };\n"
+        "broken": _src(
+            r"""
+            function add(a, b) { return a + b; }
+
+            function sumTo(n) {
+                let s = 0;
+                for (let i = 1; i <= n; i++ s = add(s, i);
+                return s;
+            }
+
+            module.exports = { add, sumTo };
+"""
         ),
-        "fixed": (
-            "function add(a, b) { return a + b; }\n\nfunction sumTo(n) {\n    let s = 0;\n"
-            "    for (let i = 1; i <= n; i++) s = add(s, i);\n    return s;\n}\n\n"
-            "module.exports = { add, sumTo };\n"
+        "fixed": _src(
+            r"""
+            function add(a, b) { return a + b; }
+
+            function sumTo(n) {
+                let s = 0;
+                for (let i = 1; i <= n; i++) s = add(s, i);
+                return s;
+            }
+
+            module.exports = { add, sumTo };
+"""
         ),
     },
     "python": {
         "harness": {
-            "main.py": (
-                "import sys\nfrom solution import sum_to\nn = int(sys.stdin.read())\n"
-                "assert sum_to(2) == 3, 'sum_to(2)'\nprint(sum_to(n))\n"
+            "main.py": _src(
+                r"""
+            import sys
+            from solution import sum_to
+            n = int(sys.stdin.read())
+            assert sum_to(2) == 3, 'sum_to(2)'
+            print(sum_to(n))
+"""
             )
         },
-        "broken": (
-            "def add(a, b):\n    return a + b\n\n\ndef sum_to(n):\n    s = 0\n"
-            "    for i in range(1, n + 1)\n        s = add(s, i)\n    return s\n"
+        "broken": _src(
+            r"""
+            def add(a, b):
+                return a + b
+
+
+            def sum_to(n):
+                s = 0
+                for i in range(1, n + 1)
+                    s = add(s, i)
+                return s
+"""
         ),
-        "fixed": (
-            "def add(a, b):\n    return a + b\n\n\ndef sum_to(n):\n    s = 0\n"
-            "    for i in range(1, n + 1):\n        s = add(s, i)\n    return s\n"
+        "fixed": _src(
+            r"""
+            def add(a, b):
+                return a + b
+
+
+            def sum_to(n):
+                s = 0
+                for i in range(1, n + 1):
+                    s = add(s, i)
+                return s
+"""
         ),
     },
 }
