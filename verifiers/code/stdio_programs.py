@@ -25,7 +25,8 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from rewardsmith.verifiers.code.exploit_programs import PASS_MARKERS, Attempt, builtin_exceptions
+from rewardsmith.verifiers.code.exploit_forgeries import PASS_MARKERS
+from rewardsmith.verifiers.code.exploit_programs import Attempt, builtin_exceptions
 from rewardsmith.verifiers.code.twins import Twin, echoes, fails, prints
 
 __all__ = ["STDIO_CLASSES", "STDIO_LANGUAGES", "render"]

@@ -10,7 +10,7 @@ The twin's score is computed without the harness under test. For ``calls`` and `
 it is data: the twin's constant result is compared with the expected values here (a
 ``custom`` stdio checker runs in its own jail, as always). For ``humaneval``, ``asserts``
 and ``pytest`` the reference's tests run with the twin's functions defined *inside* the
-judge (`harness.judge.twins_main`: no proxy, no socket, no candidate process; the twins
+judge (`harness.twin_judge.twins_main`: no proxy, no socket, no candidate process; the twins
 are this module's code, not the model's), in one sandboxed run for all twins of a sample.
 
     >>> from rewardsmith.verifiers.code.formats import parse_reference
@@ -35,7 +35,7 @@ from rewardsmith.verifiers.sandbox import Limits, Program, fork_server
 
 __all__ = ["Twin", "deserved", "echoes", "fails", "prints", "raises", "returns"]
 
-_TWINS = program_source("judge", "twins_main")
+_TWINS = program_source("judge", "twins_main", extra=("twin_judge",))
 
 
 @dataclass(frozen=True)
