@@ -3,7 +3,7 @@
 Run from the repository root (it builds the repair attempts in the sandbox, so it needs
 root and cgroup v1, as the tests do):
 
-    .venv/bin/python datasets/code/make_tasks.py
+    .venv/bin/python datasets/code/make_references.py
 
 Deterministic: the same sources, and the logs the same compilers print for them.
 """
@@ -36,7 +36,10 @@ SUM_CASES = [
     {"input": "0 0\n", "output": "0\n"},
     {"input": "40 2\n", "output": "42\n"},
 ]
-C_SUM = '#include <stdio.h>\nint main(void) { int a, b; scanf("%d %d", &a, &b); printf("%d\\n", a + b); }\n'
+C_SUM = (
+    "#include <stdio.h>\n"
+    'int main(void) { int a, b; scanf("%d %d", &a, &b); printf("%d\\n", a + b); }\n'
+)
 
 
 def code_rows() -> list[dict[str, Any]]:
@@ -53,9 +56,14 @@ def code_rows() -> list[dict[str, Any]]:
         },
     }
     rows = [{"id": k, "task": "code", "completion": ADD, "reference": v} for k, v in refs.items()]
-    for lang, source in (("python", "a, b = map(int, input().split())\nprint(a + b)\n"), ("c", C_SUM)):
+    for lang, source in (
+        ("python", "a, b = map(int, input().split())\nprint(a + b)\n"),
+        ("c", C_SUM),
+    ):
         ref = {"format": "stdio", "language": lang, "checker": "tokens", "cases": SUM_CASES}
-        rows.append({"id": f"sum-stdio-{lang}", "task": "code", "completion": source, "reference": ref})
+        rows.append(
+            {"id": f"sum-stdio-{lang}", "task": "code", "completion": source, "reference": ref}
+        )
     return rows
 
 
@@ -79,8 +87,10 @@ REPAIRS = {
             )
         },
         "attempts": [
-            "int sum_to(int n) {\n    int s = 0;\n    for (int i = 1; i <= n; i++) s += i\n    return s;\n}\n",
-            "int sum_to(int n) {\n    int s = 0;\n    for (int i = 1; i <= n; i++) s += i;\n    return s;\n}\n",
+            "int sum_to(int n) {\n    int s = 0;\n"
+            "    for (int i = 1; i <= n; i++) s += i\n    return s;\n}\n",
+            "int sum_to(int n) {\n    int s = 0;\n"
+            "    for (int i = 1; i <= n; i++) s += i;\n    return s;\n}\n",
         ],
     },
     "python": {
@@ -103,7 +113,9 @@ def repair_rows() -> list[dict[str, Any]]:
         task = RepairTask.parse(reference)
         steps = [run_attempt(task, source).model_dump() for source in spec["attempts"]]
         assert steps[-1]["meta"]["tests"] == {"passed": 2, "total": 2}, steps[-1]
-        rows.append({"id": f"repair-{lang}", "task": "repair", "completion": steps, "reference": reference})
+        rows.append(
+            {"id": f"repair-{lang}", "task": "repair", "completion": steps, "reference": reference}
+        )
     return rows
 
 
