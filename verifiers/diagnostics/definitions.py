@@ -142,11 +142,20 @@ def _contains(body: list[ast.stmt], target: ast.AST) -> bool:
     return any(child is target for stmt in body for child in ast.walk(stmt))
 
 
+_DEAD_IF = re.compile(r"^([ \t]*)if[ \t]+(?:False|0|None)[ \t]*:", re.M)
+
+
 def _python_fallback(source: str) -> list[Definition]:
-    """A source that does not parse: its `def` lines, each body running to the next one."""
-    heads = list(
-        re.finditer(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(([^)]*)\)", source, re.M)
-    )
+    """A source that does not parse: its `def` lines outside ``if False:`` blocks and
+    comments, each body running to the next one."""
+    dead = _dead_ranges(source)
+    heads = [
+        m
+        for m in re.finditer(
+            r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(([^)]*)\)", source, re.M
+        )
+        if not any(a <= m.start() < b for a, b in dead)
+    ]
     found = []
     for i, m in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(source)
@@ -155,3 +164,17 @@ def _python_fallback(source: str) -> list[Definition]:
         )
         found.append(Definition(m.group(1), params, m.start(), (m.end(), end), end))
     return found
+
+
+def _dead_ranges(source: str) -> list[tuple[int, int]]:
+    """Offsets of the blocks under ``if False:`` (by indentation, for text that does not
+    parse)."""
+    ranges = []
+    for m in _DEAD_IF.finditer(source):
+        indent, end = len(m.group(1).expandtabs()), len(source)
+        for line in re.finditer(r"^([ \t]*)\S.*$", source[m.end() :], re.M):
+            if line.start() and len(line.group(1).expandtabs()) <= indent:
+                end = m.end() + line.start()
+                break
+        ranges.append((m.end(), end))
+    return ranges

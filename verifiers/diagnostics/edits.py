@@ -109,7 +109,7 @@ _STUB_BODIES = [
     r"return\s+(?:{value})\s*;?",
     r"(?:{value})",  # a Rust or Go tail expression
     r"(?:todo|unimplemented|unreachable|panic)!\s*\(.*\)\s*;?",
-    r"throw\s+new\s+[\w.]+\s*\(.*\)\s*;",
+    r"throw\b[^;]*;",  # throw new X(...); (Java, JS), throw "x"; throw std::logic_error(...) (C++)
     r"panic\s*\(.*\)",
     r"(?:abort|exit|_exit)\s*\(.*\)\s*;",
     r"(?:(?:std::)?process::exit|System\.exit|os\.Exit|sys\.exit|process\.exit|"
