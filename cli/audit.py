@@ -39,7 +39,7 @@ from rewardsmith.cli.score import build_grader
 from rewardsmith.datasets.dumps import DumpError, DumpReader
 from rewardsmith.graders import Executor, Grader, Reward, load_spec
 from rewardsmith.graders.spec import SpecError
-from rewardsmith.verifiers.exploits import Exploit, exploits_of
+from rewardsmith.verifiers.exploits import Exploit, ExploitGenerator, exploits_of
 from rewardsmith.verifiers.types import Sample
 
 __all__ = ["CORRUPTIONS", "AuditResult", "ClassRow", "audit", "load_task_set", "run_audit"]
@@ -117,10 +117,13 @@ class AuditResult:
     corruptions: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Per corruption: (caught, tried)."""
     uncaught: list[str] = field(default_factory=list)
+    generator_errors: list[str] = field(default_factory=list)
+    """Exploit generators that raised: what they would have made is not measured."""
 
     @property
     def ok(self) -> bool:
-        return not self.references_failed and not any(row.over for row in self.exploits)
+        clean = not self.references_failed and not self.generator_errors
+        return clean and not any(row.over for row in self.exploits)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -130,6 +133,7 @@ class AuditResult:
             "exploits": [row.to_dict() for row in self.exploits],
             "corruptions": {k: {"caught": c, "tried": t} for k, (c, t) in self.corruptions.items()},
             "uncaught": self.uncaught,
+            "generator_errors": self.generator_errors,
         }
 
 
@@ -146,19 +150,40 @@ class _Probe:
     exploit: Exploit | None = None
 
 
-def _leaf_exploits(grader: Grader, reference: Sample, per_class: int | None) -> Iterator[_Probe]:
+def _generators(verifier: object) -> list[ExploitGenerator]:
+    """A verifier's exploit generators: one per class where it offers them
+    (``exploit_generators()``), else its composed ``exploits``."""
+    offered = getattr(verifier, "exploit_generators", None)
+    if callable(offered):
+        return list(offered().values())
+    return [lambda sample: exploits_of(verifier, sample)]
+
+
+def _capped(made: Iterable[Exploit], per_class: int | None) -> Iterator[Exploit]:
+    for _, group in itertools.groupby(made, key=lambda e: e.exploit_class):
+        yield from itertools.islice(group, per_class)
+
+
+def _leaf_exploits(
+    grader: Grader, reference: Sample, per_class: int | None, errors: list[str]
+) -> Iterator[_Probe]:
     for key, verifier in sorted(grader.verifiers.items()):
         tasks = grader.tasks[key]
         if tasks is not None and reference.task not in tasks:
             continue
-        made = exploits_of(verifier, reference)
-        by_class = itertools.groupby(made, key=lambda e: e.exploit_class)
-        for _, group in by_class:
-            for exploit in itertools.islice(group, per_class):
+        for generate in _generators(verifier):
+            try:
+                made = list(_capped(generate(reference), per_class))
+            except Exception as exc:  # an audit reports a broken generator; it goes on
+                errors.append(f"{reference.id} {key}: {type(exc).__name__}: {exc}"[:500])
+                continue
+            for exploit in made:
                 yield _Probe("exploit", reference.id, exploit.sample, key, exploit)
 
 
-def _probes(grader: Grader, reference: Sample, per_class: int | None) -> Iterator[_Probe]:
+def _probes(
+    grader: Grader, reference: Sample, per_class: int | None, errors: list[str]
+) -> Iterator[_Probe]:
     yield _Probe("reference", reference.id, reference)
     text = reference.completion_text
     if isinstance(reference.completion, str):
@@ -167,7 +192,7 @@ def _probes(grader: Grader, reference: Sample, per_class: int | None) -> Iterato
             if changed != text:
                 update = {"id": f"{reference.id}~{name}", "completion": changed}
                 yield _Probe("corruption", reference.id, reference.model_copy(update=update))
-    yield from _leaf_exploits(grader, reference, per_class)
+    yield from _leaf_exploits(grader, reference, per_class, errors)
 
 
 def run_audit(
@@ -179,11 +204,12 @@ def run_audit(
     """Audit `grader` on right answers; ``per_class`` caps the variants per class and
     reference (all of them by default)."""
     refs = list(references)
-    probes = [p for ref in refs for p in _probes(grader, ref, per_class)]
+    errors: list[str] = []
+    probes = [p for ref in refs for p in _probes(grader, ref, per_class, errors)]
     rewards = score(grader, [p.sample for p in probes], executor)
     value = {p.sample.id: r.value for p, r in zip(probes, rewards, strict=True)}
     best = max((v for v in value.values() if v is not None), default=None)
-    result = AuditResult(len(refs))
+    result = AuditResult(len(refs), generator_errors=errors)
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     rows: dict[tuple[str, str], ClassRow] = {}
     for probe, reward in zip(probes, rewards, strict=True):
@@ -337,7 +363,7 @@ def _print(name: str, result: AuditResult) -> None:
         table.add_row("(all)", f"corruption: {corruption}", str(tried), f"{caught} caught", "", "")
     console.print(table)
     over = [r for r in result.exploits if r.over]
-    lines = [*result.references_failed]
+    lines = [*result.references_failed, *result.generator_errors]
     lines += [f"{r.worst_id}: {r.worst_description} earned {_fmt(r.worst_reward)}" for r in over]
     for line in lines[:30]:
         console.print(f"  {line}", markup=False, highlight=False)

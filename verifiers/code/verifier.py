@@ -25,7 +25,7 @@ from rewardsmith.verifiers.code.outcome import (
     text_excerpt,
 )
 from rewardsmith.verifiers.code.values import excerpt
-from rewardsmith.verifiers.exploits import Exploit
+from rewardsmith.verifiers.exploits import Exploit, ExploitGenerator
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.sandbox import Limits, fork_server
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
@@ -106,6 +106,12 @@ class CodeTests:
         from rewardsmith.verifiers.code.exploits import code_exploits
 
         return code_exploits(sample, self.language)
+
+    def exploit_generators(self) -> dict[str, ExploitGenerator]:
+        """The generators `exploits` composes, by class (the audit caps each on its own)."""
+        from rewardsmith.verifiers.code.exploits import generators
+
+        return generators(self.language)
 
     # ------------------------------------------------------------------ function calls
 

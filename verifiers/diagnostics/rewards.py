@@ -51,7 +51,7 @@ from rewardsmith.verifiers.diagnostics.shaping import (
     step_rewards,
     summarise,
 )
-from rewardsmith.verifiers.exploits import Exploit
+from rewardsmith.verifiers.exploits import Exploit, ExploitGenerator
 from rewardsmith.verifiers.killable import call_with_limits
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
@@ -179,6 +179,14 @@ class _LogSettings:
 
         verify: Any = self
         return repair_exploits(sample, lambda s: verify(s).score)
+
+    def exploit_generators(self) -> dict[str, ExploitGenerator]:
+        """The generators `exploits` composes, by class (the audit caps each on its own,
+        so it builds no more rewrites than it scores)."""
+        from rewardsmith.verifiers.diagnostics.exploits import generators
+
+        verify: Any = self
+        return generators(lambda s: verify(s).score)
 
 
 def _no_log(name: str, version: str) -> Verdict:
