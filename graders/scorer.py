@@ -151,9 +151,12 @@ class Scorer:
 
     # ------------------------------------------------------------------ scoring
 
-    def score(self, samples: Sequence[Sample], *, step: int = 0) -> list[Reward]:
-        """One `Reward` per sample, in order, scored as one batch."""
-        return self._submit(list(samples), step, None).result()
+    def score(
+        self, samples: Sequence[Sample], *, step: int = 0, progress: Progress | None = None
+    ) -> list[Reward]:
+        """One `Reward` per sample, in order, scored as one batch (``step`` drives
+        scheduled weights; ``progress`` hears of each finished job)."""
+        return self._submit(list(samples), step, progress).result()
 
     async def ascore(self, samples: Sequence[Sample], *, step: int = 0) -> list[Reward]:
         """`score` for asyncio: the event loop stays free while verifiers run."""
@@ -162,8 +165,8 @@ class Scorer:
     def stream(
         self, samples: Iterable[Sample], *, step: int = 0, progress: Progress | None = None
     ) -> Iterator[Reward]:
-        """Rewards for any iterable of samples, in order, a chunk of ``chunk_size`` at a
-        time (one chunk in flight, so state flows from chunk to chunk in order)."""
+        """Rewards for any iterable of samples, in order: `score` on each chunk of
+        ``chunk_size`` (one chunk in flight, so state flows from chunk to chunk in order)."""
         chunk: list[Sample] = []
         for sample in samples:
             chunk.append(sample)
