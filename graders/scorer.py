@@ -35,6 +35,7 @@ import asyncio
 import copy
 import dataclasses
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -216,12 +217,14 @@ class Scorer:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def close(self) -> None:
-        """Stop the lanes and the executors the Scorer started (it restarts if used again)."""
+    def close(self, timeout_s: float | None = None) -> None:
+        """Stop the lanes and the executors the Scorer started (it restarts if used
+        again). With ``timeout_s``, a lane still busy after that long is abandoned (its
+        thread is a daemon: it ends with the process) rather than waited for."""
         with self._start_lock:
             lanes, self._lanes = self._lanes, None
         if lanes is not None:
-            lanes.close()
+            lanes.close(timeout_s)
 
     def __enter__(self) -> Scorer:
         return self
@@ -396,13 +399,13 @@ class _Lanes:
                 if not request.future.done():
                     request.future.set_exception(exc)
 
-    def close(self) -> None:
+    def close(self, timeout_s: float | None = None) -> None:
         with self.cond:
             self.closed = True
             self.cond.notify_all()
-        for thread in self.threads:
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        for thread, (executor, owned) in zip(self.threads, self.executors, strict=True):
             if thread is not threading.current_thread():
-                thread.join()
-        for executor, owned in self.executors:
-            if owned:
+                thread.join(None if deadline is None else max(deadline - time.monotonic(), 0))
+            if owned and not thread.is_alive():  # a busy executor cannot be closed under it
                 executor.close()
