@@ -13,15 +13,16 @@ import pytest
 import yaml
 
 from rewardsmith.graders import Grader, Scorer, SpecError, build, load_spec
-from rewardsmith.graders.spec import BLOCKS, build_spec
 from rewardsmith.graders.schedule import LinearSchedule
+from rewardsmith.graders.spec import BLOCKS, build_spec
 from rewardsmith.verifiers.types import Sample
 
 EQUIVALENT = [
     (["exact_match"], {"exact_match": {}}),
     (["exact_match", "format:required_tags=answer"],
      {"exact_match": None, "format": {"required_tags": ["answer"]}}),
-    (["format:{required_tags: [think, answer]}"], {"format": {"required_tags": ["think", "answer"]}}),
+    (["format:{required_tags: [think, answer]}"],
+     {"format": {"required_tags": ["think", "answer"]}}),
     (["math:tasks=[math]"], {"math": {"tasks": ["math"]}}),
 ]  # fmt: skip
 
@@ -145,7 +146,8 @@ def test_each_python_factory_takes_exactly_its_blocks_fields(kind: str) -> None:
 
 
 def test_a_linear_schedule_takes_every_field_from_yaml() -> None:
-    spec = "grader:\n  chain:\n    - exact_match\n    - scale: {factor: {linear: {start: 1, end: 0, steps: 9, begin: 4}}}\n"
+    linear = "{linear: {start: 1, end: 0, steps: 9, begin: 4}}"
+    spec = f"grader:\n  chain:\n    - exact_match\n    - scale: {{factor: {linear}}}\n"
     assert load_spec(spec).root.blocks[1].factor == LinearSchedule(1.0, 0.0, 9, 4)
 
 
