@@ -22,9 +22,14 @@ SPEC = "grader:\n  weighted:\n    components:\n      echo: {verify: hang_when, t
 
 
 def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
-    plugin = install_plugin(tmp_path / "plugin")
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC)
+    return start_server(tmp_path, spec, *extra)
+
+
+def start_server(tmp_path: Path, spec: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    """``rewardsmith serve`` on a free loopback port; its process and URL once it listens."""
+    plugin = install_plugin(tmp_path / "plugin")
     env = {**os.environ, "PYTHONPATH": f"{plugin}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     command = [sys.executable, "-m", "rewardsmith.cli.main", "serve", "--spec", str(spec),
                "--port", "0", "--timeout", "60", *extra]  # fmt: skip
