@@ -19,7 +19,8 @@ calling conventions work:
 Each result is ``{"score": reward, <leaf key>: its verdict's score, ...}`` with **the same
 keys for every sample** of a mixed-task spec (veRL asserts that every key is present for
 every sample): a leaf that does not apply to a sample has NaN there. ``data_source`` is
-the sample's task. veRL needs a number for every sample, so a sample with no reward
+the sample's task; ``extra_info`` becomes its ``meta``, and ``extra_info["prompt"]``, when
+there, its prompt (veRL does not pass the prompt: put it there to group by prompt). veRL needs a number for every sample, so a sample with no reward
 raises the `NoRewardError` that says why (an infrastructure failure, unless the spec or
 ``VerlScore(..., fallback=x)`` states a fallback; a data error; nothing applicable).
 """
@@ -91,8 +92,10 @@ def _sample(
     i: int, data_source: Any, solution: str, ground_truth: Any, extra: Mapping[str, Any] | None
 ) -> Sample:
     meta = _jsonable(dict(extra or {}))
+    prompt = meta.get("prompt")
     return Sample(
         id=str(meta.get("index", i)),
+        prompt=prompt if isinstance(prompt, str) else "",
         completion=solution,
         reference=_jsonable(ground_truth),
         task=None if data_source is None else str(data_source),
