@@ -74,8 +74,9 @@ def _cli(tmp_path: Path) -> list[float | None]:
     dump.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC)
-    command = [sys.executable, "-m", "rewardsmith.cli.main", "score", str(dump), "--spec",
-               str(spec), "-o", str(out), "--backend", "inline", "--chunk-size", str(CHUNK)]  # fmt: skip
+    command = [sys.executable, "-m", "rewardsmith.cli.main", "score", str(dump),
+               "--spec", str(spec), "-o", str(out), "--backend", "inline",
+               "--chunk-size", str(CHUNK)]  # fmt: skip
     first = subprocess.run([*command, "--limit", str(2 * CHUNK)], capture_output=True, timeout=300)
     assert first.returncode == 0, first.stderr
     rest = subprocess.run(command, capture_output=True, text=True, timeout=300)

@@ -20,8 +20,9 @@ Each result is ``{"score": reward, <leaf key>: its verdict's score, ...}`` with 
 keys for every sample** of a mixed-task spec (veRL asserts that every key is present for
 every sample): a leaf that does not apply to a sample has NaN there. ``data_source`` is
 the sample's task; ``extra_info`` becomes its ``meta``, and ``extra_info["prompt"]``, when
-there, its prompt (veRL does not pass the prompt: put it there to group by prompt). veRL needs a number for every sample, so a sample with no reward
-raises the `NoRewardError` that says why (an infrastructure failure, unless the spec or
+there, its prompt (veRL does not pass the prompt: put it there to group by prompt).
+veRL needs a number for every sample, so a sample with no reward raises the
+`NoRewardError` that says why (an infrastructure failure, unless the spec or
 ``VerlScore(..., fallback=x)`` states a fallback; a data error; nothing applicable).
 """
 
