@@ -350,6 +350,8 @@ class _Lanes:
         self.queue: deque[_Request] = deque()
         self.cond = threading.Condition()
         self.closed = False
+        self.batches_run = 0
+        """Executor batches started (calls queued together count once)."""
         self.threads = [
             threading.Thread(
                 target=self._serve, args=(ex,), name=f"rewardsmith-scorer-{i}", daemon=True
@@ -384,6 +386,7 @@ class _Lanes:
             self._run(executor, batch)
 
     def _run(self, executor: Executor, batch: list[_Request]) -> None:
+        self.batches_run += 1
         owners = [(request, i) for request in batch for i in range(len(request.jobs))]
         try:
             for result in executor.stream([job for request in batch for job in request.jobs]):
