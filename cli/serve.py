@@ -112,9 +112,10 @@ def _server(app: Any, host: str, port: int, grace: float, summary: str) -> Any:
             )
 
         async def shutdown(self, sockets: Any = None) -> None:
-            await super().shutdown(sockets)
-            # Here, not after run(): uvicorn re-raises the signal once it has shut down.
-            _stop_descendants()
+            try:
+                await super().shutdown(sockets)
+            finally:  # here, not after run(): uvicorn re-raises the signal once it is done
+                _stop_descendants()
 
         def handle_exit(self, sig: int, frame: Any) -> None:
             if not self.should_exit:

@@ -33,18 +33,16 @@ def start_server(tmp_path: Path, spec: Path, *extra: str) -> tuple[subprocess.Po
     env = {**os.environ, "PYTHONPATH": f"{plugin}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     command = [sys.executable, "-m", "rewardsmith.cli.main", "serve", "--spec", str(spec),
                "--port", "0", "--timeout", "60", *extra]  # fmt: skip
-    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
-    assert process.stderr is not None
+    log = tmp_path / "server.log"  # a file, not a pipe: nothing can block the test on it
+    process = subprocess.Popen(command, env=env, stderr=log.open("w"), text=True)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        line = process.stderr.readline()
-        found = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
+    while time.monotonic() < deadline and process.poll() is None:
+        found = re.search(r"listening on (http://127\.0\.0\.1:\d+)", log.read_text())
         if found:
             return process, found.group(1)
-        if not line and process.poll() is not None:
-            break
+        time.sleep(0.1)
     process.kill()
-    raise AssertionError("the server printed no start line")
+    raise AssertionError(f"the server printed no start line: {log.read_text()[-2000:]}")
 
 
 def _post(url: str, completion: str, out: list[httpx.Response]) -> None:
@@ -85,7 +83,9 @@ def test_sigterm_answers_every_request_and_exits_within_the_grace(tmp_path: Path
     assert [r.status_code for r in in_flight] == [503]
     assert "grace period" in in_flight[0].json()["error"]
     assert exited < 3 + 5, f"exited {exited:.1f} s after SIGTERM"  # grace 3 s, then out
-    log = process.stderr.read() if process.stderr else ""
+    leftover = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
+    assert leftover.stdout == "", "a worker outlived the server"
+    log = (tmp_path / "server.log").read_text()
     assert "draining" in log and re.search(r"/score 200 1 samples", log)
 
 
