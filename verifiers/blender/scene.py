@@ -72,6 +72,7 @@ class BlenderScene:
     name: ClassVar[str] = "blender_scene"
     version: ClassVar[str] = "1"
     cost: ClassVar[Cost] = Cost.SANDBOX
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     staging: Literal["mean", "sequential"] = "mean"
     """How stage scores combine (see the module docstring)."""

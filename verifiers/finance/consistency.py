@@ -215,6 +215,7 @@ class Consistency:
     name: ClassVar[str] = "consistency"
     version: ClassVar[str] = "2"
     cost: ClassVar[Cost] = Cost.CHEAP
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     abs_tol: float = 0.0
     """Extra absolute slack on every check (beyond rounding of the figures written)."""

@@ -87,6 +87,7 @@ class CrossDocument:
     name: ClassVar[str] = "cross_document"
     version: ClassVar[str] = "1"
     cost: ClassVar[Cost] = Cost.CPU
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     policy: TolerancePolicy = field(default_factory=lambda: TolerancePolicy(rel_tol=0.005))
     """Tolerance on the amount (derived figures are rounded by the model: 0.5 % by default)."""

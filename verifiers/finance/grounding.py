@@ -74,6 +74,7 @@ class Grounding:
     name: ClassVar[str] = "grounding"
     version: ClassVar[str] = "2"
     cost: ClassVar[Cost] = Cost.CPU
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     ignore_below: float = 10.0
     """Bare integers below this (counts, list numbers) are not checked."""

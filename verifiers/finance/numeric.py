@@ -173,6 +173,7 @@ class NumericAnswer:
     name: ClassVar[str] = "numeric_answer"
     version: ClassVar[str] = "1"
     cost: ClassVar[Cost] = Cost.CHEAP
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     policy: TolerancePolicy = TolerancePolicy()
     """How close is equal (tolerances, FinQA rounding, percent as ratio)."""

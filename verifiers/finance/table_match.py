@@ -47,6 +47,7 @@ class TableMatch:
     name: ClassVar[str] = "table_match"
     version: ClassVar[str] = "2"
     cost: ClassVar[Cost] = Cost.CPU
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     score_by: Literal["cell_f1", "grits", "teds"] = "cell_f1"
     """Which measure becomes the score: cell F1, GriTS-style content or TEDS-style structure."""

@@ -46,6 +46,7 @@ class CadCode:
     name: ClassVar[str] = "cad_code"
     version: ClassVar[str] = "1"
     cost: ClassVar[Cost] = Cost.SANDBOX
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     kind: Literal["python", "blender"] = "python"
     output: str = "out.stl"

@@ -90,6 +90,7 @@ class MeshCompare:
     name: ClassVar[str] = "mesh_compare"
     version: ClassVar[str] = "1"
     cost: ClassVar[Cost] = Cost.CPU
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     align: bool = False
     """Pose invariance: also align principal axes (trying sign flips) and refine by ICP."""
