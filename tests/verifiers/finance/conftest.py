@@ -20,6 +20,16 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 BUNDLED = REPO_ROOT / "datasets" / "finance"
 
 
+@pytest.fixture(autouse=True)
+def private_failure_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test remembers PDF failures in its own folder: a timeout another test (or
+    another engineer's run on this machine) remembered must not answer for this one."""
+    from rewardsmith.verifiers.finance import reference
+    from rewardsmith.verifiers.finance.doc_cache import FailureCache
+
+    monkeypatch.setattr(reference, "_failures", FailureCache(tmp_path / "pdf-failures"))
+
+
 @pytest.fixture(scope="session")
 def bundled() -> Path:
     return BUNDLED
