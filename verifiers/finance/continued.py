@@ -33,14 +33,20 @@ _CONTINUED = re.compile(r"\(?\b(continued|cont'?d|cont\.)\)?", re.IGNORECASE)
 
 
 def caption_of(table: ExtractedTable, lines: Sequence[Line]) -> str:
-    """The text printed just above the table (up to two lines), else its own title row."""
+    """The text printed just above the table (up to two lines), and its own title rows.
+
+    An extractor's box may take the caption in while its cells leave it out, so a line
+    near the top edge that is none of the table's cells counts as above it."""
     x0, top, x1, _ = table.bbox
+    cells = {" ".join(c.split()).casefold() for row in table.table.grid() for c in row}
     above = [
         line
         for line in lines
-        if top - CAPTION_GAP <= float(line[4]) <= top + 1  # type: ignore[arg-type]
+        if top - CAPTION_GAP <= float(line[4]) <= top + CAPTION_GAP  # type: ignore[arg-type]
         and float(line[1]) < x1  # type: ignore[arg-type]
         and float(line[3]) > x0  # type: ignore[arg-type]
+        and " ".join(str(line[0]).split()).casefold() not in cells
+        and not any(" ".join(str(line[0]).split()).casefold() in c for c in cells if c)
     ]
     above.sort(key=lambda line: float(line[2]))  # type: ignore[arg-type]
     text = " ".join(str(line[0]) for line in above[-2:])

@@ -105,6 +105,10 @@ def _is_title(row: list[str], stub: int) -> bool:
     return in_stub or bool(_TITLE_WORDS.search(text)) or len(row) == 1
 
 
+def _stub_only(row: list[str], stub: int) -> bool:
+    return not any(c.strip() for c in row[max(stub, 1) :])
+
+
 def _is_units(row: list[str]) -> bool:
     texts = _filled(row)
     return len(set(texts)) == 1 and bool(_UNITS_ONLY.match(texts[0]))
@@ -134,6 +138,11 @@ def detect_header(grid: list[list[str]]) -> HeaderLayout:
             titles.append(i)
         else:
             levels.append(i)
+    # Label-only rows under the column headers open the body (a section heading,
+    # "Non-current assets"): they are not header levels.
+    spanning = [i for i in levels if not _stub_only(grid[i], stub)]
+    while spanning and levels[-1] > spanning[-1]:
+        body_start = levels.pop()
     declared = " ".join(" ".join(grid[i]) for i in (*titles, *units))
     keys = _column_keys([grid[i] for i in levels], stub, width)
     return HeaderLayout(

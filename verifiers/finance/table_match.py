@@ -29,10 +29,12 @@ earns most of a cell there; ``cell_f1`` and ``grid`` give it nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from rewardsmith.verifiers.exploits import Exploit
+from rewardsmith.verifiers.finance.exploits import table_exploits
 from rewardsmith.verifiers.finance.grits import grits_con, grits_top
 from rewardsmith.verifiers.finance.headers import detect_header
 from rewardsmith.verifiers.finance.metrics import cell_prf, cell_triples, grid_similarity
@@ -93,6 +95,12 @@ class TableMatch:
             evidence=evidence,
             feedback=_feedback(evidence),
         )
+
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """Gamed variants of a right table (`finance.exploits.table_exploits`); their
+        bounds hold for ``score_by="cell_f1"``, so other measures get none."""
+        if self.score_by == "cell_f1":
+            yield from table_exploits(sample)
 
     def _measure(self, pred: Table, gold: Table) -> dict[str, Any]:
         pred_grid, gold_grid = pred.grid(), gold.grid()

@@ -5,7 +5,8 @@ each printed line as a row and take in the text around the table. `tidy` undoes 
 three common mistakes:
 
 - caption and note lines glued to the table (a first or last row holding one cell of
-  prose: "Table 8.21 - Leading brands", "Source: Eurostat") are cut off;
+  prose or a caption: "Table 8.21 - Leading brands", "Source: Eurostat") are cut off; a
+  short label stays (a section heading such as "Current liabilities:");
 - a label that wraps over several lines becomes one label: a line holding only a label
   that continues the row above ("(Douwe Egberts)", lower case) joins it, and label-only
   lines next to a row of figures with no label of its own become that row's label;
@@ -34,11 +35,13 @@ def _filled(row: list[str]) -> list[int]:
 
 
 def _is_caption(row: list[str]) -> bool:
+    """A one-cell row of prose or a caption; a short label ("Current liabilities:") is a
+    section heading of the table and stays."""
     cells = _filled(row)
     if len(cells) != 1:
         return False
     text = row[cells[0]].strip()
-    return cells[0] == 0 or bool(_CAPTION.match(text)) or len(text) > LONG_TEXT
+    return bool(_CAPTION.match(text)) or len(text) > LONG_TEXT
 
 
 def _trim(grid: list[list[str]]) -> list[list[str]]:

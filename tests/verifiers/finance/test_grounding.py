@@ -21,7 +21,8 @@ def test_cited_figures_pair_sentences_with_pages() -> None:
     found = cited_figures(
         "Revenue was $122,445 thousand (p. 1). Cash rose to 12,035 [page 2]. Also 2024."
     )
-    assert [(f.value, page) for f, page in found] == [(122445.0, 1), (12035.0, 2), (2024.0, None)]
+    expected = [(122445.0, 1), (12035.0, 2), (2024.0, None)]
+    assert [(c.figure.value, c.page) for c in found] == expected
 
 
 def test_true_figures_in_every_notation_are_grounded(bundled: Path, truth: dict) -> None:
