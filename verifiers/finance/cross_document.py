@@ -132,7 +132,8 @@ class CrossDocument:
         ref = sample.reference
         items = ref.get("items", []) if isinstance(ref, dict) else []
         labels = tuple(i["label"] for i in items if isinstance(i, dict) and "label" in i)
-        yield from figure_exploits(sample, labels)
+        named = isinstance(ref, dict) and ref.get("ask") in ("higher", "lower")
+        yield from figure_exploits(sample, labels, 0.5 if named else 0.0)  # half: the label
 
     def _grade(
         self, ref: dict[str, Any], labels: list[str], values: list[float], text: str

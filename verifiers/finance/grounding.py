@@ -3,8 +3,9 @@
 The completion is prose. Each sentence's figures are taken with `figures.find_figures`; a
 page citation in the same sentence ("(p. 3)", "[page 3]", "page 3") says where to look,
 otherwise every page is searched. A model figure is grounded by a PDF figure on that page
-when the digits match, or the quantity matches once the page's declared scale ("in
-thousands") is applied, or the model rounded: ``round(pdf / model_scale, model_decimals)``
+when the digits match (for a figure written without a scale word), or the quantity
+matches once the page's declared scale ("in thousands") is applied, or the model
+rounded: ``round(pdf / model_scale, model_decimals)``
 equals the model's value (only for figures written with two or more significant digits, so
 "1 billion" cannot be grounded by anything between 0.5 and 1.5 billion). So
 ``(412,300)`` on a page "in thousands" grounds "$412.3 million", "$412,300 thousand" and
@@ -124,7 +125,9 @@ def _grounded_by(cited: Cited, pdf: Figure, page_scale: float) -> bool:
         return False
     magnitude = cited.outflow and pdf.value < 0 < figure.value  # a cost cited by its size
     value = abs(pdf.value) if magnitude else pdf.value
-    if math.isclose(figure.value, value, rel_tol=1e-9, abs_tol=1e-12):
+    # The same digits ground a figure written without a scale word ("122,445" as
+    # printed); with one ("12,035 million"), the quantity must match.
+    if figure.scale == 1.0 and math.isclose(figure.value, value, rel_tol=1e-9, abs_tol=1e-12):
         return True
     for scale in {pdf.scale, pdf.scale * page_scale}:
         quantity = value * scale
