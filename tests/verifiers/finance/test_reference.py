@@ -117,3 +117,43 @@ def test_nics_report_columns_sum_to_its_totals_row(shared_data: Path) -> None:
     totals = [c for c in checks if c.kind == "total" and c.where.startswith("Totals")]
     assert len(totals) >= 20 and all(c.ok for c in totals), [c for c in totals if not c.ok]
     assert totals[0].stated == 804_006
+
+
+def test_owner_password_only_pdf_opens_with_the_empty_password(
+    hostile: dict[str, Path], tasks: dict
+) -> None:
+    result = load_document(str(hostile["owner_only"]))
+    assert result.document is not None, result.problem
+    income = result.document.tables[0].table.grid()
+    assert income == tasks["acme-income-table"]["reference"]["table"]
+
+
+def test_a_bomb_costs_its_time_once(tmp_path: Path) -> None:
+    from rewardsmith.verifiers.finance import reference
+    from rewardsmith.verifiers.finance.doc_cache import FailureCache
+    from tests.verifiers.finance.conftest import flate_bomb
+
+    bomb = str(flate_bomb(tmp_path / "bomb.pdf"))
+    limits = ExtractionLimits(timeout_s=2.0)
+    first = load_document(bomb, limits=limits)
+    assert first.failure is Failure.VERIFIER_TIMEOUT and not first.remembered
+    # The next samples citing it get the same verdict without a parse (`remembered` is
+    # only set when no worker was asked), with these limits or tighter ones.
+    for same_or_tighter in (limits, ExtractionLimits(timeout_s=1.0, memory_bytes=1 << 30)):
+        again = load_document(bomb, limits=same_or_tighter)
+        assert again.failure is Failure.VERIFIER_TIMEOUT and again.remembered
+        assert "remembered" in again.problem
+    # Another process (a pool worker) finds the record on disk.
+    other = FailureCache(reference._failures.directory)
+    found = other.find(reference._failures._memory[0][0], limits.remember_failures_s)
+    assert found is not None and found.failure == "verifier_timeout"
+    assert other.find(reference._failures._memory[0][0], ttl_s=0) is None  # 0: never
+
+
+def test_a_looser_limit_parses_again(tmp_path: Path) -> None:
+    from tests.verifiers.finance.conftest import flate_bomb
+
+    bomb = str(flate_bomb(tmp_path / "bomb.pdf", megabytes=1))  # a few seconds at most
+    assert load_document(bomb, limits=ExtractionLimits(timeout_s=0.2)).failure is not None
+    looser = load_document(bomb, limits=ExtractionLimits(timeout_s=60.0))
+    assert not looser.remembered  # a longer limit may succeed: it is tried
