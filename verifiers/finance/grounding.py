@@ -204,7 +204,7 @@ class Grounding:
 
     def exploits(self, sample: Sample) -> Iterator[Exploit]:
         """Gamed variants of a grounded answer (`finance.exploits.grounding_exploits`)."""
-        from rewardsmith.verifiers.finance.exploits import grounding_exploits
+        from rewardsmith.verifiers.finance.prose_exploits import grounding_exploits
 
         yield from grounding_exploits(sample)
 
