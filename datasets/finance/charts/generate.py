@@ -21,7 +21,7 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("pdf")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 HERE = Path(__file__).resolve().parent
 YEARS = ["2019", "2020", "2021", "2022", "2023"]

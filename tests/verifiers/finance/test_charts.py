@@ -91,8 +91,8 @@ def test_every_false_claim_fails(name: str) -> None:
         verdict = checker(exploit.sample)
         assert verdict.score == 0.0, (exploit.sample.completion, verdict.evidence)
         classes[exploit.exploit_class] = classes.get(exploit.exploit_class, 0) + 1
-    assert {"finance/chart_wrong_value", "finance/chart_hedged", "finance/chart_wrong_peak",
-            "finance/chart_reversed_trend", "finance/chart_wrong_change"} <= set(classes)  # fmt: skip
+    expected = {"wrong_value", "hedged", "wrong_peak", "reversed_trend", "wrong_change"}
+    assert {f"finance/chart_{name}" for name in expected} <= set(classes)
     assert sum(classes.values()) >= 20
 
 
