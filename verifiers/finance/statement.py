@@ -27,7 +27,8 @@ added; an entry with neither inherits its section's sense ("Operating expenses:"
 past the first result, is a deduction (a US GAAP income statement prints its expenses
 positive under gross profit). A total or result is checked against the sum with printed
 signs and against the sum with these signs: either convention is a correct statement,
-and no other rearrangement is tried, so a wrong figure is not explained away.
+and no other rearrangement is tried, so a wrong figure is not explained away. A sum whose
+costs are printed both ways follows neither, and only its printed signs count.
 
 Each check names its rule and the rows it used (body row indices of the table).
 """
@@ -234,9 +235,15 @@ def _slack(terms: list[Entry], total: Entry, abs_tol: float) -> float:
 
 
 def _agrees(terms: list[Entry], total: Entry, abs_tol: float) -> tuple[bool, float]:
-    """Does `total` equal the terms' sum with printed signs or with labelled signs?"""
+    """Does `total` equal the terms' sum with printed signs or with labelled signs? A sum
+    whose costs are printed both ways (one in parentheses, one not) follows no convention:
+    only its printed signs count, so a lost parenthesis is not explained away."""
     stated = total.printed
-    options = [sum(t.printed for t in terms), sum(t.signed for t in terms)]
+    costs = [t.printed for t in terms if t.outflow and t.kind != "result"]
+    mixed = any(c > 0 for c in costs) and any(c < 0 for c in costs)
+    options = [sum(t.printed for t in terms)]
+    if not mixed:
+        options.append(sum(t.signed for t in terms))
     if total.outflow and stated > 0:  # "Total operating expenses 300": a sum of costs
         options += [-o for o in options]
     best = min(options, key=lambda o: abs(o - stated))
