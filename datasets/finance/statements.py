@@ -30,6 +30,7 @@ Layouts (`LAYOUTS`):
 from __future__ import annotations
 
 import random
+from datetime import UTC, datetime
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -355,10 +356,4 @@ def _draw_rows(pdf: object, rows: list[list[str]], ruled: bool) -> None:
         pdf.ln(6)  # type: ignore[attr-defined]
 
 
-def _fixed_date() -> object:
-    from datetime import UTC, datetime
-
-    return datetime(2025, 1, 1, tzinfo=UTC)
-
-
-_FIXED_DATE = _fixed_date()
+_FIXED_DATE = datetime(2025, 1, 1, tzinfo=UTC)

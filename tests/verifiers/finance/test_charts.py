@@ -156,7 +156,7 @@ def test_bad_references_are_infrastructure_errors(reference: object, why: str) -
 
 
 def test_chart_generator_reproduces_the_bundled_files(tmp_path: Path) -> None:
-    subprocess.run([sys.executable, str(CHARTS / "generate.py"), "--out", str(tmp_path)],
+    subprocess.run([sys.executable, str(CHARTS / "make_charts.py"), "--out", str(tmp_path)],
                    check=True, timeout=120)  # fmt: skip
     for path in CHARTS.glob("*.pdf"):
         assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path.name

@@ -1,6 +1,6 @@
 """Generate the bundled charts: vector charts drawn by matplotlib with known values.
 
-Run from the repository root:  .venv/bin/python datasets/finance/charts/generate.py [--out DIR]
+Run from the repository root:  .venv/bin/python datasets/finance/charts/make_charts.py [--out DIR]
 
 Writes one PDF per chart and ``truth.json``: for each chart its series, each series' value
 per category exactly as plotted, which y axis it is drawn against, and the axes' tick
