@@ -30,8 +30,8 @@ Layouts (`LAYOUTS`):
 from __future__ import annotations
 
 import random
-from datetime import UTC, datetime
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Literal
 
 __all__ = ["LAYOUTS", "Layout", "Line", "Statement", "draw_pdf", "plant_error", "statement"]
