@@ -91,10 +91,10 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return files
 
 
-def flate_bomb(path: Path, megabytes: int = 20) -> Path:
+def flate_bomb(path: Path, megabytes: float = 20) -> Path:
     """A 30 KB PDF whose one content stream inflates to `megabytes` MB of path operators:
     small on disk, about a minute of parsing (measured: 53 s for 20 MB on the build VM)."""
-    data = zlib.compress(b"0 0 m " * (megabytes * 1024 * 1024 // 6), 9)
+    data = zlib.compress(b"0 0 m " * int(megabytes * 1024 * 1024 // 6), 9)
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",

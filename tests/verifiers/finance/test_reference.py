@@ -150,10 +150,19 @@ def test_a_bomb_costs_its_time_once(tmp_path: Path) -> None:
     assert other.find(reference._failures._memory[0][0], ttl_s=0) is None  # 0: never
 
 
-def test_a_looser_limit_parses_again(tmp_path: Path) -> None:
-    from tests.verifiers.finance.conftest import flate_bomb
+def test_a_remembered_failure_answers_only_requests_that_ask_as_much(tmp_path: Path) -> None:
+    from rewardsmith.verifiers.finance.doc_cache import FailureCache, FailureRecord, RequestKey
 
-    bomb = str(flate_bomb(tmp_path / "bomb.pdf", megabytes=1))  # a few seconds at most
-    assert load_document(bomb, limits=ExtractionLimits(timeout_s=0.2)).failure is not None
-    looser = load_document(bomb, limits=ExtractionLimits(timeout_s=60.0))
-    assert not looser.remembered  # a longer limit may succeed: it is tried
+    failed = RequestKey("d" * 64, (3,), ("stream",), 2, 50, 10.0, 1 << 30)
+    cache = FailureCache(tmp_path)
+    cache.add(failed, FailureRecord("verifier_timeout", "too slow", time.time()))
+    same = failed
+    more = RequestKey("d" * 64, (3, 4), ("stream", "ruled"), 2, 50, 5.0, 1 << 29)
+    fewer_pages = RequestKey("d" * 64, (4,), ("stream",), 2, 50, 10.0, 1 << 30)
+    looser = RequestKey("d" * 64, (3,), ("stream",), 2, 50, 60.0, 1 << 30)
+    other_file = RequestKey("e" * 64, (3,), ("stream",), 2, 50, 10.0, 1 << 30)
+    for key, remembered in ((same, True), (more, True), (fewer_pages, False),
+                            (looser, False), (other_file, False)):  # fmt: skip
+        assert (cache.find(key, ttl_s=3600) is not None) is remembered, key
+    assert FailureCache(tmp_path).find(more, ttl_s=3600) is not None  # from disk
+    assert cache.find(same, ttl_s=0) is None
