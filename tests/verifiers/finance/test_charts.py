@@ -161,3 +161,24 @@ def test_chart_generator_reproduces_the_bundled_files(tmp_path: Path) -> None:
     for path in CHARTS.glob("*.pdf"):
         assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path.name
     assert (tmp_path / "truth.json").read_text() == (CHARTS / "truth.json").read_text()
+
+
+@pytest.mark.parametrize("kind", ["encrypted", "truncated", "empty", "not_pdf", "scanned"])
+def test_bad_chart_pdfs_end_in_a_named_problem(hostile: dict[str, Path], kind: str) -> None:
+    sample = Sample(
+        id="h", completion="Revenue in 2021 was 151.", reference={"pdf": str(hostile[kind])}
+    )
+    verdict = ChartClaims()(sample)
+    assert verdict.status is Status.ERROR and verdict.failure is Failure.BAD_REFERENCE
+    assert verdict.score is None and verdict.feedback
+
+
+def test_a_chart_bomb_is_a_timeout_and_is_remembered(tmp_path: Path) -> None:
+    from tests.verifiers.finance.conftest import flate_bomb
+
+    bomb = {"pdf": str(flate_bomb(tmp_path / "bomb.pdf")), "page": 1}
+    check = ChartClaims(limits=ExtractionLimits(timeout_s=1.0))
+    sample = Sample(id="b", completion="Revenue in 2021 was 151.", reference=bomb)
+    first, second = check(sample), check(sample)
+    assert first.status is Status.TIMEOUT and first.failure is Failure.VERIFIER_TIMEOUT
+    assert second.status is Status.TIMEOUT and "remembered" in second.feedback
