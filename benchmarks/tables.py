@@ -166,19 +166,23 @@ def bomb_samples() -> None:
     """Two samples citing one decompression bomb, through the grounding verifier."""
     import zlib
 
-    from rewardsmith.verifiers.finance import ExtractionLimits, Grounding
+    from rewardsmith.verifiers.finance import ExtractionLimits, Grounding, reference
+    from rewardsmith.verifiers.finance.doc_cache import FailureCache
     from rewardsmith.verifiers.types import Sample
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "bomb.pdf"
         _write_bomb(path, zlib.compress(b"0 0 m " * (20 * 1024 * 1024 // 6), 9))
+        reference._failures = FailureCache(Path(folder) / "failures")  # nothing remembered yet
         check = Grounding(limits=ExtractionLimits(timeout_s=10.0))
-        for n in (1, 2):
+        for n, where in ((1, "this process"), (2, "this process"), (3, "another process")):
+            if where == "another process":  # a pool worker: only the records on disk
+                reference._failures = FailureCache(Path(folder) / "failures")
             sample = Sample(id=f"b{n}", completion="Revenue was 122,445 (p. 1).",
                             reference={"pdf": str(path)})  # fmt: skip
             start = time.perf_counter()
             verdict = check(sample)
-            print(f"sample {n}: {verdict.status.value} ({verdict.failure}) in "
+            print(f"sample {n} ({where}): {verdict.status.value} ({verdict.failure}) in "
                   f"{time.perf_counter() - start:.3f} s; remembered: "
                   f"{verdict.evidence.get('remembered')}")  # fmt: skip
 
