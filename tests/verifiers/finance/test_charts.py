@@ -155,6 +155,7 @@ def test_bad_references_are_infrastructure_errors(reference: object, why: str) -
     assert verdict.status is Status.ERROR and verdict.score is None and why in verdict.feedback
 
 
+@pytest.mark.slow
 def test_chart_generator_reproduces_the_bundled_files(tmp_path: Path) -> None:
     subprocess.run([sys.executable, str(CHARTS / "make_charts.py"), "--out", str(tmp_path)],
                    check=True, timeout=120)  # fmt: skip
