@@ -164,15 +164,14 @@ def report(tallies: dict[str, dict[str, Tally]]) -> None:
 
 def bomb_samples() -> None:
     """Two samples citing one decompression bomb, through the grounding verifier."""
-    import zlib
-
+    from rewardsmith.datasets.finance.hostile import flate_bomb
     from rewardsmith.verifiers.finance import ExtractionLimits, Grounding, reference
     from rewardsmith.verifiers.finance.doc_cache import FailureCache
     from rewardsmith.verifiers.types import Sample
 
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "bomb.pdf"
-        _write_bomb(path, zlib.compress(b"0 0 m " * (20 * 1024 * 1024 // 6), 9))
+        path = flate_bomb(Path(folder) / "bomb.pdf", megabytes=20)
+        print(f"bomb: {path.stat().st_size} bytes on disk, 20 MB of content inflated")
         reference._failures = FailureCache(Path(folder) / "failures")  # nothing remembered yet
         check = Grounding(limits=ExtractionLimits(timeout_s=10.0))
         for n, where in ((1, "this process"), (2, "this process"), (3, "another process")):
@@ -185,29 +184,6 @@ def bomb_samples() -> None:
             print(f"sample {n} ({where}): {verdict.status.value} ({verdict.failure}) in "
                   f"{time.perf_counter() - start:.3f} s; remembered: "
                   f"{verdict.evidence.get('remembered')}")  # fmt: skip
-
-
-def _write_bomb(path: Path, stream: bytes) -> None:
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    path.write_bytes(bytes(out))
-    print(f"bomb: {len(out)} bytes on disk, {20} MB of content inflated")
 
 
 def main() -> None:

@@ -184,24 +184,19 @@ def _transpose(grid: list[list[T]]) -> list[list[T]]:
 
 def relative_spans(table: Table) -> list[list[tuple[int, int, int, int]]]:
     """Each grid cell's entry for GriTS_Top: its cell's span relative to it."""
-    placed: dict[tuple[int, int], tuple[int, int, int, int]] = {}
-    for r, row in enumerate(table.rows):
-        c = 0
-        for cell in row:
-            while (r, c) in placed:
-                c += 1
-            for dr in range(cell.rowspan):
-                for dc in range(cell.colspan):
-                    placed[(r + dr, c + dc)] = (c, r, c + cell.colspan, r + cell.rowspan)
-            c += cell.colspan
+    placed, cells = table.placements(), table.cells
     height = max((r for r, _ in placed), default=-1) + 1
     width = max((c for _, c in placed), default=-1) + 1
     grid = []
     for i in range(height):
         line = []
         for j in range(width):
-            c0, r0, c1, r1 = placed.get((i, j), (j, i, j, i))  # uncovered: an empty box
-            line.append((c0 - j, r0 - i, c1 - j, r1 - i))
+            if (i, j) not in placed:  # an uncovered slot: an empty box
+                line.append((0, 0, 0, 0))
+                continue
+            index, r0, c0 = placed[(i, j)]
+            cell = cells[index]
+            line.append((c0 - j, r0 - i, c0 + cell.colspan - j, r0 + cell.rowspan - i))
         grid.append(line)
     return grid
 

@@ -144,20 +144,9 @@ def _transpose(ids: list[list[int]]) -> list[list[int]]:
 
 def table_relations(table: Table) -> Counter[tuple]:
     """Adjacency relations of a `Table` (each `Cell` is one id across the slots it spans)."""
-    texts = [cell.text for row in table.rows for cell in row]
-    placed: dict[tuple[int, int], int] = {}
-    index = 0
-    for r, row in enumerate(table.rows):
-        c = 0
-        for cell in row:
-            while (r, c) in placed:
-                c += 1
-            for dr in range(cell.rowspan):
-                for dc in range(cell.colspan):
-                    placed[(r + dr, c + dc)] = index
-            c += cell.colspan
-            index += 1
+    placed = table.placements()
     height = max((r for r, _ in placed), default=-1) + 1
     width = max((c for _, c in placed), default=-1) + 1
-    ids = [[placed.get((r, c), -1) for c in range(width)] for r in range(height)]
-    return adjacency_relations(ids, texts)
+    ids = [[placed[(r, c)][0] if (r, c) in placed else -1 for c in range(width)]
+           for r in range(height)]  # fmt: skip
+    return adjacency_relations(ids, [cell.text for cell in table.cells])

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import zlib
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,14 @@ from pypdf import PdfReader, PdfWriter
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 BUNDLED = REPO_ROOT / "datasets" / "finance"
+
+
+@pytest.fixture
+def bomb(tmp_path: Path) -> Path:
+    """A 30 KB PDF that takes about a minute to parse (`datasets/finance/hostile.py`)."""
+    from rewardsmith.datasets.finance.hostile import flate_bomb
+
+    return flate_bomb(tmp_path / "bomb.pdf")
 
 
 @pytest.fixture(autouse=True)
@@ -89,32 +96,6 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     with open(files["mixed"], "wb") as handle:
         mixed.write(handle)
     return files
-
-
-def flate_bomb(path: Path, megabytes: float = 20) -> Path:
-    """A 30 KB PDF whose one content stream inflates to `megabytes` MB of path operators:
-    small on disk, about a minute of parsing (measured: 53 s for 20 MB on the build VM)."""
-    data = zlib.compress(b"0 0 m " * int(megabytes * 1024 * 1024 // 6), 9)
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    path.write_bytes(bytes(out))
-    return path
 
 
 def _scanned(path: Path) -> None:

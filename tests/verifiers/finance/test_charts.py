@@ -174,12 +174,10 @@ def test_bad_chart_pdfs_end_in_a_named_problem(hostile: dict[str, Path], kind: s
     assert verdict.score is None and verdict.feedback
 
 
-def test_a_chart_bomb_is_a_timeout_and_is_remembered(tmp_path: Path) -> None:
-    from tests.verifiers.finance.conftest import flate_bomb
-
-    bomb = {"pdf": str(flate_bomb(tmp_path / "bomb.pdf")), "page": 1}
+def test_a_chart_bomb_is_a_timeout_and_is_remembered(bomb: Path) -> None:
     check = ChartClaims(limits=ExtractionLimits(timeout_s=1.0))
-    sample = Sample(id="b", completion="Revenue in 2021 was 151.", reference=bomb)
+    reference = {"pdf": str(bomb), "page": 1}
+    sample = Sample(id="b", completion="Revenue in 2021 was 151.", reference=reference)
     first, second = check(sample), check(sample)
     assert first.status is Status.TIMEOUT and first.failure is Failure.VERIFIER_TIMEOUT
     assert second.status is Status.TIMEOUT and "remembered" in second.feedback

@@ -128,19 +128,17 @@ def test_owner_password_only_pdf_opens_with_the_empty_password(
     assert income == tasks["acme-income-table"]["reference"]["table"]
 
 
-def test_a_bomb_costs_its_time_once(tmp_path: Path) -> None:
+def test_a_bomb_costs_its_time_once(bomb: Path) -> None:
     from rewardsmith.verifiers.finance import reference
     from rewardsmith.verifiers.finance.doc_cache import FailureCache
-    from tests.verifiers.finance.conftest import flate_bomb
 
-    bomb = str(flate_bomb(tmp_path / "bomb.pdf"))
     limits = ExtractionLimits(timeout_s=2.0)
-    first = load_document(bomb, limits=limits)
+    first = load_document(str(bomb), limits=limits)
     assert first.failure is Failure.VERIFIER_TIMEOUT and not first.remembered
     # The next samples citing it get the same verdict without a parse (`remembered` is
     # only set when no worker was asked), with these limits or tighter ones.
     for same_or_tighter in (limits, ExtractionLimits(timeout_s=1.0, memory_bytes=1 << 30)):
-        again = load_document(bomb, limits=same_or_tighter)
+        again = load_document(str(bomb), limits=same_or_tighter)
         assert again.failure is Failure.VERIFIER_TIMEOUT and again.remembered
         assert "remembered" in again.problem
     # Another process (a pool worker) finds the record on disk.
