@@ -88,7 +88,7 @@ class CrossDocument:
     """Grade a comparison across reports against the figures in the reports themselves."""
 
     name: ClassVar[str] = "cross_document"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
     cost: ClassVar[Cost] = Cost.CPU
 
     policy: TolerancePolicy = field(default_factory=lambda: TolerancePolicy(rel_tol=0.005))

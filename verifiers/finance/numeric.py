@@ -188,7 +188,7 @@ class NumericAnswer:
     """Pass when the model's figure states the gold quantity under the tolerance policy."""
 
     name: ClassVar[str] = "numeric_answer"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
     cost: ClassVar[Cost] = Cost.CHEAP
 
     policy: TolerancePolicy = TolerancePolicy()
