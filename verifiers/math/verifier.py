@@ -18,10 +18,13 @@ limit. A comparison that passes the limit is a TIMEOUT verdict with score None: 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.killable import CallOutcome, call_with_limits
+from rewardsmith.verifiers.math.exploits import math_exploits
 from rewardsmith.verifiers.math.extract import (
     Extraction,
     extract_answer,
@@ -104,6 +107,13 @@ class MathAnswer:
         start = time.perf_counter()
         verdict = self._check(sample)
         return verdict.with_elapsed(time.perf_counter() - start)
+
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """Adversarial variants of a right `sample`, each to earn nothing (see
+        `rewardsmith.verifiers.math.exploits`); none when its reference is unusable."""
+        gold = _gold_text(sample.reference)
+        if gold is not None:
+            yield from math_exploits(sample, gold)
 
     # ------------------------------------------------------------------ steps
 
