@@ -15,10 +15,12 @@ Relations:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import sympy
 
+from rewardsmith.verifiers.math.budget import BudgetExceeded, cpu_budget
 from rewardsmith.verifiers.math.equivalence import (
     Tolerance,
     exprs_equal,
@@ -26,7 +28,7 @@ from rewardsmith.verifiers.math.equivalence import (
     to_complex,
 )
 from rewardsmith.verifiers.math.normalize import normalise
-from rewardsmith.verifiers.math.parser import ParseError
+from rewardsmith.verifiers.math.parser import ParseError, TooDeep
 from rewardsmith.verifiers.math.structure import (
     Bracketed,
     Expr,
@@ -268,21 +270,45 @@ def forms_equal(gold: Form, pred: Form, tol: Tolerance) -> Result:
     return False, "shape"
 
 
-def judge(gold: str, pred: str, rel_tol: float = 0.0, rounding_digits: int = 3) -> dict[str, Any]:
+def judge(
+    gold: str, pred: str, rel_tol: float = 0.0, rounding_digits: int = 3, budget_s: float = 1.0
+) -> dict[str, Any]:
     """Parse and compare two extracted answers. Runs in the killable worker.
 
-    Returns ``{"outcome": "equal" | "different" | "bad_reference" | "unparsed", ...}`` with
-    the parsed forms and the deciding rule, all plain strings (cheap to send back).
+    Returns ``{"outcome": "equal" | "different" | "bad_reference" | "unparsed" |
+    "check_limit", ...}`` with the parsed forms and the deciding rule, all plain strings
+    (cheap to send back). The whole call runs under a CPU-time budget of `budget_s`
+    (`rewardsmith.verifiers.math.budget`): an answer that passes it, or nests too deeply,
+    or exhausts the worker's memory is ``check_limit``; a gold that does so alone is
+    ``bad_reference``.
     """
-    tolerance = Tolerance(rel_tol, rounding_digits)
+    stage = ["gold"]
+    spent: Callable[[], float] = lambda: 0.0  # noqa: E731
+    try:
+        with cpu_budget(budget_s) as spent:
+            result = _judge(gold, pred, Tolerance(rel_tol, rounding_digits), stage)
+    except (BudgetExceeded, MemoryError, TooDeep, RecursionError) as exc:
+        limit = "cpu" if isinstance(exc, BudgetExceeded) else type(exc).__name__
+        detail = {"limit": limit, "cpu_s": round(spent(), 4)}
+        if stage[0] == "gold":
+            return {"outcome": "bad_reference", "detail": f"the gold alone hit {limit}", **detail}
+        return {"outcome": "check_limit", **detail}
+    result["cpu_s"] = round(spent(), 4)
+    return result
+
+
+def _judge(gold: str, pred: str, tolerance: Tolerance, stage: list[str]) -> dict[str, Any]:
     gold_n, pred_n = normalise(gold), normalise(pred)
     try:
         gold_form = parse_form(gold_n.text)
-    except (ParseError, RecursionError) as exc:
+    except ParseError as exc:
         return {"outcome": "bad_reference", "detail": str(exc)[:300]}
+    stage[0] = "answer"
     try:
         pred_form = parse_form(pred_n.text)
-    except (ParseError, RecursionError) as exc:
+    except TooDeep:
+        raise
+    except ParseError as exc:
         return {"outcome": "unparsed", "detail": str(exc)[:300], "gold_form": show(gold_form)}
     equal, rule = forms_equal(gold_form, pred_form, tolerance)
     return {

@@ -170,22 +170,31 @@ def _expression(text: str) -> Expr:
         # lark's Earley parser is slow on long or nested input: only short LaTeX gets it.
         if "\\" not in text or len(text) > _MAX_FALLBACK_CHARS:
             raise
-    from sympy.parsing.latex import parse_latex  # slow (~50 ms): the last resort
+    from sympy.parsing.latex import parse_latex  # slow (~50 ms): the last resort but one
 
     try:
         value = parse_latex(text, backend="lark")
     except Exception as exc:  # lark raises many types; all mean "not readable"
-        raise ParseError(f"unreadable LaTeX: {type(exc).__name__}") from exc
+        return _opaque(text, exc)
     if not isinstance(value, sympy.Expr):  # a relation or a boolean hidden in the text
         raise ParseError(f"LaTeX read as {type(value).__name__}, not an expression")
     return Expr(value, text)
+
+
+def _opaque(text: str, lark_error: Exception) -> Expr:
+    """Unknown commands as symbols of their names (``1 = \\zzz = x = 0``): what neither
+    parser reads is a name, never a number, so it cannot make a wrong answer equal."""
+    try:
+        return Expr(parse(text, opaque=True), text)
+    except ParseError:
+        raise ParseError(f"unreadable LaTeX: {type(lark_error).__name__}") from lark_error
 
 
 def parse_form(text: str, depth: int = 0) -> Form:
     """The shape of a normalised answer; raises `ParseError` when it cannot be read."""
     text = text.strip()
     if depth > MAX_DEPTH // 4:
-        raise ParseError("structures nested too deeply")
+        raise TooDeep("structures nested too deeply")
     if not text:
         raise ParseError("empty answer")
     if text in _EMPTY_SET:

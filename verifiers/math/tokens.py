@@ -13,8 +13,13 @@ from __future__ import annotations
 import re
 
 __all__ = [
-    "CONSTANTS", "FUNCTIONS", "GREEK", "KNOWN_NAMES", "TokenError", "is_number", "tokenize"
+    "CONSTANTS", "FUNCTIONS", "GREEK", "KNOWN_NAMES", "MAX_DEPTH", "TokenError", "is_number",
+    "tokenize",
 ]  # fmt: skip
+
+MAX_DEPTH = 60
+"""Nesting deeper than this is refused: by the cost estimate before any parse, and by the
+parser (lark's parser takes seconds on such input, and recursion would overflow)."""
 
 _TOKEN = re.compile(
     r"(?P<num>\d+(?:\.\d*)?|\.\d+)|(?P<cmd>\\[A-Za-z]+|\\[{}|])|(?P<name>[A-Za-z]+)"

@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["Quantity", "Unit", "conversion_factor", "split_unit"]
+__all__ = ["Conversion", "Quantity", "Unit", "conversion", "split_unit"]
 
 Dimension = tuple[tuple[str, int], ...]
 
@@ -282,20 +282,31 @@ def _unit_starts(tail: str) -> list[int]:
     return [s for s in starts if s < len(tail)]
 
 
-def conversion_factor(gold: Unit | None, answer: Unit | None) -> str | None:
-    """LaTeX of the factor that turns the answer's value into the gold's unit: ``"1"`` when
-    either has no dimension to compare, None when the dimensions differ."""
+@dataclass(frozen=True, slots=True)
+class Conversion:
+    """The factor ``ratio * pi^pi_power`` that turns one unit into another."""
+
+    ratio: Fraction = Fraction(1)
+    pi_power: int = 0
+
+    @property
+    def is_identity(self) -> bool:
+        return self.ratio == 1 and self.pi_power == 0
+
+    @property
+    def latex(self) -> str:
+        ratio = self.ratio
+        text = str(ratio.numerator) if ratio.denominator == 1 else (
+            rf"\frac{{{ratio.numerator}}}{{{ratio.denominator}}}"
+        )  # fmt: skip
+        return text + (rf" \cdot \pi^{{{self.pi_power}}}" if self.pi_power else "")
+
+
+def conversion(gold: Unit | None, answer: Unit | None) -> Conversion | None:
+    """What turns the answer's value into the gold's unit: the identity when either has no
+    dimension to compare, None when the dimensions differ."""
     if gold is None or answer is None or not gold.dimension or not answer.dimension:
-        return "1"
+        return Conversion()
     if gold.dimension != answer.dimension:
         return None
-    ratio = answer.factor / gold.factor
-    pi_power = answer.pi_power - gold.pi_power
-    text = (
-        str(ratio.numerator)
-        if ratio.denominator == 1
-        else (rf"\frac{{{ratio.numerator}}}{{{ratio.denominator}}}")
-    )
-    if pi_power:
-        text += rf" \cdot \pi^{{{pi_power}}}"
-    return text
+    return Conversion(answer.factor / gold.factor, answer.pi_power - gold.pi_power)
