@@ -140,6 +140,9 @@ def _in_worker(gold: str, answer: str, settings: Settings) -> Decision:
     if kind == "bad_reference":
         return Decision(None, evidence, Failure.BAD_REFERENCE, "the gold could not be parsed")
     if kind == "unparsed":
+        if result.get("raised"):  # sympy raised on this answer (the gold parsed): its fault
+            message = f"the answer could not be compared ({result['detail']})"
+            return Decision(None, evidence, Failure.FORMAT, message)
         return Decision(None, evidence, Failure.FORMAT, "the answer could not be parsed")
     if kind == "check_limit":
         message = f"checking the answer passed its {settings.check_budget_s:g} s CPU budget"

@@ -40,6 +40,7 @@ from rewardsmith.verifiers.math.tokens import (
 __all__ = ["MAX_DEPTH", "ParseError", "TooDeep", "parse"]
 
 _MAX_DIGITS = 2_000
+_MAX_ROOT_DIGITS = 200
 _FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
     "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "cot": sympy.cot,
     "sec": sympy.sec, "csc": sympy.csc, "arcsin": sympy.asin, "arccos": sympy.acos,
@@ -70,8 +71,12 @@ def _digits(value: sympy.Expr) -> float:
 
 def _power(base: sympy.Expr, exponent: sympy.Expr) -> sympy.Expr:
     # Evaluate exactly only when the result stays small; else keep the tree (floats later).
+    # A root of a big integer is kept too: sympy looks for its square factors, which costs
+    # about a second at 2,000 digits and grows with the cube of the length.
     if base.is_number and exponent.is_number:
-        if isinstance(exponent, sympy.Rational):
+        if isinstance(exponent, sympy.Rational) and not exponent.is_Integer:
+            huge = _digits(base) > _MAX_ROOT_DIGITS
+        elif isinstance(exponent, sympy.Rational):
             huge = abs(float(exponent)) * _digits(base) > _MAX_DIGITS
         else:
             size = abs(complex(exponent.evalf(15)))
@@ -279,7 +284,7 @@ class _Parser:
             index = self.expression()
             self.take("]")
         radicand = self.nested(self.argument)
-        return sympy.sqrt(radicand) if index == 2 else _power(radicand, 1 / index)
+        return _power(radicand, sympy.Rational(1, 2) if index == 2 else 1 / index)
 
     def function(self, name: str) -> sympy.Expr:
         base: sympy.Expr | None = None
@@ -297,7 +302,10 @@ class _Parser:
             and ((self.peek() or "")[1:] in GREEK or not (self.peek() or "").startswith("\\"))
         ):  # \sin 2x and \sin 2\theta are sin(2x), sin(2 theta); \sin x \cos x stops at \cos
             argument = argument * self.nested(self.power)
-        value = _FUNCTIONS[name](argument)
+        if name == "sqrt":  # through the big-root guard of `_power`, like \sqrt{}
+            value = _power(argument, sympy.Rational(1, 2))
+        else:
+            value = _FUNCTIONS[name](argument)
         if base is not None:
             value = sympy.log(argument, base)
         return _power(value, power) if power is not None else value

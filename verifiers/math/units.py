@@ -95,19 +95,22 @@ _RATES = {"mph": ("mi", "h"), "kph": ("km", "h")}
 _ONE_LETTER = frozenset({"m", "g", "s", "h", "l"})
 _SCALES = {
     "hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9,
-    "trillion": 10**12, "dozen": 12,
+    "trillion": 10**12, "dozen": 12, "lakh": 10**5, "crore": 10**7,
 }  # fmt: skip
+# Generic units: words that count things or name a currency, and say nothing of the value.
+# A list of what is allowed, not of what is refused: any other word after a number
+# ("hundreds", "thousandths", "below zero") might change the value, so it stays in it.
 _GENERIC = frozenset((
-    "unit", "units", "people", "persons", "students", "children", "ways", "apples", "marbles",
-    "cookies", "books", "points", "coins", "cars", "items", "pieces", "candies", "balls",
-    "pages", "words", "letters", "games", "trees", "times",
-))  # fmt: skip
-# Words after a number that change its value or qualify it: never a generic unit.
-_NOT_UNITS = frozenset((
-    "not", "no", "more", "less", "than", "least", "most", "about", "approximately", "around",
-    "nearly", "almost", "plus", "minus", "over", "squared", "cubed", "power", "root", "roots",
-    "half", "third", "quarter", "percent", "percentage", "or", "and", "if", "when", "where",
-    "per", "of", "is", "are", "the", "a", "an", "to",
+    "unit", "people", "person", "persons", "student", "child", "children", "kid", "boy",
+    "girl", "man", "men", "woman", "women", "adult", "friend", "player", "team", "worker",
+    "way", "apple", "orange", "banana", "marble", "cookie", "candy", "candies", "book",
+    "page", "point", "coin", "car", "item", "piece", "ball", "word", "letter", "game", "tree",
+    "time", "egg", "cup", "bottle", "box", "boxes", "bag", "card", "stamp", "pencil", "pen",
+    "ticket", "seat", "row", "house", "room", "sheep", "cow", "chicken", "leg", "wheel",
+    "side", "edge", "vertex", "vertices", "face", "triangle", "square", "number", "digit",
+    "integer", "solution", "pair", "cube", "tile", "step", "move", "handshake", "match",
+    "goal", "vote", "question", "problem", "yuan", "euro", "rupee", "yen", "peso", "franc",
+    "dollar", "cent",
 ))  # fmt: skip
 _POWER_WORDS = {"square": 2, "sq": 2, "cubic": 3, "cu": 3}
 _MACRO = r"\\(?:text|textrm|textnormal|textit|textbf|mathrm|mbox)\s*\{([^{}]*)\}"
@@ -223,17 +226,22 @@ def _rate(reading: _Reading, parts: tuple[str, str], rest: list) -> _Reading | N
     return reading
 
 
+def _singular(word: str) -> str:
+    for ending in ("ies", "es", "s"):
+        if word.endswith(ending) and word[: -len(ending)] + ("y" if ending == "ies" else "") in (
+            _GENERIC
+        ):
+            return word[: -len(ending)] + ("y" if ending == "ies" else "")
+    return word
+
+
 def _generic(reading: _Reading, rest: list[tuple[str, bool]]) -> _Reading | None:
-    """Words in a text macro ("apples", "yuan") or known count words: a generic unit."""
+    """Count words and currencies ("apples", "yuan", "square units"): a generic unit."""
     words = [t.lower().rstrip(".") for t, _ in rest if _power_of(t) is None]
-    if reading.dims or not words or _NOT_UNITS & set(words):
+    if reading.dims or not words or not all(_singular(w) in _GENERIC for w in words):
         return None
-    if not all(w.isalpha() and len(w) > 1 for w in words):  # \text{k} is a variable k
-        return None
-    if all(wrapped for _, wrapped in rest) or all(w in _GENERIC for w in words):
-        reading.generic = True
-        return reading
-    return None
+    reading.generic = True
+    return reading
 
 
 def _as_unit(reading: _Reading, spelling: str) -> Unit | None:

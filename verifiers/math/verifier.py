@@ -74,7 +74,7 @@ class MathAnswer:
     rounding_digits: int = 3
     """A decimal with this many significant digits may stand for a value no finite decimal
     writes (``0.333`` for 1/3, ``3.14`` for pi). 0 turns the rule off."""
-    check_budget_s: float = 1.0
+    check_budget_s: float = 0.5
     """CPU seconds one parse-and-compare may use in the worker. An answer that needs more
     is the model's fault: a ``check_limit`` failure, score 0."""
     timeout_s: float = 5.0

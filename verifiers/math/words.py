@@ -52,7 +52,7 @@ _MAX_CHARS = 300
 
 def _bare(answer: str) -> tuple[str, bool]:
     """The answer without delimiters, spacing and text macros; and whether it had one."""
-    text = answer.strip()
+    text = answer.strip().rstrip(".").strip()
     for _ in range(2):
         text = _DELIMITERS.sub("", text).strip()
     unwrapped = _TEXT_MACRO.sub(r" \1 ", text)

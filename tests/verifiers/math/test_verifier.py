@@ -46,7 +46,7 @@ def test_registered_as_math() -> None:
 
 @pytest.mark.parametrize(
     ("config", "message"),
-    [({"timeout_s": 0}, "timeout_s"), ({"timeout_s": 1.5}, "twice check_budget_s"),
+    [({"timeout_s": 0}, "timeout_s"), ({"timeout_s": 0.8}, "twice check_budget_s"),
      ({"check_budget_s": 0}, "check_budget_s"), ({"rel_tol": 1.5}, "rel_tol"),
      ({"rounding_digits": -1}, "rounding_digits"), ({"max_answer_chars": 0}, "max_answer_chars")],
 )  # fmt: skip
