@@ -120,7 +120,8 @@ def _values(gold: str, answer: str, settings: Settings) -> Decision:
     gold_cost, answer_cost = _cost(gold), _cost(answer)
     refused = over_budget(gold_cost, answer_cost)
     if refused is not None:
-        evidence = {"path": "estimate", "digits": answer_cost.digits, "depth": answer_cost.depth}
+        digits = f"{answer_cost.digits:.4g}"  # a string: inf is not JSON
+        evidence = {"path": "estimate", "digits": digits, "depth": answer_cost.depth}
         return Decision(None, evidence, Failure.CHECK_LIMIT, f"too expensive to check: {refused}")
     return _in_worker(gold, answer, settings)
 
