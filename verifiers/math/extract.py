@@ -102,8 +102,8 @@ class Extraction:
 
     answer: str | None
     method: str
-    """One of "boxed", "final_statement", "answer_phrase", "conclusion", "final_math",
-    "last_number", "none"."""
+    """One of "boxed", "restated" (a box and a stated answer after it), "final_statement",
+    "answer_phrase", "conclusion", "final_math", "last_number", "none"."""
     problem: str | None = None
     """"hedged" (different answers), "unbalanced" (a box never closes), "empty_box",
     "truncated" (cut off after a fallback answer), "reasoning_only" or None."""
@@ -142,7 +142,7 @@ def _from_boxes(text: str) -> Extraction | None:
     if boxes.problem is None and boxes.answer is not None:
         other = _restated(text[boxes.last_end :][:20_000])
         if other is not None and hedge_key(other) != hedge_key(boxes.answer):
-            return Extraction(boxes.answer, "boxed", "hedged", (boxes.answer, other))
+            return Extraction(boxes.answer, "restated", "hedged", (boxes.answer, other))
     return found
 
 

@@ -132,7 +132,7 @@ class MathAnswer:
         if len(text) > self.max_completion_chars:
             return self._too_large("completion", len(text), self.max_completion_chars)
         found = extract_answer(repair_escapes(text), strict=self.strict)
-        if found.problem == "hedged" and has_several_items(gold):
+        if found.problem == "hedged" and found.method == "boxed" and has_several_items(gold):
             # Several values asked for, one per box: together they are the answer (a
             # hedge still fails, as the list then has values the gold does not).
             found = Extraction(", ".join(found.candidates), "boxed_list")

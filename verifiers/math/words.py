@@ -51,13 +51,15 @@ _MAX_CHARS = 300
 
 
 def _bare(answer: str) -> tuple[str, bool]:
-    """The answer without delimiters, spacing and text macros; and whether it had one."""
+    """The answer without delimiters, spacing and text macros; and whether all its letters
+    were inside text macros (``x \\text{ cm}`` has a bare ``x``: it is not text)."""
     text = answer.strip().rstrip(".").strip()
     for _ in range(2):
         text = _DELIMITERS.sub("", text).strip()
     unwrapped = _TEXT_MACRO.sub(r" \1 ", text)
     unwrapped = _SPACING.sub(" ", unwrapped).strip().rstrip(".!").strip()
-    return unwrapped, unwrapped != text
+    outside = _TEXT_MACRO.sub(" ", text)
+    return unwrapped, unwrapped != text and not re.search("[A-Za-z]", outside)
 
 
 def as_words(answer: str) -> str | None:
