@@ -76,7 +76,7 @@ _NUMBER_PERCENT = re.compile(_NUMBER.pattern + r"(?:\s*\\?%)?")
 # A prose answer with one of these does not state its number plainly: it qualifies it
 # ("not 5", "at least 5") or computes with it ("the square root of 2", "negative 5").
 _HEDGED_NUMBER = re.compile(
-    r"\b(?:not|no|never|cannot|than|least|most|about|approximately|around|nearly|almost|"
+    r"\b(?:not|no|never|cannot|than|least|most|about|approximately|around|nearly|almost|or|either|"
     r"sqrt|square\s+root|root|pi|over|squared|cubed|power|log|ln|exp|sin|cos|tan|negative|"
     r"minus|plus|times|divided|half|third|quarter|fraction|reciprocal|inverse)\b|n't\b",
     re.IGNORECASE,
@@ -86,7 +86,8 @@ _ITEM_EVENTS = re.compile(r"\\[{}]|\\pm|\\mp|[()\[\]{},;]|\s(?:or|and)\s")
 # "... or $12$", "(or 12)", "or maybe \frac{7}{4}" right after an answer: a second answer
 # ("or equivalently $0.5$" is one too, compared with the first like any other).
 _OR_AFTER = re.compile(
-    r"\s*[,;.]?\s*\(?\s*(?:or|alternatively|otherwise)\b"
+    r"(?:\s|\\(?:quad|qquad|[,;: !]))*[,;.]?\s*\(?\s*(?:\\text\{\s*)?"
+    r"(?:or|alternatively|otherwise)\b\s*\}?"
     r"(?:\s+(?:maybe|possibly|perhaps|equivalently|simply|just|in other words|i\.e\.),?)?\s*"
     r"(?:\$([^$]{1,500})\$|\\\((.{1,500}?)\\\)"
     r"|([^\n$]{1,300}?)(?=\s*(?:\)\s*(?:[.;!?]|\n|$)|[.;!?](?:\s|$)|\n|$)))",
@@ -182,12 +183,21 @@ def stated_answer(text: str, start: int = 0) -> str | None:
     """The math of the last "Final Answer: The final answer is $X$" after ``start``. After
     the last box it is the model's last word and overrides intermediate boxes ("... =
     \\boxed{255}"); in a gold written as a worked solution it is the gold answer."""
+    found = _final_statement(text, start)
+    return found.answer if found else None
+
+
+def _final_statement(text: str, start: int) -> Extraction | None:
     tail = text[start:][-20_000:]
     matches = list(_FINAL_STATEMENT.finditer(tail))
-    if not matches:
+    math = _LEADING_MATH.match(tail, matches[-1].end()) if matches else None
+    if math is None:
         return None
-    math = _LEADING_MATH.match(tail, matches[-1].end())
-    return next(g for g in math.groups() if g is not None).strip() if math else None
+    answer = next(g for g in math.groups() if g is not None).strip()
+    other = _alternative(tail[math.end() :])  # "... is $3$ or $4$"
+    if other is not None and hedge_key(other) != hedge_key(answer):
+        return Extraction(answer, "final_statement", "hedged", (answer, other))
+    return Extraction(answer, "final_statement")
 
 
 def _conclusion(line: str) -> tuple[str, str] | None:
@@ -314,8 +324,8 @@ def extract_answer(text: str, *, strict: bool = False) -> Extraction:
 def _extract(text: str, strict: bool) -> Extraction:
     boxed = _from_boxes(text)
     if boxed is not None and not strict:
-        stated = stated_answer(text, box_starts(text)[-1]) if box_starts(text) else None
-        return Extraction(stated, "final_statement") if stated else boxed
+        stated = _final_statement(text, box_starts(text)[-1]) if box_starts(text) else None
+        return stated or boxed
     if boxed is not None or strict:
         return boxed if boxed is not None else Extraction(None, "none")
     return _after_phrase(text) or _fallback(text)
