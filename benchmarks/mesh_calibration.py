@@ -62,6 +62,8 @@ def candidates(part: Part, folder: Path, reference: bytes) -> list[tuple[str, st
         found.append(("pose", f"moved mesh {seed}", moved(reference, seed, folder)))
     for k, pose in enumerate(SCRIPT_POSES):
         add("pose", f"script pose {k}", mesh_of(part.script(extra=pose)))
+    for name, script in part.same_scripts().items():
+        add("same", name, mesh_of(script))
     for name, script in part.variant_scripts().items():
         add("feature", name, mesh_of(script))
     return found

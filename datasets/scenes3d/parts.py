@@ -29,6 +29,8 @@ class Part:
     params: dict[str, Any]
     variants: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Name -> parameter changes that make one feature differ."""
+    same: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Name -> changes that leave the same part (a mirror of an achiral part is itself)."""
 
     def script(self, **changes: Any) -> str:
         values = {"extra": "", **self.params, **changes}
@@ -36,6 +38,9 @@ class Part:
 
     def variant_scripts(self) -> dict[str, str]:
         return {name: self.script(**changes) for name, changes in self.variants.items()}
+
+    def same_scripts(self) -> dict[str, str]:
+        return {name: self.script(**changes) for name, changes in self.same.items()}
 
 
 _MIRROR = "result = result.mirror('XZ')\n"
@@ -84,8 +89,9 @@ PARTS = [
             "slot_removed": {"slot": ""},
             "slot_short": {"slot": _slot(14)},
             "slot_moved": {"slot": _slot(20, sx=10)},
-            "mirrored": {"extra": _MIRROR},
         },
+        # Its features go through the plate, so its mirror is the part turned over.
+        same={"mirrored": {"extra": _MIRROR}},
     ),
     Part(
         "boss_block",

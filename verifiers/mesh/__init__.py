@@ -10,9 +10,9 @@ The metric functions (`surface_metrics`, `iou`, `align_pair`, `normalise`,
 
 from rewardsmith.verifiers.mesh.align import Alignment, align_pair, normalise
 from rewardsmith.verifiers.mesh.compare import MeshCompare
-from rewardsmith.verifiers.mesh.thresholds import Thresholds
 from rewardsmith.verifiers.mesh.load import MeshLoadError, load_mesh
 from rewardsmith.verifiers.mesh.metrics import SurfaceMetrics, surface_metrics
+from rewardsmith.verifiers.mesh.thresholds import Thresholds
 from rewardsmith.verifiers.mesh.topology import Topology, measure_topology
 from rewardsmith.verifiers.mesh.validity import Validity, check_validity
 from rewardsmith.verifiers.mesh.volume import iou, iou_exact, iou_voxel

@@ -45,7 +45,7 @@ from rewardsmith.verifiers.mesh.metrics import (
     sample_with_faces,
 )
 
-__all__ = ["Alignment", "CUBE_ROTATIONS", "align_pair", "icp_point_to_plane", "normalise"]
+__all__ = ["CUBE_ROTATIONS", "Alignment", "align_pair", "icp_point_to_plane", "normalise"]
 
 
 def _cube_rotations() -> list[np.ndarray]:

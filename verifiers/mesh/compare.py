@@ -36,9 +36,11 @@ free); the set-level figures (median Chamfer x 1000, invalidity ratio, IoU) come
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.killable import call_with_limits
 from rewardsmith.verifiers.mesh.measure import measure_pair
 from rewardsmith.verifiers.mesh.thresholds import Thresholds
@@ -114,6 +116,17 @@ class MeshCompare:
     def settings(self) -> dict[str, Any]:
         """What the worker needs, as plain values."""
         return {k: v for k, v in asdict(self).items() if k not in ("thresholds", "preset")}
+
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """Adversarial variants of a right `sample` (see `exploits.py`): each earns 0."""
+        from rewardsmith.verifiers.mesh.exploits import mesh_exploits
+
+        yield from mesh_exploits(
+            sample,
+            align=self.align,
+            level=self.thresholds.hausdorff_fail,
+            root=self.allowed_root,
+        )
 
     def __call__(self, sample: Sample) -> Verdict:
         ref = _reference(sample.reference)

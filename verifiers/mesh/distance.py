@@ -51,8 +51,8 @@ def to_surface(
     sample_faces: np.ndarray,
     *,
     k: int = 8,
-    refine_above: float = 5e-4,
-    max_exact: int = 3000,
+    refine_above: float = 1e-3,
+    max_exact: int = 1000,
 ) -> np.ndarray:
     """Distance from each of `points` to the surface of `mesh`, whose area-uniform
     `samples` lie on the faces `sample_faces` (see the module docstring)."""

@@ -84,7 +84,7 @@ def _off_faces(head: bytes) -> int | None:
     numbers: list[int] = []
     for raw in head.split(b"\n")[:50]:
         line = raw.split(b"#")[0].strip()
-        if not line or line.upper().endswith(b"OFF") and not numbers:
+        if not line or (line.upper().endswith(b"OFF") and not numbers):
             continue
         try:
             numbers = [int(x) for x in line.split()]

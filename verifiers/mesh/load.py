@@ -3,9 +3,9 @@
 A mesh file written by a model (or by a model's script) is hostile data. Before trimesh
 parses it we check that it is a regular file of an allowed format under a size cap, and
 that the face count its header states (or a bounded count while reading, for formats that
-state none: see `header.py`) is under the face cap; after, that its vertices are finite. The caller still runs this
-in a killable worker (`rewardsmith.verifiers.killable`), because a parser can hang or
-allocate without bound on inputs no cap catches.
+state none: see `header.py`) is under the face cap; after, that its vertices are finite.
+The caller still runs this in a killable worker (`rewardsmith.verifiers.killable`),
+because a parser can hang or allocate without bound on inputs no cap catches.
 
     >>> import trimesh, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "box.stl")

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SHAPE_METRICS", "FEATURE_METRICS", "Thresholds"]
+__all__ = ["FEATURE_METRICS", "SHAPE_METRICS", "Thresholds"]
 
 SHAPE_METRICS = ("chamfer", "fscore", "iou")
 FEATURE_METRICS = ("hausdorff", "p95")

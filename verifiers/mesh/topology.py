@@ -64,8 +64,8 @@ def measure_topology(mesh: trimesh.Trimesh) -> Topology:
     used = np.unique(faces)
     edges = mesh.edges_unique
     euler = int(len(used) - len(edges) + len(faces))
-    shells = int(
-        len(trimesh.graph.connected_components(mesh.face_adjacency, nodes=np.arange(len(faces))))
+    shells = len(
+        trimesh.graph.connected_components(mesh.face_adjacency, nodes=np.arange(len(faces)))
     )
     closed = bool(mesh.is_watertight)
     genus = None
