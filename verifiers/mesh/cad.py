@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import re
 import tempfile
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from rewardsmith.verifiers.blender.run import describe_failure
 from rewardsmith.verifiers.cad.run import EXIT_NO_SHAPE, CadRun, run_cad
+from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.mesh.compare import MeshCompare, _reference, compare_files
 from rewardsmith.verifiers.mesh.load import FORMATS
 from rewardsmith.verifiers.protocol import Cost
@@ -72,6 +74,22 @@ class CadCode:
         if Path(self.output).suffix.lower().lstrip(".") not in FORMATS or "/" in self.output:
             raise ValueError(f"output must be a plain file name ending in one of {sorted(FORMATS)}")
 
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """Adversarial rewrites of a right script (see `cad_exploits.py`): each earns 0."""
+        from rewardsmith.verifiers.mesh.cad_exploits import cad_exploits
+
+        ref = _reference(sample.reference)
+        if ref is None:
+            return
+        right = sample.model_copy(update={"completion": _script_of(sample.completion_text)})
+        yield from cad_exploits(
+            right,
+            self.kind,
+            align=self.compare.align,
+            level=self.compare.thresholds.hausdorff_fail,
+            output=self.output,
+        )
+
     def __call__(self, sample: Sample) -> Verdict:
         ref = _reference(sample.reference)
         if ref is None:
@@ -81,9 +99,7 @@ class CadCode:
                 Failure.BAD_REFERENCE,
                 "cad_code needs `reference`: a mesh path or {'mesh': path, ...}",
             )
-        text = sample.completion_text
-        match = _FENCE.search(text)
-        script = match.group(1) if match else text
+        script = _script_of(sample.completion_text)
         if len(script) > self.max_script_chars:
             return Verdict.failed(
                 self.name,
@@ -99,12 +115,17 @@ class CadCode:
         return self._compare(output, Path(self.output).suffix, ref)
 
     def _compare(
-        self, output: bytes, suffix: str, ref: dict[str, Any], extra: dict[str, Any] | None = None
+        self,
+        output: bytes,
+        suffix: str,
+        ref: dict[str, Any],
+        extra: dict[str, Any] | None = None,
+        compare: MeshCompare | None = None,
     ) -> Verdict:
         with tempfile.TemporaryDirectory(prefix="cad_code_") as scratch:
             path = Path(scratch) / ("out" + suffix)
             path.write_bytes(output)
-            verdict = compare_files(self.compare, str(path), ref)
+            verdict = compare_files(compare or self.compare, str(path), ref)
         return Verdict(
             self.name,
             self.version,
@@ -141,7 +162,15 @@ class CadCode:
                 evidence={"brep": report},
                 feedback=problem or "the shape has no surface to mesh",
             )
-        verdict = self._compare(run.mesh, ".stl", ref, {"brep": report})
+        # The B-rep was checked (BRepCheck, solids): the mesh gates would judge the
+        # tessellation instead (touching solids share edges, slivers), so they are off.
+        compare = replace(self.compare, require_valid=False)
+        verdict = self._compare(run.mesh, ".stl", ref, {"brep": report}, compare)
+        solids = _solid_count_problem(report, ref)
+        if solids is not None:
+            return Verdict.failed(
+                self.name, self.version, evidence=verdict.evidence, feedback=solids
+            )
         return _with_brep_iou(verdict, report, self.compare)
 
     def _cad_failed(self, run: CadRun) -> Verdict:
@@ -218,6 +247,20 @@ class CadCode:
         if failure is Failure.TIME_LIMIT:
             return Verdict.timed_out(name, version, failure, message, evidence=evidence)
         return Verdict.errored(name, version, failure, message, evidence=evidence)
+
+
+def _script_of(text: str) -> str:
+    """The first fenced Python block, or the whole text when there is none."""
+    match = _FENCE.search(text)
+    return match.group(1) if match else text
+
+
+def _solid_count_problem(report: dict[str, Any], ref: dict[str, Any]) -> str | None:
+    """The number of solids against the reference B-rep's (or the stated `components`)."""
+    want = report.get("reference", {}).get("solids", ref.get("components", 1))
+    if want is None or report["solids"] == want:
+        return None
+    return f"the shape has {report['solids']} solids; expected {want}"
 
 
 def _brep_problem(report: dict[str, Any]) -> str | None:

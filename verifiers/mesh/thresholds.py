@@ -48,9 +48,9 @@ class Thresholds:
     fscore_fail: float = 0.5
     iou_pass: float = 0.95
     iou_fail: float = 0.5
-    hausdorff_pass: float = 0.005
-    """Worst point-to-surface deviation that still passes: 0.5 % of the part's size."""
-    hausdorff_fail: float = 0.012
+    hausdorff_pass: float = 0.004
+    """Worst point-to-surface deviation that still passes: 0.4 % of the part's size."""
+    hausdorff_fail: float = 0.005
     """At or above this the part scores 0: a feature is missing, moved or resized."""
     p95_pass: float = 0.002
     p95_fail: float = 0.01
