@@ -15,12 +15,15 @@ reference:
    axes (eigenvectors of the sample covariance) mapped onto the reference's through each of
    the 24 rotations of the cube, since principal axes are defined only up to sign and order,
    and not at all for symmetric parts (a square plate, a cylinder);
-3. the two best by Chamfer distance are refined by point-to-plane ICP (Chen & Medioni,
-   "Object modelling by registration of multiple range images", 1992: each step minimises
-   ``sum_i ((R p_i + t - q_i) . n_i)^2``, linearised in the rotation), which converges to
-   the exact pose on flat CAD faces where point-to-point ICP stalls at the sampling gap;
-4. the candidate, rotated, is normalised in the reference's frame (its bounding box there)
-   and a last ICP pass removes what is left.
+3. those within 1.5x of the best Chamfer distance (at least two, at most four: a plate's
+   four flips tie on Chamfer, only its holes tell them apart) are refined by point-to-plane
+   ICP (Chen & Medioni, "Object modelling by registration of multiple range images", 1992:
+   each step minimises ``sum_i ((R p_i + t - q_i) . n_i)^2``, linearised in the rotation),
+   which converges to the exact pose on flat CAD faces where point-to-point ICP stalls at
+   the sampling gap;
+4. each refined candidate, rotated, is normalised in the reference's frame (its bounding
+   box there) and polished by a last ICP pass; the one whose worst point-to-surface
+   deviation from the reference is least wins.
 
 The caller also scores the unaligned pose, so alignment can never lower a score.
 
@@ -39,6 +42,7 @@ import numpy as np
 import trimesh
 from scipy.spatial import cKDTree
 
+from rewardsmith.verifiers.mesh.distance import to_surface
 from rewardsmith.verifiers.mesh.metrics import (
     chamfer_from_distances,
     nearest_both_ways,
@@ -93,15 +97,26 @@ def _rodrigues(vector: np.ndarray) -> np.ndarray:
 
 
 def icp_point_to_plane(
-    source: np.ndarray, target: np.ndarray, normals: np.ndarray, iterations: int = 30
+    source: np.ndarray,
+    target: np.ndarray,
+    normals: np.ndarray,
+    iterations: int = 30,
+    source_normals: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(R, t) minimising ``sum ((R p + t - q) . n)^2`` over nearest target points q."""
+    """(R, t) minimising ``sum ((R p + t - q) . n)^2`` over nearest target points q.
+
+    With `source_normals`, a pair whose normals disagree (a point near an edge matched to
+    the neighbouring face) is left out: such pairs pull a thin part's rotation off."""
     tree = cKDTree(target)
     rotation, shift = np.eye(3), np.zeros(3)
     for _ in range(iterations):
         moved = source @ rotation.T + shift
         _, index = tree.query(moved, workers=-1)
         q, n = target[index], normals[index]
+        if source_normals is not None:
+            agree = np.abs(np.einsum("ij,ij->i", source_normals @ rotation.T, n)) > 0.8
+            if agree.sum() >= 6:
+                moved, q, n = moved[agree], q[agree], n[agree]
         system = np.hstack([np.cross(moved, n), n])
         residual = -np.einsum("ij,ij->i", moved - q, n)
         step, *_ = np.linalg.lstsq(system, residual, rcond=None)
@@ -132,38 +147,57 @@ def _principal_axes(points: np.ndarray) -> np.ndarray:
     return axes
 
 
-def _best_rotation(cand: np.ndarray, ref: np.ndarray, ref_normals: np.ndarray) -> np.ndarray:
-    """The rotation of the standardised candidate samples onto the reference's."""
+def _rotations(cand: np.ndarray, ref: np.ndarray, ref_normals: np.ndarray) -> list[np.ndarray]:
+    """Refined rotations of the standardised candidate samples onto the reference's: the
+    identity and the principal-axes guesses whose Chamfer is within 1.5x of the best (a
+    plate's four flips tie on Chamfer; only its holes tell them apart), at most six."""
     to_cand, to_ref = _principal_axes(cand), _principal_axes(ref)
     guesses = [np.eye(3)] + [to_ref.T @ cube @ to_cand for cube in CUBE_ROTATIONS]
-    ranked = sorted(guesses, key=lambda r: _chamfer(cand @ r.T, ref))
-    best, best_cd = np.eye(3), float("inf")
-    for guess in ranked[:2]:
-        turn, _ = icp_point_to_plane(cand @ guess.T, ref, ref_normals)
-        rotation = turn @ guess
-        cd = _chamfer(cand @ rotation.T, ref)
-        if cd < best_cd:
-            best, best_cd = rotation, cd
-    return best
+    scored = sorted((_chamfer(cand @ r.T, ref), k) for k, r in enumerate(guesses))
+    chosen = [guesses[k] for cd, k in scored if cd <= 1.5 * scored[0][0]][:4]
+    chosen = chosen if len(chosen) >= 2 else [guesses[k] for _, k in scored[:2]]
+    return [icp_point_to_plane(cand @ g.T, ref, ref_normals, iterations=15)[0] @ g for g in chosen]
+
+
+def _placed(
+    candidate: trimesh.Trimesh, ref: trimesh.Trimesh, rotation: np.ndarray, seed: int, n: int
+) -> tuple[trimesh.Trimesh, np.ndarray, float]:
+    """The candidate turned by `rotation`, normalised, polished by ICP onto the normalised
+    reference; its total rotation and its worst sampled deviation from the reference."""
+    turned = candidate.copy()
+    turned.apply_transform(_homogeneous(rotation, np.zeros(3)))
+    cand = normalise(turned)
+    points, faces = sample_with_faces(cand, n, seed + 2)
+    ref_points, ref_faces = sample_with_faces(ref, n, seed + 3)
+    turn, shift = icp_point_to_plane(
+        points, ref_points, ref.face_normals[ref_faces], source_normals=cand.face_normals[faces]
+    )
+    cand.apply_transform(_homogeneous(turn, shift))
+    points = points @ turn.T + shift
+    worst = max(  # the largest bounds refined: enough to rank the candidates
+        to_surface(points, ref, ref_points, ref_faces, max_exact=300).max(),
+        to_surface(ref_points, cand, points, faces, max_exact=300).max(),
+    )
+    return cand, turn @ rotation, float(worst)
 
 
 def align_pair(
     candidate: trimesh.Trimesh, reference: trimesh.Trimesh, *, seed: int = 0, n: int = 2000
 ) -> Alignment:
-    """The candidate rotated onto the reference, both normalised (see the module docstring)."""
+    """The candidate rotated onto the reference, both normalised (see the module docstring):
+    of the refined rotations, the one whose worst deviation from the reference is least."""
     ref = normalise(reference)
     ref_points, ref_faces = sample_with_faces(reference, n, seed)
     cand_points, _ = sample_with_faces(candidate, n, seed + 1)
     ref_normals = reference.face_normals[ref_faces]
-    rotation = _best_rotation(_standardised(cand_points), _standardised(ref_points), ref_normals)
-    turned = candidate.copy()
-    turned.apply_transform(_homogeneous(rotation, np.zeros(3)))
-    cand = normalise(turned)
-    polish_points, _ = sample_with_faces(cand, n, seed + 2)
-    ref_n_points, ref_n_faces = sample_with_faces(ref, n, seed + 3)
-    turn, shift = icp_point_to_plane(polish_points, ref_n_points, ref.face_normals[ref_n_faces])
-    cand.apply_transform(_homogeneous(turn, shift))
-    return Alignment(cand, ref, turn @ rotation)
+    found = [
+        _placed(candidate, ref, rotation, seed, n)
+        for rotation in _rotations(
+            _standardised(cand_points), _standardised(ref_points), ref_normals
+        )
+    ]
+    cand, rotation, _ = min(found, key=lambda f: f[2])
+    return Alignment(cand, ref, rotation)
 
 
 def _homogeneous(rotation: np.ndarray, shift: np.ndarray) -> np.ndarray:

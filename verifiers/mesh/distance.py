@@ -58,7 +58,7 @@ def to_surface(
     `samples` lie on the faces `sample_faces` (see the module docstring)."""
     distance = _upper_bounds(points, mesh, samples, sample_faces, k)
     loose = np.flatnonzero(distance > refine_above)
-    if len(loose):
+    if len(loose) and max_exact > 0:
         chosen = loose[np.argsort(distance[loose])[::-1][:max_exact]]
         _, exact, _ = trimesh.proximity.closest_point(mesh, points[chosen])
         distance[chosen] = np.minimum(distance[chosen], exact)

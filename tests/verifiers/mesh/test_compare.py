@@ -41,8 +41,15 @@ def test_same_part_passes(meshes: Path, tmp_path: Path) -> None:
 
 
 def test_unit_cube_and_seven_eighths_cube_are_told_apart(meshes: Path) -> None:
-    v = judge(MeshCompare(), meshes / "7_8ths_cube.stl", str(meshes / "unit_cube.STL"))
-    assert v.status is Status.PARTIAL and 0 < v.score < 1
+    # The files' units differ (40 mm and 1), so the size check alone fails them; without
+    # it, the missing octant is a feature the Hausdorff distance sees: score 0.
+    sized = judge(MeshCompare(), meshes / "7_8ths_cube.stl", str(meshes / "unit_cube.STL"))
+    assert sized.status is Status.FAIL and "x size is 40" in sized.feedback
+    v = judge(
+        MeshCompare(check_scale=False), meshes / "7_8ths_cube.stl", str(meshes / "unit_cube.STL")
+    )
+    assert v.status is Status.FAIL and v.score == 0.0
+    assert v.evidence["raw"]["hausdorff"] > 0.2
     # One octant of the normalised cube is missing: IoU = 7/8 exactly.
     assert v.evidence["raw"]["iou"] == pytest.approx(7 / 8, abs=1e-5)
     assert v.evidence["raw"]["iou_method"] == "exact"
