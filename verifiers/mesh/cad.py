@@ -239,9 +239,10 @@ class CadCode:
                 version,
                 Failure.FORMAT,
                 evidence=evidence,
-                feedback=f"the script wrote no {self.output}"
-                if self.kind == "python"
-                else "the scene holds no mesh to export",
+                feedback={
+                    "python": f"the script wrote no {self.output}",
+                    "blender": "the scene holds no mesh to export",
+                }.get(self.kind, "the script ended before it showed a shape"),
             )
         failure, message = describe_failure(result)
         if failure is Failure.TIME_LIMIT:
