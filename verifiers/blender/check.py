@@ -65,7 +65,7 @@ def _object_checks(
 ) -> list[Check]:
     if found is None:
         return [Check("geometry", f"object {name!r}", False, f"no object named {name!r}")]
-    checks = [Check("geometry", f"object {name!r}", True)]
+    checks: list[Check] = []
     if spec.type is not None:
         ok = found.get("type") == spec.type.upper()
         checks.append(
@@ -91,7 +91,9 @@ def _object_checks(
         checks.append(
             Check("geometry", f"{name}.materials", not missing, f"missing {missing}; has {have}")
         )
-    return checks
+    # The name alone is worth a check only when the spec asks nothing else of the object:
+    # otherwise a scene of empties with the right names would earn part of the reward.
+    return checks or [Check("geometry", f"object {name!r}", True)]
 
 
 def _material_checks(
@@ -102,7 +104,7 @@ def _material_checks(
     principled = found.get("principled")
     if not principled:
         return [Check("materials", f"material {name!r}", False, "has no Principled BSDF node")]
-    checks = [Check("materials", f"material {name!r}", True)]
+    checks: list[Check] = []
     for key, want in spec.inputs.items():
         entry = principled.get(key)
         if entry is None:
@@ -119,7 +121,7 @@ def _material_checks(
             checks.append(
                 Check("materials", f"{name}[{key}]", ok, f"is {_fmt(got)}, want {_fmt(want)}")
             )
-    return checks
+    return checks or [Check("materials", f"material {name!r}", True)]
 
 
 def _light_matches(light: dict[str, Any], spec: LightSpec, tol: Tolerances) -> list[str]:
@@ -201,7 +203,7 @@ def _angle_deg(u: Sequence[float], v: Sequence[float]) -> float:
 def _camera_checks(cam: dict[str, Any] | None, spec: CameraSpec, tol: Tolerances) -> list[Check]:
     if cam is None:
         return [Check("render", "camera", False, "the scene has no active camera")]
-    checks = [Check("render", "camera", True)]
+    checks: list[Check] = []
     if spec.location is not None:
         ok = _close(cam.get("location"), spec.location, tol.length)
         checks.append(
@@ -230,7 +232,7 @@ def _camera_checks(cam: dict[str, Any] | None, spec: CameraSpec, tol: Tolerances
         lens = cam.get("lens")
         ok = isinstance(lens, int | float) and abs(lens - spec.lens) <= tol.lens_mm
         checks.append(Check("render", "camera.lens", ok, f"is {lens} mm, want {spec.lens} mm"))
-    return checks
+    return checks or [Check("render", "camera", True)]
 
 
 def _sees_scene(cam: dict[str, Any], objects: list[dict[str, Any]]) -> Check | None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -36,6 +37,7 @@ from rewardsmith.verifiers.blender.check import STAGES, Check, check_scene, stag
 from rewardsmith.verifiers.blender.image import psnr, read_image, ssim
 from rewardsmith.verifiers.blender.run import BlenderRun, describe_failure, run_scripts
 from rewardsmith.verifiers.blender.spec import SceneSpec
+from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.sandbox import Limits, SandboxResult
 from rewardsmith.verifiers.types import Failure, Sample, Status, Verdict
@@ -85,6 +87,14 @@ class BlenderScene:
     def __post_init__(self) -> None:
         if self.staging not in ("mean", "sequential"):
             raise ValueError(f"staging must be 'mean' or 'sequential', not {self.staging!r}")
+
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """Adversarial rewrites of a right scene script (see `exploits.py`)."""
+        from rewardsmith.verifiers.blender.exploits import blender_exploits
+
+        spec, _ = _load_spec(sample.reference)
+        if not isinstance(spec, str):
+            yield from blender_exploits(sample, spec)
 
     def __call__(self, sample: Sample) -> Verdict:
         spec, base = _load_spec(sample.reference)

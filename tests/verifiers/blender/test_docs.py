@@ -14,6 +14,10 @@ import pytest
 DOC = Path(__file__).resolve().parents[3] / "docs" / "3d.md"
 MODULES = [
     "rewardsmith.verifiers.mesh.load",
+    "rewardsmith.verifiers.mesh.header",
+    "rewardsmith.verifiers.mesh.topology",
+    "rewardsmith.verifiers.mesh.distance",
+    "rewardsmith.verifiers.mesh.thresholds",
     "rewardsmith.verifiers.mesh.validity",
     "rewardsmith.verifiers.mesh.metrics",
     "rewardsmith.verifiers.mesh.volume",
@@ -24,6 +28,8 @@ MODULES = [
     "rewardsmith.verifiers.blender.image",
     "rewardsmith.verifiers.blender.scene",
     "rewardsmith.datasets.scenes3d.tasks",
+    "rewardsmith.datasets.scenes3d.parts",
+    "rewardsmith.cli.cad_report",
 ]
 
 
@@ -55,9 +61,9 @@ def test_public_surface_is_pinned() -> None:
     import rewardsmith.verifiers.mesh as mesh
 
     assert mesh.__all__ == [
-        "MeshCompare", "MeshLoadError", "SurfaceMetrics", "Thresholds", "Validity",
-        "align_pair", "check_validity", "iou", "iou_exact", "iou_voxel", "load_mesh",
-        "normalise", "surface_metrics",
+        "Alignment", "MeshCompare", "MeshLoadError", "SurfaceMetrics", "Thresholds",
+        "Topology", "Validity", "align_pair", "check_validity", "iou", "iou_exact",
+        "iou_voxel", "load_mesh", "measure_topology", "normalise", "surface_metrics",
     ]  # fmt: skip
     assert blender.__all__ == [
         "STAGES", "BlenderScene", "Check", "SceneSpec", "check_scene", "extract_script",
