@@ -40,7 +40,9 @@ def mesh_of(script: str) -> bytes:
 
 def moved(mesh: bytes, seed: int, folder: Path) -> Path:
     part = trimesh.load(trimesh.util.wrap_as_stream(mesh), file_type="stl")
-    transform = trimesh.transformations.random_rotation_matrix(np.random.default_rng(seed).random(3))
+    transform = trimesh.transformations.random_rotation_matrix(
+        np.random.default_rng(seed).random(3)
+    )
     transform[:3, 3] = np.random.default_rng(seed).uniform(-50, 50, 3)
     part.apply_transform(transform)
     path = folder / f"moved_{seed}.stl"
