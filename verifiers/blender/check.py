@@ -238,14 +238,16 @@ def _camera_checks(cam: dict[str, Any] | None, spec: CameraSpec, tol: Tolerances
 def _sees_scene(cam: dict[str, Any], objects: list[dict[str, Any]]) -> Check | None:
     """Whether the centre of the scene's meshes is inside the camera's view cone: a camera
     facing away fails this, whatever else the spec states about it."""
-    boxes = [(o.get("bbox_min"), o.get("bbox_max")) for o in objects if o.get("type") == "MESH"]
+    boxes: list[tuple[Any, Any]] = [
+        (o.get("bbox_min"), o.get("bbox_max")) for o in objects if o.get("type") == "MESH"
+    ]
+    if not boxes or cam.get("projection", "PERSP") != "PERSP":
+        return None
     try:
         low = [min(float(b[0][i]) for b in boxes) for i in range(3)]
         high = [max(float(b[1][i]) for b in boxes) for i in range(3)]
         lens, sensor = float(cam.get("lens", 50.0)), float(cam.get("sensor", 36.0))
     except (TypeError, ValueError, IndexError):
-        return None
-    if not boxes or cam.get("projection", "PERSP") != "PERSP":
         return None
     centre = [(a + b) / 2 for a, b in zip(low, high, strict=True)]
     angle = _angle_deg(cam.get("direction", [0, 0, 0]), _towards(cam.get("location"), centre))
