@@ -3,7 +3,6 @@ interpreter per phase (see that file's docstring). Run through `benchmarks/mesh.
 
 from __future__ import annotations
 
-import json
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -16,50 +15,33 @@ from side_by_side import agreement, interleaved, row, timed_map
 import rewardsmith.verifiers.mesh.cad as cad_module
 from rewardsmith.datasets.scenes3d.parts import PARTS
 from rewardsmith.verifiers.cad import CadRun, cad_python, run_cad
-from rewardsmith.verifiers.cad.run import _INSIDE, _venv_of
+from rewardsmith.verifiers.cad.run import venv_of
 from rewardsmith.verifiers.mesh import MeshCompare
 from rewardsmith.verifiers.mesh.cad import CadCode
-from rewardsmith.verifiers.sandbox import Limits, SandboxResult, run
+from rewardsmith.verifiers.sandbox import Limits, Program, SandboxResult, run
 from rewardsmith.verifiers.types import Sample, Verdict
 
 EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared/data/cad/cadquery-examples"
 LIMITS = Limits(wall_s=120, cpu_s=120, memory_bytes=2 << 30)
 
 
-def fresh_run_cad(
-    script: str,
-    *,
-    kind: str,
-    limits: Limits,
-    reference_brep: bytes | None = None,
-    deflection: float = 5e-4,
-    angular: float = 0.1,
-) -> CadRun:
-    """`run_cad`'s two phases, each in a fresh interpreter of the CAD venv (same jail)."""
+def fresh_phase(program: Program) -> SandboxResult:
+    """One phase in a fresh interpreter of the CAD venv, in the same jail as the warm one."""
     python = cad_python()
-    assert python is not None
-    binds = (_venv_of(python),)
-
-    def phase(call: str, **fields: Any) -> SandboxResult:
-        command = [python, "-I", "-c", f"{_INSIDE}\n{call}\n"]
-        return run(command, limits=limits, binds=binds, **fields)
-
-    build = phase(f"build({kind!r})", files={"main.py": script.encode()}, collect=("result.brep",))
-    brep = build.files.get("result.brep")
-    if not build.ok or brep is None:
-        return CadRun(build)
-    readonly = {"result.brep": brep}
-    if reference_brep is not None:
-        readonly["reference.brep"] = reference_brep
-    inspect = phase(
-        f"inspect({deflection!r}, {angular!r})",
-        readonly_files=readonly,
-        collect=("out.stl", "report.json"),
+    assert python is not None and program.python is not None
+    return run(
+        [python, "-I", "-c", program.python],
+        files=program.files,
+        readonly_files=program.readonly_files,
+        collect=program.collect,
+        limits=program.limits,
+        binds=(venv_of(python),),
     )
-    raw = inspect.files.get("report.json")
-    if not inspect.ok or raw is None:
-        return CadRun(build, inspect, brep)
-    return CadRun(build, inspect, brep, inspect.files.get("out.stl"), json.loads(raw))
+
+
+def fresh_run_cad(script: str, **kwargs: Any) -> CadRun:
+    """`run_cad` with each phase in a fresh interpreter."""
+    return run_cad(script, execute=fresh_phase, **kwargs)
 
 
 _SIDE = threading.local()
