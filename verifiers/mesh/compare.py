@@ -207,7 +207,9 @@ def compare_files(verifier: MeshCompare, candidate: str, ref: dict[str, Any]) ->
             "the mesh worker died (memory limit or crash) on this mesh",
         )
     if outcome.error is not None:
-        if outcome.error.startswith("MemoryError"):  # the mesh drove the worker past its limit
+        # MemoryError or a subclass (numpy's _ArrayMemoryError): the mesh drove the worker
+        # past its memory limit, while loading or measuring.
+        if outcome.error.split(":", 1)[0].endswith("MemoryError"):
             return Verdict.errored(
                 name, version, Failure.MEMORY_LIMIT, "measuring the mesh ran out of memory"
             )

@@ -181,6 +181,17 @@ def test_worker_out_of_memory_ends_in_a_verdict(meshes: Path) -> None:
     assert v.status is Status.ERROR and v.failure in (Failure.MEMORY_LIMIT, Failure.VERIFIER_CRASH)
 
 
+def test_running_out_of_memory_while_measuring_is_the_models_memory_limit(
+    meshes: Path, tmp_path: Path
+) -> None:
+    # 40M samples a side do not fit in 1.5 GB: a MemoryError in the middle of measuring,
+    # as a mesh too heavy to measure would cause. It is the model's, score 0, not a crash.
+    candidate = copy_of(meshes / "unit_cube.STL", tmp_path)
+    verifier = MeshCompare(memory_bytes=3 << 29, n_points=40_000_000)
+    v = judge(verifier, candidate, str(meshes / "unit_cube.STL"))
+    assert v.status is Status.ERROR and v.failure is Failure.MEMORY_LIMIT and v.score == 0.0
+
+
 def test_thresholds_are_validated() -> None:
     with pytest.raises(ValueError, match="lower is better"):
         Thresholds(chamfer_pass=0.1, chamfer_fail=0.01)
