@@ -66,10 +66,7 @@ def test_every_cadquery_example_runs_and_its_brep_is_valid(examples: Path, name:
 @pytest.mark.parametrize(
     "name",
     [
-        "Ex002_Block_With_Bored_Center_Hole.py",
-        "Ex003_Pillow_Block_With_Counterbored_Holes.py",
         "Ex019_Counter_Sunk_Holes.py",
-        "Ex020_Rounding_Corners_with_Fillets.py",
         "Ex022_Revolution.py",
         "Ex100_Lego_Brick.py",
     ],

@@ -36,11 +36,9 @@ REAL_PARTS = [
     "angle_block.STL",
     "plate_holes.STL",
     "featuretype.STL",
-    "idler_riser.STL",
     "octagonal_pocket.stl",
     "cylinder.stl",
     "unit_cube.STL",
-    "torus.STL",
 ]
 
 
