@@ -116,7 +116,9 @@ _INSIDE = Path(_SPEC.origin)
 _FRESH = "import sys; sys.path.insert(0, '/box'); import _inside; _inside.{call}"
 
 
-def fresh_run(scripts: list[str], limits: Limits, size: int, samples: int) -> BlenderRun:
+def fresh_run(
+    scripts: list[str], limits: Limits, size: int, samples: int, views: list[dict[str, Any]]
+) -> BlenderRun:
     """The same two phases, each in a fresh interpreter that imports bpy itself."""
     inside = _INSIDE.read_bytes()
     n = len(scripts)
@@ -128,8 +130,9 @@ def fresh_run(scripts: list[str], limits: Limits, size: int, samples: int) -> Bl
     )
     if not build.ok or build.missing:
         return BlenderRun(build)
-    call = f"inspect_blends({n}, {size}, {samples})"
-    collect = ("scene.json", "preview.png") if size else ("scene.json",)
+    call = f"inspect_blends({n}, {size}, {samples}, {json.dumps(views)!r})"
+    view_files = tuple(f"view_{k}.png" for k in range(len(views)))
+    collect = ("scene.json", "preview.png", *view_files) if size else ("scene.json",)
     inspect = run(
         ["python3", "-c", _FRESH.format(call=call)],
         files={"_inside.py": inside, **build.files},
@@ -139,7 +142,9 @@ def fresh_run(scripts: list[str], limits: Limits, size: int, samples: int) -> Bl
     raw = inspect.files.get("scene.json")
     if not inspect.ok or raw is None:
         return BlenderRun(build, inspect)
-    return BlenderRun(build, inspect, json.loads(raw)["steps"], inspect.files.get("preview.png"))
+    rendered = tuple(inspect.files.get(name) for name in view_files)
+    steps = json.loads(raw)["steps"]
+    return BlenderRun(build, inspect, steps, inspect.files.get("preview.png"), rendered)
 
 
 def fresh_verdict(verifier: BlenderScene, sample: Sample) -> Verdict:
@@ -152,7 +157,12 @@ def fresh_verdict(verifier: BlenderScene, sample: Sample) -> Verdict:
     limits = Limits(
         wall_s=verifier.wall_s, cpu_s=verifier.wall_s, memory_bytes=verifier.memory_bytes
     )
-    return verifier._judge(fresh_run(scripts, limits, size, samples), spec, base)
+    views = (
+        [v.model_dump(include={"location", "look_at"}) for v in spec.image.views]
+        if spec.image
+        else []
+    )
+    return verifier._judge(fresh_run(scripts, limits, size, samples, views), spec, base)
 
 
 def bench_blender(n: int, workers: int) -> list[str]:
