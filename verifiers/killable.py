@@ -99,18 +99,23 @@ def call_with_limits(
     picklable. `preload` names modules the worker imports once at start (``("sympy",)``),
     so the first call does not pay for them. Safe to call from many threads at once.
     """
-    allowed = allowance(timeout_s, Layer.CALL)  # inside a job: at most what it has left
     try:
         call = pickle.dumps((fn, args, kwargs), pickle.HIGHEST_PROTOCOL)
     except Exception as exc:
         return CallOutcome(error=f"the call could not be pickled: {type(exc).__name__}: {exc}")
     key = (tuple(preload), memory_bytes)
     worker = _take(key)
+    start_error = worker.wait_ready()  # a start counts against a job's clock, not the call's
+    if start_error is not None:
+        return CallOutcome(error=f"the worker {start_error}")
+    try:
+        allowed = allowance(timeout_s, Layer.CALL)  # inside a job: at most what it has left
+    except BaseException:
+        _give_back(key, worker)
+        raise
     reply = worker.call((call, allowed.seconds), allowed.seconds)
     if reply.ending is Ending.ANSWER:
         return _answered(key, worker, reply.answer, reply.elapsed_s, reply.output)
-    if reply.ending is Ending.START:
-        return CallOutcome(error=f"the worker {reply.detail}")
     if reply.ending is Ending.TIMEOUT:
         allowed.expired()  # raises JobDeadline if the job's clock, not the call's, ran out
         return CallOutcome(timed_out=True, elapsed_s=reply.elapsed_s, output=reply.output)
@@ -132,6 +137,11 @@ def _take(key: _Key) -> WarmProcess:
     return WarmProcess(spec)
 
 
+def _give_back(key: _Key, worker: WarmProcess) -> None:
+    with _lock:
+        _idle.setdefault(key, []).append(worker)
+
+
 def _answered(
     key: _Key, worker: WarmProcess, answer: Any, elapsed: float, output: str
 ) -> CallOutcome:
@@ -139,8 +149,7 @@ def _answered(
     if unit.recycle:
         worker.kill()  # over its limit, or still holding over half of it: a fresh one next
     else:
-        with _lock:
-            _idle.setdefault(key, []).append(worker)
+        _give_back(key, worker)
     if unit.peak_bytes is not None:
         return CallOutcome(died=True, memory_exceeded=True, elapsed_s=elapsed, output=output)
     if status == "ok":

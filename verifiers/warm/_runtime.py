@@ -92,6 +92,9 @@ def serve(setup: dict[str, Any], requests_fd: int, replies_fd: int) -> None:
             importlib.import_module(name)
         role = _resolve(setup["role"])
         _libc = ctypes.CDLL(None)
+        # Line by line, as on a terminal: stdout and stderr then interleave in the order
+        # the verifier wrote them, and a kill loses at most a partial line.
+        sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     except BaseException as exc:  # everything: a SystemExit in a main module too
         detail = f"{type(exc).__name__}: {exc}"
         with contextlib.suppress(OSError):
