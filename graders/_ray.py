@@ -182,11 +182,14 @@ def _init(ray: Any, workers: int | None, address: str | None) -> None:
         return
     try:
         ray.init(address=address, log_to_driver=False)
-    except ray.exceptions.AuthenticationError as exc:
+    except (ConnectionError, ray.exceptions.AuthenticationError) as exc:
+        why = f"{exc} {exc.__cause__}"
+        if "InvalidAuthToken" not in why and "AuthenticationError" not in why:
+            raise
         raise RuntimeError(
-            f"Ray refused to join the cluster at {address!r}: {exc}. A cluster that uses token "
-            "authentication needs RAY_AUTH_MODE=token and its token (RAY_AUTH_TOKEN, or "
-            "RAY_AUTH_TOKEN_PATH) in this process's environment: Ray turns token mode on by "
-            "itself only for a cluster it finds on its own (address 'auto'), never for an "
-            "explicit address"
+            f"Ray refused to join the cluster at {address!r} (InvalidAuthToken). A cluster "
+            "that uses token authentication needs RAY_AUTH_MODE=token and its token "
+            "(RAY_AUTH_TOKEN, or RAY_AUTH_TOKEN_PATH) in this process's environment: Ray "
+            "turns token mode on by itself only for a cluster it finds on its own (address "
+            "'auto'), never for an explicit address"
         ) from exc

@@ -111,3 +111,23 @@ class NestedCall:
         return Verdict.timed_out(
             self.name, self.version, Failure.VERIFIER_TIMEOUT, message, evidence=evidence
         )
+
+
+@dataclass(frozen=True)
+class Traced:
+    """Sleeps ``meta["seconds"]``, leaving a trace of each run in ``trace_dir`` (a scratch
+    folder the test made): ``<id>.<pid>.start`` before and ``.end`` after. Passes, naming
+    the Ray node it ran on (``RS_TEST_RAY_NODE``, see ray_cluster.py)."""
+
+    name: ClassVar[str] = "test_traced"
+    version: ClassVar[str] = "1"
+    cost: ClassVar[Cost] = Cost.CPU
+    trace_dir: str = ""
+
+    def __call__(self, sample: Sample) -> Verdict:
+        node = os.environ.get("RS_TEST_RAY_NODE", "?")
+        trace = f"{self.trace_dir}/{sample.id}.{os.getpid()}.{node}"
+        open(f"{trace}.start", "w").close()
+        time.sleep(float(sample.meta.get("seconds", 0.5)))
+        open(f"{trace}.end", "w").close()
+        return Verdict.passed(self.name, self.version, evidence={"node": node})
