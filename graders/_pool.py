@@ -43,10 +43,10 @@ import time
 from collections import deque
 from typing import Any
 
-from rewardsmith.graders._backend import Event, Outcome, Task
-from rewardsmith.verifiers.types import Failure, Verdict
+from rewardsmith.graders._backend import Event, Task
+from rewardsmith.graders._contained import contained, output_evidence, start_failed
+from rewardsmith.verifiers.types import Failure
 from rewardsmith.verifiers.warm import Ending, Role, WarmProcess, WarmSpec, wait_any
-from rewardsmith.verifiers.warm._runtime import Unit
 
 __all__ = ["PoolBackend", "WorkerLimits"]
 
@@ -293,7 +293,7 @@ class PoolBackend:
             task = worker.pop()
             worker.mark = unit.output[1]
             if run_id == task.run_id:
-                events.append((task, _contained(task, outcome, unit, worker.proc)))
+                events.append((task, contained(task, outcome, unit, worker.proc)))
         if stop:
             worker.retire = True
         return events
@@ -343,7 +343,7 @@ class PoolBackend:
         if not worker.queue:
             return []
         if not worker.ready:
-            return _start_failed(worker, message)
+            return start_failed(list(worker.queue), worker.proc.born, message)
         head, *rest = worker.queue
         if rest:
             # Several cheap jobs were out and their results come back in bunches: the
@@ -352,7 +352,7 @@ class PoolBackend:
             for task in worker.queue:
                 task.alone = True
             return [(task, None) for task in worker.queue]
-        evidence = _output_evidence(*output)
+        evidence = output_evidence(*output)
         if failure is Failure.VERIFIER_TIMEOUT and head.timeout_s is not None:
             evidence["limits"] = [
                 {"layer": "job", "limit_s": head.timeout_s, "elapsed_s": round(elapsed, 6)}
@@ -377,60 +377,3 @@ class PoolBackend:
         for worker in self._workers:
             worker.proc.finish_stop(until)
         self._workers = []
-
-
-def _contained(task: Task, outcome: Outcome, unit: Unit, proc: WarmProcess) -> Outcome:
-    """A worker's outcome with what the runtime saw: its output and nested limits in the
-    evidence, and a memory overrun as the job's own verdict."""
-    evidence = _output_evidence(*proc.output.text(*unit.output, proc.spec.output_bytes))
-    if unit.limits:
-        evidence["limits"] = list(unit.limits)
-    if unit.deadline is not None:
-        evidence["limits"] = [*evidence.get("limits", []), unit.deadline]
-    if unit.peak_bytes is not None:
-        limit = (proc.spec.memory_bytes or 0) >> 20
-        peak = unit.peak_bytes >> 20
-        message = f"the worker's memory peaked at {peak} MiB, over its limit of {limit} MiB"
-        evidence["peak_bytes"] = unit.peak_bytes
-        return task.infra_verdict(Failure.VERIFIER_MEMORY, message, _elapsed(outcome), evidence)
-    if not evidence:
-        return outcome
-    if isinstance(outcome, list):
-        return [_with_evidence(v, evidence) for v in outcome]
-    return _with_evidence(outcome, evidence)
-
-
-def _with_evidence(verdict: Verdict, extra: dict[str, Any]) -> Verdict:
-    return Verdict(
-        verdict.name,
-        verdict.version,
-        verdict.status,
-        verdict.score,
-        verdict.failure,
-        {**verdict.evidence, **extra},
-        verdict.feedback,
-        verdict.elapsed_s,
-    )
-
-
-def _output_evidence(text: str, total: int) -> dict[str, Any]:
-    return {"output": text, "output_bytes": total} if total else {}
-
-
-def _elapsed(outcome: Outcome) -> float:
-    if isinstance(outcome, list):
-        return sum(v.elapsed_s for v in outcome)
-    return outcome.elapsed_s
-
-
-def _start_failed(worker: _Worker, why: str) -> list[Event]:
-    """Each job of a worker that never became ready fails as WORKER_DIED, using an attempt:
-    none of them ran, but a worker that can never start must end in verdicts, not a loop."""
-    message = (
-        f"the worker process {why}, before it ran the job. A new worker first imports "
-        "the main module of the parent process: check that it imports quickly and cleanly"
-    )
-    elapsed = time.monotonic() - worker.proc.born
-    return [
-        (task, task.infra_verdict(Failure.WORKER_DIED, message, elapsed)) for task in worker.queue
-    ]

@@ -19,6 +19,7 @@ over private pipes and is killed when one passes its deadline. This package does
     >>> worker.stop()
 """
 
+from rewardsmith.verifiers.warm._frames import wait_any
 from rewardsmith.verifiers.warm.budget import (
     Allowance,
     JobDeadline,
@@ -27,15 +28,8 @@ from rewardsmith.verifiers.warm.budget import (
     allowance,
     current_job,
 )
-from rewardsmith.verifiers.warm.process import (
-    Command,
-    Ending,
-    Reply,
-    Role,
-    WarmProcess,
-    WarmSpec,
-    wait_any,
-)
+from rewardsmith.verifiers.warm.process import WarmProcess
+from rewardsmith.verifiers.warm.spec import Command, Ending, Reply, Role, WarmSpec
 
 __all__ = [
     "Allowance",

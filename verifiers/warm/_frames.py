@@ -12,10 +12,13 @@ the rest when it is writable again), both on non-blocking descriptors.
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
+import select
 import struct
 from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 HEADER = struct.Struct("!Q")
@@ -123,3 +126,27 @@ class FrameWriter:
                 self._pending.popleft()
             else:
                 self._pending[0] = head[written:]
+
+
+def wait_any(
+    read: Iterable[int], write: Iterable[int], timeout_s: float | None
+) -> tuple[set[int], set[int]]:
+    """Wait until one of ``read`` is readable (or closed) or one of ``write`` writable, at
+    most ``timeout_s`` seconds (None: no limit); the ready ones."""
+    poller = select.poll()
+    masks: dict[int, int] = {}
+    for fd in read:
+        masks[fd] = masks.get(fd, 0) | select.POLLIN
+    for fd in write:
+        masks[fd] = masks.get(fd, 0) | select.POLLOUT
+    for fd, mask in masks.items():
+        if fd >= 0:
+            poller.register(fd, mask)
+    if timeout_s is None or math.isinf(timeout_s):
+        events = poller.poll()
+    else:
+        events = poller.poll(max(0, math.ceil(timeout_s * 1000)))
+    closed = select.POLLHUP | select.POLLERR | select.POLLNVAL
+    readable = {fd for fd, ev in events if ev & (select.POLLIN | closed)}
+    writable = {fd for fd, ev in events if ev & (select.POLLOUT | closed)}
+    return readable, writable

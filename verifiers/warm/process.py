@@ -35,91 +35,23 @@ import contextlib
 import math
 import os
 import pickle
-import select
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from rewardsmith.verifiers.warm import _runtime
-from rewardsmith.verifiers.warm._frames import FrameReader, FrameWriter
+from rewardsmith.verifiers.warm._frames import FrameReader, FrameWriter, wait_any
 from rewardsmith.verifiers.warm._output import OutputFile
 from rewardsmith.verifiers.warm._tree import kill_tree, resident_bytes, wait_gone
+from rewardsmith.verifiers.warm.spec import Command, Ending, Reply, Role, WarmSpec
 
-__all__ = ["Command", "Ending", "Reply", "Role", "WarmProcess", "WarmSpec", "wait_any"]
+__all__ = ["WarmProcess", "main_module_ref"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _WARDEN = f"import sys; sys.path.insert(0, {_HERE!r}); import _warden; _warden.main()"
 STOP_WAIT_S = 1.0
 """How long `stop` waits for a worker to exit on its own before killing it."""
-
-
-@dataclass(frozen=True)
-class Role:
-    """A Python function, ``"module:function"``, that serves a worker's channel."""
-
-    target: str
-    preload: tuple[str, ...] = ()
-    """Modules imported before the worker says it is ready."""
-    main_module: bool = False
-    """Import the caller's main module first (as multiprocessing's spawn does), so that
-    pickles of objects defined there resolve in the worker."""
-
-
-@dataclass(frozen=True)
-class Command:
-    """A program that speaks the frames itself: it gets ``REQUEST_FD REPLY_FD`` appended to
-    ``argv`` and its first reply is its hello, which ``hello`` checks (an error text, or
-    None for ready; by default any hello means ready)."""
-
-    argv: tuple[str, ...]
-    env: Mapping[str, str] | None = field(default=None, hash=False, compare=False)
-    hello: Callable[[Any], str | None] | None = field(default=None, hash=False, compare=False)
-
-
-@dataclass(frozen=True)
-class WarmSpec:
-    """How to start one kind of warm worker, and the limits every such worker runs under."""
-
-    launch: Role | Command
-    memory_bytes: int | None = None
-    """Resident memory the worker may hold; over it, the worker is killed (or, if found
-    after a unit, the unit is an overrun) and replaced."""
-    output_bytes: int = 8192
-    """Bytes of each call's output kept (its head and tail)."""
-    output_limit_bytes: int = 1 << 30
-    """A call that writes more output than this is stopped."""
-    start_timeout_s: float = 60.0
-    watch_s: float = 0.05
-    """How often a busy worker's memory and output are checked."""
-
-
-class Ending(StrEnum):
-    """How a call ended."""
-
-    ANSWER = "answer"
-    TIMEOUT = "timeout"
-    MEMORY = "memory"
-    """The worker went over its memory limit and was killed."""
-    OUTPUT = "output"
-    """The call wrote more than ``output_limit_bytes`` and was stopped."""
-    DIED = "died"
-    START = "start"
-    """The worker could not start (or was not ready in time); the call never ran."""
-
-
-@dataclass(frozen=True)
-class Reply:
-    ending: Ending
-    answer: Any = None
-    elapsed_s: float = 0.0
-    detail: str = ""
-    """Why a call did not answer (which limit, the exit code, the start error)."""
-    output: str = ""
-    output_bytes: int = 0
 
 
 class WarmProcess:
@@ -182,7 +114,9 @@ class WarmProcess:
 
     @property
     def alive(self) -> bool:
-        return not self._closed and self.process.poll() is None
+        """Whether the worker can still answer: its warden runs and its reply pipe is open
+        (the pipe closes the moment the worker dies; the warden exits just after)."""
+        return not self._closed and not self.replies.closed and self.process.poll() is None
 
     @property
     def start_deadline(self) -> float:
@@ -404,30 +338,6 @@ def main_module_ref() -> tuple[str, str] | None:
         return None if name == "__main__" or name.endswith(".__main__") else ("name", name)
     path = getattr(main, "__file__", None)
     return ("path", os.path.abspath(path)) if path else None
-
-
-def wait_any(
-    read: Iterable[int], write: Iterable[int], timeout_s: float | None
-) -> tuple[set[int], set[int]]:
-    """Wait until one of ``read`` is readable (or closed) or one of ``write`` writable, at
-    most ``timeout_s`` seconds (None: no limit); the ready ones."""
-    poller = select.poll()
-    masks: dict[int, int] = {}
-    for fd in read:
-        masks[fd] = masks.get(fd, 0) | select.POLLIN
-    for fd in write:
-        masks[fd] = masks.get(fd, 0) | select.POLLOUT
-    for fd, mask in masks.items():
-        if fd >= 0:
-            poller.register(fd, mask)
-    if timeout_s is None or math.isinf(timeout_s):
-        events = poller.poll()
-    else:
-        events = poller.poll(max(0, math.ceil(timeout_s * 1000)))
-    closed = select.POLLHUP | select.POLLERR | select.POLLNVAL
-    readable = {fd for fd, ev in events if ev & (select.POLLIN | closed)}
-    writable = {fd for fd, ev in events if ev & (select.POLLOUT | closed)}
-    return readable, writable
 
 
 def _code(code: int | None) -> str:
