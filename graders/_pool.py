@@ -176,13 +176,26 @@ class PoolBackend:
     def __init__(self, workers: int, limits: WorkerLimits | None = None) -> None:
         self._spec = (limits or WorkerLimits()).spec
         self._workers = [_Worker(self._spec) for _ in range(workers)]
+        self._spare: _Worker | None = None
         self._unsent: list[Event] = []
         self._picked: _Worker | None = None
 
     def _restart(self, index: int) -> _Worker:
-        """Kill worker ``index`` and start its replacement (its queue is the caller's)."""
+        """Kill worker ``index`` and put the spare in its place (its queue is the caller's).
+
+        A new worker takes a fresh interpreter and its imports (a few tenths of a second,
+        more for a big main module). So after the first replacement the pool keeps one
+        spare starting or ready, and the next replacement is at once the spare while a
+        new spare starts: a verifier that keeps getting killed costs its limits, not
+        start-ups as well. (One more idle worker, only in a pool that has replaced one.)
+        """
         self._workers[index].proc.kill()
-        worker = self._workers[index] = _Worker(self._spec)
+        worker, self._spare = self._spare, _Worker(self._spec)
+        if worker is None or not worker.proc.alive:
+            if worker is not None:
+                worker.proc.kill()
+            worker = _Worker(self._spec)
+        self._workers[index] = worker
         return worker
 
     @property
@@ -371,9 +384,10 @@ class PoolBackend:
                 self._restart(index)
 
     def close(self) -> None:
-        for worker in self._workers:
+        everyone = [*self._workers, *([self._spare] if self._spare is not None else [])]
+        for worker in everyone:
             worker.proc.begin_stop()
         until = time.monotonic() + 1.0
-        for worker in self._workers:
+        for worker in everyone:
             worker.proc.finish_stop(until)
-        self._workers = []
+        self._workers, self._spare = [], None
