@@ -301,3 +301,19 @@ def test_a_writer_never_blocks_on_a_full_pipe():
     with pytest.raises(OSError):
         writer.flush()
     os.close(write_fd)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "rewardsmith.verifiers.warm",
+        "rewardsmith.verifiers.warm.budget",
+        "rewardsmith.verifiers.killable",
+    ],
+)
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0
