@@ -13,7 +13,8 @@ over private pipes and is killed when one passes its deadline. This package does
     >>> spec = WarmSpec(Role("rewardsmith.verifiers._killable_worker:serve"))
     >>> worker = WarmProcess(spec)
     >>> import pickle
-    >>> reply = worker.call(pickle.dumps((sum, ([1, 2, 3],), {})), timeout_s=30)
+    >>> call = pickle.dumps((sum, ([1, 2, 3],), {}))  # that role takes (call, seconds)
+    >>> reply = worker.call((call, 30.0), timeout_s=30)
     >>> reply.ending.value, reply.answer[:2]
     ('answer', ('ok', 6))
     >>> worker.stop()
