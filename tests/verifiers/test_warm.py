@@ -250,9 +250,9 @@ def test_a_job_with_no_time_left_refuses_a_nested_layer_at_once():
 
 ECHO = textwrap.dedent("""
     import sys, time
-    sys.path.insert(0, sys.argv[1])
+    sys.path.insert(0, sys.argv[3])
     import _frames
-    request_fd, reply_fd = int(sys.argv[2]), int(sys.argv[3])
+    request_fd, reply_fd = int(sys.argv[1]), int(sys.argv[2])
     _frames.write_frame(reply_fd, {"ready": True})
     while (request := _frames.read_frame(request_fd)) is not None:
         time.sleep(request["sleep"])
@@ -264,7 +264,8 @@ def test_a_command_that_speaks_the_frames_is_a_warm_worker():
     # The shape of the sandbox's fork server: its own program, its own hello.
     here = str(REPO / "verifiers" / "warm")
     hello = lambda frame: None if frame.get("ready") else "not ready"  # noqa: E731
-    spec = WarmSpec(Command((sys.executable, "-I", "-c", ECHO, here), hello=hello))
+    argv = (sys.executable, "-I", "-c", ECHO, "{request_fd}", "{reply_fd}", here)
+    spec = WarmSpec(Command(argv, hello=hello))
     worker = WarmProcess(spec)
     assert worker.call({"text": "hi", "sleep": 0}, 30).answer == {"echo": "hi"}
     reply = worker.call({"text": "late", "sleep": 60}, 0.5)

@@ -88,9 +88,14 @@ class WarmProcess:
             env = None
         else:
             argv, env = list(launch.argv), None if launch.env is None else dict(launch.env)
+        fds = {"{request_fd}": str(request_read), "{reply_fd}": str(reply_write)}
+        if any(arg in fds for arg in argv):
+            argv = [fds.get(arg, arg) for arg in argv]
+        else:
+            argv += fds.values()
         try:
             process = subprocess.Popen(
-                [*argv, str(request_read), str(reply_write)],
+                argv,
                 pass_fds=(request_read, reply_write),
                 stdin=subprocess.DEVNULL,
                 stdout=self.output.fd,
@@ -281,10 +286,11 @@ class WarmProcess:
         self.process.wait()
         self._close()
 
-    def stop(self) -> None:
-        """Ask the worker to exit (end of file on its request pipe); kill it if it lingers."""
+    def stop(self, wait_s: float = STOP_WAIT_S) -> None:
+        """Ask the worker to exit (end of file on its request pipe); kill its tree if it is
+        not gone within ``wait_s``."""
         self.begin_stop()
-        self.finish_stop()
+        self.finish_stop(time.monotonic() + wait_s)
 
     def begin_stop(self) -> None:
         """The first half of `stop`, so that many workers can be stopped together."""

@@ -24,9 +24,10 @@ class Role:
 
 @dataclass(frozen=True)
 class Command:
-    """A program that speaks the frames itself: it gets ``REQUEST_FD REPLY_FD`` appended to
-    ``argv`` and its first reply is its hello, which ``hello`` checks (an error text, or
-    None for ready; by default any hello means ready)."""
+    """A program that speaks the frames itself. Its two pipes' descriptors replace the
+    arguments ``"{request_fd}"`` and ``"{reply_fd}"`` in ``argv``, or are appended to it
+    (``REQUEST_FD REPLY_FD``) if it has neither. Its first reply is its hello, which
+    ``hello`` checks (an error text, or None for ready; by default any hello is ready)."""
 
     argv: tuple[str, ...]
     env: Mapping[str, str] | None = field(default=None, hash=False, compare=False)
