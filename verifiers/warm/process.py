@@ -192,7 +192,7 @@ class WarmProcess:
         if self.ready or self.ready_error is not None:
             return self.ready_error
         if self.replies.closed or not self.alive:
-            code = self.exit_code()
+            code = self.exit_code(wait_s=1.0)
             self.ready_error = f"died while starting (exit code {_code(code)})"
         elif time.monotonic() >= self.start_deadline:
             self.ready_error = (
@@ -250,7 +250,12 @@ class WarmProcess:
             self.send(request)
         ending = None
         while ending is None:
-            frames = self.receive()
+            try:
+                frames = self.receive()
+            except Exception as exc:  # an answer this process cannot unpickle
+                reply = self._reply(Ending.DIED, None, start, mark, f"unreadable answer: {exc}")
+                self.kill()
+                return reply
             if frames:
                 return self._reply(Ending.ANSWER, frames[0], start, mark)
             if self.replies.closed or not self.alive:
