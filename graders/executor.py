@@ -17,11 +17,18 @@ What it guarantees, whatever the backend:
   default a dead worker, a crashed verifier, a sandbox that did not start) are retried
   ``retries`` times (default once) before they are reported. Timeouts are not retried by
   default: a hang usually hangs again, and each try costs the whole limit.
-- **A limit times the job, not the start-up.** On "pool", a job's clock starts when its
-  worker is ready, not when the job is handed over: a new worker (and each replacement
-  of a killed one) first re-imports the caller's main module, which for a large CLI can
-  outlast a short limit. A worker not ready ``start_timeout_s`` after it started is
-  killed, and each of its jobs is a WORKER_DIED verdict (retried like any).
+- **A limit times the job, not the start-up.** On "pool" and "ray", a job's clock starts
+  when its worker is ready for it, not when the job is handed over: a new worker (and
+  each replacement of a killed one) first imports the caller's main module and the
+  verifier's module, which for a large CLI can outlast a short limit. A worker not ready
+  ``start_timeout_s`` after it started is killed, and each of its jobs is a WORKER_DIED
+  verdict (retried like any).
+- **Contained.** Pool and Ray jobs run in warm workers (`rewardsmith.verifiers.warm`): a
+  kill takes the worker's whole tree; a worker over ``memory_bytes`` is killed (its job a
+  VERIFIER_MEMORY verdict) and one left holding over half of it is replaced; what a job
+  prints goes into its verdict (``evidence["output"]``), never to the caller's stdout;
+  nested limits (a killable call, a sandbox run) share the job's clock, and the verdict
+  names the limit that ended the work (``evidence["limits"]``).
 - **Streaming.** `stream` yields results as they finish; `run` returns them in job order;
   `astream` and `arun` are the asyncio forms (the work runs on a helper thread).
 - **Expensive first.** Jobs start in decreasing order of estimated cost: the measured
