@@ -95,14 +95,19 @@ class Say:
 @dataclass(frozen=True)
 class NestedCall:
     """Runs a killable call that hangs, with ``call_timeout_s`` as its limit; reports the
-    call's own timeout as a timeout verdict."""
+    call's own timeout as a timeout verdict. With ``hang`` False the call returns at once
+    and the verdict passes (it leaves a warm killable worker in this worker)."""
 
     name: ClassVar[str] = "test_nested_call"
     version: ClassVar[str] = "1"
     cost: ClassVar[Cost] = Cost.CPU
     call_timeout_s: float = 60.0
+    hang: bool = True
 
     def __call__(self, sample: Sample) -> Verdict:
+        if not self.hang:
+            call_with_limits(warm_kit.pid, timeout_s=self.call_timeout_s)
+            return Verdict.passed(self.name, self.version, evidence={"pid": os.getpid()})
         start = time.monotonic()
         outcome = call_with_limits(warm_kit.hang, timeout_s=self.call_timeout_s)
         assert outcome.timed_out

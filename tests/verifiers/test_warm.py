@@ -68,7 +68,7 @@ def test_a_kill_takes_the_whole_tree(marker, kind):
 
 
 def test_a_timeout_kills_the_whole_tree(marker):
-    outcome = call_with_limits(warm_kit.spawn_then_hang, "daemon", marker, timeout_s=2.0)
+    outcome = call_with_limits(warm_kit.spawn_then_hang, "daemon", marker, timeout_s=3.0)
     assert outcome.timed_out
     assert outcome.output.split() == ["running", "1"]  # the daemon was there at the kill
     assert warm_kit.processes_with(marker) == []
