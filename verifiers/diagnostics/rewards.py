@@ -233,6 +233,7 @@ class CompileGate(_LogSettings):
     name: ClassVar[str] = "compile_gate"
     version: ClassVar[str] = "2"
     cost: ClassVar[Cost] = Cost.CPU
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     untested_score: float = 0.5
     """What a clean build whose tests did not run earns (full credit needs tests)."""
@@ -279,6 +280,7 @@ class DiagnosticsScore(_LogSettings):
     name: ClassVar[str] = "diagnostics_score"
     version: ClassVar[str] = "2"
     cost: ClassVar[Cost] = Cost.CPU
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     warning_weight: float = 0.1
     """What one warning costs relative to one error."""
@@ -322,6 +324,7 @@ class RepairProgress(_LogSettings):
     name: ClassVar[str] = "repair_progress"
     version: ClassVar[str] = "2"
     cost: ClassVar[Cost] = Cost.CPU
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     warning_weight: float = 0.1
     """What one warning costs relative to one error."""
