@@ -8,11 +8,20 @@ import pytest
 
 from rewardsmith.verifiers.diagnostics.edits import compare
 
-C = "int sum_to(int n) {\n    int s = 0;\n    for (int i = 1; i <= n; i++) s += i\n    return s;\n}\n"
+C = (
+    "int sum_to(int n) {\n    int s = 0;\n"
+    "    for (int i = 1; i <= n; i++) s += i\n    return s;\n}\n"
+)
 RUST = 'pub fn sum_to(n: i64) -> i64 {\n    let mut s: i64 = "0";\n    s + n\n}\n'
-JAVA = 'class Solution {\n    static int sumTo(int n) {\n        int s = "0";\n        return s;\n    }\n}\n'
+JAVA = (
+    "class Solution {\n    static int sumTo(int n) {\n"
+    '        int s = "0";\n        return s;\n    }\n}\n'
+)
 GO = 'package main\n\nfunc sumTo(n int) int {\n    s := "0"\n    return s\n}\n'
-JS = "function sumTo(n) {\n    let s = 0;\n    for (let i = 1; i <= n; i++ s += i;\n    return s;\n}\n"
+JS = (
+    "function sumTo(n) {\n    let s = 0;\n"
+    "    for (let i = 1; i <= n; i++ s += i;\n    return s;\n}\n"
+)
 PY = "def sum_to(n):\n    return sum(range(1, n + 1)\n"
 
 STUBS = {
@@ -103,11 +112,20 @@ REMOVALS = {
 }
 
 REPAIRS = {
-    "c": "int sum_to(int n) {\n    int s = 0;\n    for (int i = 1; i <= n; i++) s += i;\n    return s;\n}\n",
+    "c": (
+        "int sum_to(int n) {\n    int s = 0;\n"
+        "    for (int i = 1; i <= n; i++) s += i;\n    return s;\n}\n"
+    ),
     "cpp": "int sum_to(int n) { return n * (n + 1) / 2; }\n",
     "rust": "pub fn sum_to(n: i64) -> i64 {\n    (1..=n).sum()\n}\n",
-    "java": "class Solution {\n    static int sumTo(int n) {\n        return n * (n + 1) / 2;\n    }\n}\n",
-    "go": "package main\n\nfunc sumTo(n int) int {\n    s := 0\n    for i := 1; i <= n; i++ {\n        s += i\n    }\n    return s\n}\n",
+    "java": (
+        "class Solution {\n    static int sumTo(int n) {\n"
+        "        return n * (n + 1) / 2;\n    }\n}\n"
+    ),
+    "go": (
+        "package main\n\nfunc sumTo(n int) int {\n    s := 0\n"
+        "    for i := 1; i <= n; i++ {\n        s += i\n    }\n    return s\n}\n"
+    ),
     "javascript": "function sumTo(n) {\n    return (n * (n + 1)) / 2;\n}\n",
     "python": "def sum_to(n):\n    # the closed form\n    return n * (n + 1) // 2\n",
 }
