@@ -2,8 +2,8 @@
 
 Given a reward spec and a dump of *reference solutions* (rows whose completion is known
 to be right), or a bundled task set (``--task-set DIR`` / ``--bundled``: every
-``datasets/*/audit.yaml``), the audit scores, through the same grader and executor as any
-sample:
+``datasets/*/audit.yaml``), the audit scores, through the same `Scorer` as every other door
+(``rewardsmith score``, the server, the trainer):
 
 1. the reference solutions, which must get the full reward;
 2. every leaf verifier's **exploits** of each reference (`verifier.exploits(sample)`, see
@@ -37,7 +37,7 @@ from rich.table import Table
 
 from rewardsmith.cli.score import build_grader
 from rewardsmith.datasets.dumps import DumpError, DumpReader
-from rewardsmith.graders import Executor, Grader, Reward, load_spec
+from rewardsmith.graders import Executor, Grader, Reward, Scorer, load_spec
 from rewardsmith.graders.spec import SpecError
 from rewardsmith.verifiers.exploits import Exploit, ExploitGenerator, exploits_of
 from rewardsmith.verifiers.types import Sample
@@ -72,8 +72,11 @@ CORRUPTIONS: dict[str, Callable[[str], str]] = {
 
 
 def score(grader: Grader, samples: Sequence[Sample], executor: Executor) -> list[Reward]:
-    """The one scoring call of the audit (the same path as `rewardsmith score`)."""
-    return grader.score(list(samples), executor)
+    """The one scoring call of the audit: the `Scorer` every door uses (so the spec's
+    fallback for infrastructure failures applies as in training), on the audit's executor;
+    no cache, so every variant is checked."""
+    with Scorer(grader, executor=executor, cache=False) as scorer:
+        return scorer.score(samples)
 
 
 # ----------------------------------------------------------------------------- results
