@@ -1,0 +1,405 @@
+"""One definition of every number rewardsmith reports about scored samples.
+
+The score table, ``score --json``, the HTML report, ``diff``, the server's ``/metrics``,
+the `Scorer`'s running counts and `batch_stats` all add rewards to a `Stats` and read
+these numbers from it, so the same verdicts give the same figures everywhere:
+
+- **Pass rate** of a verifier: passes / decided verdicts. A verdict is *decided* unless
+  it is a ``skip`` (the verifier does not apply) or a failure of the infrastructure or of
+  the data (nobody checked the model's answer). Skips are never failures.
+- **Mean reward**: over the samples whose outcome is ``rewarded`` (`Reward.outcome`): a
+  fallback for an infrastructure failure is a stated number, not a measurement, and
+  samples with no reward have none to average. Non-finite values are counted apart
+  (``nonfinite``), never averaged.
+- **Outcomes** per sample (rewarded, fallback, infra_failure, data_error,
+  not_applicable); per verifier, verdicts by **status**, by **failure** kind and by
+  **fault** (model, infra, data).
+- **Timings** per verifier: count, total, mean and max of ``elapsed_s``, and the median
+  and 95th percentile read from a histogram of ten buckets per decade (within 12%).
+- **Per task**: samples, outcomes, mean reward and pass rate over the task's verdicts.
+  At most ``max_tasks`` tasks are kept by name (the first seen); the rest are summed in
+  one ``(other tasks)`` row, so a stream of distinct task names cannot grow memory.
+
+Memory is bounded by the number of verifiers, components and ``max_tasks``, never by
+the number of samples.
+
+    >>> from rewardsmith.graders.reward import Reward
+    >>> from rewardsmith.verifiers.types import Failure, Verdict
+    >>> verdicts = [Verdict.passed("v", "1"), Verdict.failed("v", "1"),
+    ...             Verdict.skipped("v", "1", "n/a"),
+    ...             Verdict.errored("v", "1", Failure.VERIFIER_CRASH, "boom")]
+    >>> stats = Stats.of([Reward(str(i), None, {}, {"v": v}) for i, v in enumerate(verdicts)])
+    >>> stats.verifiers["v"].pass_rate  # 1 pass of 2 decided: the skip and the crash are not
+    0.5
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rewardsmith.verifiers.types import Fault, Status, Verdict
+
+if TYPE_CHECKING:
+    from rewardsmith.graders.reward import Reward
+
+__all__ = [
+    "OTHER_TASKS",
+    "Moments",
+    "Stats",
+    "TaskStats",
+    "Timing",
+    "VerifierStats",
+    "batch_stats",
+    "is_decided",
+]
+
+OTHER_TASKS = "(other tasks)"
+NO_TASK = "(none)"
+_UNDECIDED_FAULTS = (Fault.INFRA, Fault.DATA)
+
+
+def ratio(part: int, whole: int) -> float | None:
+    """``part / whole``, or None when there is nothing to divide."""
+    return part / whole if whole else None
+
+
+def is_decided(status: Status, fault: Fault | None) -> bool:
+    """Whether a verdict counts towards a pass rate: it is not a skip, and neither the
+    infrastructure nor the data kept the model's answer from being checked."""
+    return status is not Status.SKIP and fault not in _UNDECIDED_FAULTS
+
+
+@dataclass
+class Moments:
+    """Count, mean, population standard deviation, min and max of a stream of numbers.
+
+    The mean is a compensated (Neumaier) sum over the count, so 24 rewards of 1, 0.5 and 0
+    average to exactly 0.5 as `math.fsum` would have it; the spread is Welford's update
+    (stable for millions of values). None values are skipped, non-finite ones counted in
+    `nonfinite`."""
+
+    count: int = 0
+    total: float = 0.0
+    compensation: float = 0.0
+    running_mean: float = 0.0
+    m2: float = 0.0
+    low: float = math.inf
+    high: float = -math.inf
+    nonfinite: int = 0
+
+    def add(self, value: float | None) -> None:
+        if value is None:
+            return
+        if not math.isfinite(value):
+            self.nonfinite += 1
+            return
+        self.count += 1
+        self._sum(value)
+        delta = value - self.running_mean
+        self.running_mean += delta / self.count
+        self.m2 += delta * (value - self.running_mean)
+        self.low, self.high = min(self.low, value), max(self.high, value)
+
+    def _sum(self, value: float) -> None:
+        total = self.total + value
+        if abs(self.total) >= abs(value):
+            self.compensation += (self.total - total) + value
+        else:
+            self.compensation += (value - total) + self.total
+        self.total = total
+
+    def merge(self, other: Moments) -> None:
+        if other.count:
+            count = self.count + other.count
+            delta = other.running_mean - self.running_mean
+            self.m2 += other.m2 + delta * delta * self.count * other.count / count
+            self.running_mean += delta * other.count / count
+            self.count = count
+            self._sum(other.total)
+            self.compensation += other.compensation
+            self.low, self.high = min(self.low, other.low), max(self.high, other.high)
+        self.nonfinite += other.nonfinite
+
+    @property
+    def mean(self) -> float | None:
+        return (self.total + self.compensation) / self.count if self.count else None
+
+    @property
+    def std(self) -> float | None:
+        return math.sqrt(max(self.m2 / self.count, 0.0)) if self.count else None
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        return {"count": self.count, "mean": self.mean, "std": self.std}
+
+
+_BUCKETS_PER_DECADE = 10
+_SMALLEST_S = 1e-6
+
+
+@dataclass
+class Timing:
+    """Elapsed seconds: exact count, total and max; quantiles from log-spaced buckets."""
+
+    count: int = 0
+    total_s: float = 0.0
+    max_s: float = 0.0
+    buckets: Counter[int] = field(default_factory=Counter)
+
+    def add(self, seconds: float) -> None:
+        if not math.isfinite(seconds) or seconds < 0:
+            return
+        self.count += 1
+        self.total_s += seconds
+        self.max_s = max(self.max_s, seconds)
+        self.buckets[_bucket(seconds)] += 1
+
+    def merge(self, other: Timing) -> None:
+        self.count += other.count
+        self.total_s += other.total_s
+        self.max_s = max(self.max_s, other.max_s)
+        self.buckets.update(other.buckets)
+
+    @property
+    def mean_s(self) -> float | None:
+        return self.total_s / self.count if self.count else None
+
+    def quantile(self, q: float) -> float | None:
+        """The ``q``-quantile, as the geometric middle of its bucket (capped at max)."""
+        if not self.count:
+            return None
+        rank = q * self.count
+        seen = 0
+        for index in sorted(self.buckets):
+            seen += self.buckets[index]
+            if seen >= rank:
+                if index < 0:
+                    return 0.0
+                middle = _SMALLEST_S * 10 ** ((index + 0.5) / _BUCKETS_PER_DECADE)
+                return min(middle, self.max_s)
+        return self.max_s
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        return {
+            "count": self.count,
+            "total_s": self.total_s,
+            "mean_s": self.mean_s,
+            "p50_s": self.quantile(0.5),
+            "p95_s": self.quantile(0.95),
+            "max_s": self.max_s if self.count else None,
+        }
+
+
+def _bucket(seconds: float) -> int:
+    if seconds < _SMALLEST_S:
+        return -1
+    return int(math.log10(seconds / _SMALLEST_S) * _BUCKETS_PER_DECADE)
+
+
+@dataclass
+class VerifierStats:
+    """One verifier key's verdicts: statuses, failures, faults, scores, timings."""
+
+    statuses: Counter[str] = field(default_factory=Counter)
+    failures: Counter[str] = field(default_factory=Counter)
+    faults: Counter[str] = field(default_factory=Counter)
+    passes: int = 0
+    decided: int = 0
+    score: Moments = field(default_factory=Moments)
+    """Scores of decided verdicts."""
+    timing: Timing = field(default_factory=Timing)
+
+    def add(self, verdict: Verdict) -> None:
+        status, fault = verdict.status, verdict.fault
+        self.statuses[status.value] += 1
+        if verdict.failure is not None:
+            self.failures[verdict.failure.value] += 1
+        if fault is not None:
+            self.faults[fault.value] += 1
+        if is_decided(status, fault):
+            self.decided += 1
+            self.passes += status is Status.PASS
+            self.score.add(verdict.score)
+        self.timing.add(verdict.elapsed_s)
+
+    def merge(self, other: VerifierStats) -> None:
+        self.statuses.update(other.statuses)
+        self.failures.update(other.failures)
+        self.faults.update(other.faults)
+        self.passes += other.passes
+        self.decided += other.decided
+        self.score.merge(other.score)
+        self.timing.merge(other.timing)
+
+    @property
+    def pass_rate(self) -> float | None:
+        return ratio(self.passes, self.decided)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.score.to_dict(),
+            "pass_rate": self.pass_rate,
+            "passes": self.passes,
+            "decided": self.decided,
+            "skipped": self.statuses[Status.SKIP.value],
+            "infra_failures": self.faults[Fault.INFRA.value],
+            "data_errors": self.faults[Fault.DATA.value],
+            "statuses": dict(sorted(self.statuses.items())),
+            "failures": dict(sorted(self.failures.items())),
+            "faults": dict(sorted(self.faults.items())),
+            "timing": self.timing.to_dict(),
+        }
+
+
+@dataclass
+class TaskStats:
+    """One task's samples: outcomes, mean reward, and pass rate over its verdicts."""
+
+    samples: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    reward: Moments = field(default_factory=Moments)
+    passes: int = 0
+    decided: int = 0
+
+    def merge(self, other: TaskStats) -> None:
+        self.samples += other.samples
+        self.outcomes.update(other.outcomes)
+        self.reward.merge(other.reward)
+        self.passes += other.passes
+        self.decided += other.decided
+
+    @property
+    def pass_rate(self) -> float | None:
+        return ratio(self.passes, self.decided)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "samples": self.samples,
+            "outcomes": dict(sorted(self.outcomes.items())),
+            "reward": self.reward.to_dict(),
+            "pass_rate": self.pass_rate,
+        }
+
+
+@dataclass
+class ComponentStats:
+    raw: Moments = field(default_factory=Moments)
+    weighted: Moments = field(default_factory=Moments)
+
+    def merge(self, other: ComponentStats) -> None:
+        self.raw.merge(other.raw)
+        self.weighted.merge(other.weighted)
+
+
+@dataclass
+class Stats:
+    """Everything above, for a stream of rewards; `add` one at a time, `merge` two."""
+
+    max_tasks: int = 1000
+    samples: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    reward: Moments = field(default_factory=Moments)
+    """Values of ``rewarded`` samples."""
+    infra_failures: int = 0
+    """Samples an infrastructure failure decided (fallbacks included)."""
+    components: dict[str, ComponentStats] = field(default_factory=dict)
+    verifiers: dict[str, VerifierStats] = field(default_factory=dict)
+    tasks: dict[str, TaskStats] = field(default_factory=dict)
+    other_tasks: TaskStats = field(default_factory=TaskStats)
+    """Tasks past ``max_tasks``, summed."""
+    faults: Counter[str] = field(default_factory=Counter)
+    """Verdicts by fault, over every verifier."""
+
+    @classmethod
+    def of(cls, rewards: Iterable[Reward], tasks: Sequence[str | None] | None = None) -> Stats:
+        stats = cls()
+        for i, reward in enumerate(rewards):
+            stats.add(reward, tasks[i] if tasks is not None else None)
+        return stats
+
+    def add(self, reward: Reward, task: str | None = None) -> None:
+        """Count one sample's reward (``task``: the sample's task, for the task table)."""
+        outcome = reward.outcome
+        self.samples += 1
+        self.outcomes[outcome] += 1
+        self.infra_failures += reward.failed
+        value = reward.value if outcome == "rewarded" else None
+        self.reward.add(value)
+        for name, component in reward.components.items():
+            stats = self.components.setdefault(name, ComponentStats())
+            stats.raw.add(component.raw)
+            stats.weighted.add(component.weighted)
+        per_task = self._task(task)
+        per_task.samples += 1
+        per_task.outcomes[outcome] += 1
+        per_task.reward.add(value)
+        for key, verdict in reward.verdicts.items():
+            self.verifiers.setdefault(key, VerifierStats()).add(verdict)
+            if is_decided(verdict.status, verdict.fault):
+                per_task.decided += 1
+                per_task.passes += verdict.status is Status.PASS
+            if verdict.fault is not None:
+                self.faults[verdict.fault.value] += 1
+
+    def _task(self, task: str | None) -> TaskStats:
+        name = NO_TASK if task is None else str(task)
+        found = self.tasks.get(name)
+        if found is not None:
+            return found
+        if len(self.tasks) >= self.max_tasks:
+            return self.other_tasks
+        return self.tasks.setdefault(name, TaskStats())
+
+    def merge(self, other: Stats) -> None:
+        self.samples += other.samples
+        self.outcomes.update(other.outcomes)
+        self.reward.merge(other.reward)
+        self.infra_failures += other.infra_failures
+        self.faults.update(other.faults)
+        for name, component in other.components.items():
+            self.components.setdefault(name, ComponentStats()).merge(component)
+        for key, verifier in other.verifiers.items():
+            self.verifiers.setdefault(key, VerifierStats()).merge(verifier)
+        for name, task in other.tasks.items():
+            self._task(name).merge(task)
+        self.other_tasks.merge(other.other_tasks)
+
+    def pass_rate(self, key: str) -> float | None:
+        verifier = self.verifiers.get(key)
+        return verifier.pass_rate if verifier is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable: what ``score --json`` prints under ``counts``, what
+        `batch_stats` returns."""
+        tasks = {name: t.to_dict() for name, t in sorted(self.tasks.items())}
+        if self.other_tasks.samples:
+            tasks[OTHER_TASKS] = self.other_tasks.to_dict()
+        return {
+            "samples": self.samples,
+            "outcomes": dict(sorted(self.outcomes.items())),
+            "reward": self.reward.to_dict(),
+            "infra_failures": self.infra_failures,
+            "data_errors": self.outcomes["data_error"],
+            "fallbacks": self.outcomes["fallback"],
+            "not_applicable": self.outcomes["not_applicable"],
+            "faults": dict(sorted(self.faults.items())),
+            "components": {
+                name: {**c.raw.to_dict(), "weighted_mean": c.weighted.mean}
+                for name, c in sorted(self.components.items())
+            },
+            "verifiers": {key: v.to_dict() for key, v in sorted(self.verifiers.items())},
+            "tasks": tasks,
+        }
+
+
+def batch_stats(rewards: Sequence[Reward]) -> dict[str, Any]:
+    """`Stats` of one batch as plain data (see `Stats.to_dict`): ``{"samples", "outcomes",
+    "reward": {count, mean, std}, "infra_failures", "data_errors", "fallbacks",
+    "not_applicable", "faults", "components": {name: {count, mean, std, weighted_mean}},
+    "verifiers": {key: {count, mean, std, pass_rate, skipped, infra_failures,
+    data_errors, statuses, failures, faults, timing}}, "tasks"}``. Means and standard
+    deviations are population ones (ddof=0) and skip None values."""
+    return Stats.of(rewards).to_dict()
