@@ -227,7 +227,9 @@ def _pending_chunks(
 
 
 def _scored_record(row: Row, reward: Reward, digest: str) -> dict[str, Any]:
-    return {**row.record, "id": row.sample.id, SCORE_COLUMN: {**reward.to_dict(), "run": digest}}
+    # The sample's task goes with its reward: a mapped or default task is in no column.
+    scored = {**reward.to_dict(), "run": digest, "task": row.sample.task}
+    return {**row.record, "id": row.sample.id, SCORE_COLUMN: scored}
 
 
 def _count_rows(reader: DumpReader, limit: int | None) -> int | None:

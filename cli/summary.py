@@ -51,8 +51,8 @@ def component_table(stats: Stats) -> Table:
 
 def verifier_table(stats: Stats) -> Table:
     table = Table(title="verifiers, slowest first")
-    columns = ("verifier", "pass rate", "decided", "statuses", "failures", "mean ms", "p95 ms",
-               "max ms")  # fmt: skip
+    columns = ["verifier", "pass rate", "decided", "statuses", "failures"]
+    columns += ["mean ms", "p95 ms", "max ms"]
     for column in columns:
         numeric = "ms" in column or column in ("pass rate", "decided")
         table.add_column(column, justify="right" if numeric else "left")

@@ -74,6 +74,15 @@ class ColumnMap:
             by_field.setdefault(field, []).append(source)
         return cls(tuple((f, tuple(s)) for f, s in by_field.items()))
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Iterable[str]]) -> ColumnMap:
+        """The inverse of `to_dict` (a run record's mapping)."""
+        return cls.parse(
+            f"{field}{source}" if source.startswith(":=") else f"{field}={source}"
+            for field, sources in data.items()
+            for source in sources
+        )
+
     def __bool__(self) -> bool:
         return bool(self.sources)
 

@@ -14,8 +14,9 @@ these numbers from it, so the same verdicts give the same figures everywhere:
 - **Outcomes** per sample (rewarded, fallback, infra_failure, data_error,
   not_applicable); per verifier, verdicts by **status**, by **failure** kind and by
   **fault** (model, infra, data).
-- **Timings** per verifier: count, total, mean and max of ``elapsed_s``, and the median
-  and 95th percentile read from a histogram of ten buckets per decade (within 12%).
+- **Timings** per verifier, over the verdicts that are not skips (the checks that ran):
+  count, total, mean and max of ``elapsed_s``, and the median and 95th percentile read
+  from a histogram of ten buckets per decade (within 12%).
 - **Per task**: samples, outcomes, mean reward and pass rate over the task's verdicts.
   At most ``max_tasks`` tasks are kept by name (the first seen); the rest are summed in
   one ``(other tasks)`` row, so a stream of distinct task names cannot grow memory.
@@ -223,7 +224,8 @@ class VerifierStats:
             self.decided += 1
             self.passes += status is Status.PASS
             self.score.add(verdict.score)
-        self.timing.add(verdict.elapsed_s)
+        if status is not Status.SKIP:  # a check that ran (routing skips cost nothing)
+            self.timing.add(verdict.elapsed_s)
 
     def merge(self, other: VerifierStats) -> None:
         self.statuses.update(other.statuses)
