@@ -1,5 +1,6 @@
-"""Charts for the report, from counts already binned (so no column of values is held):
-fixed-bin histograms filled while the rows stream by, drawn with matplotlib as PNG."""
+"""Charts for the report, from counts (so no column of values is held): exact counts of
+distinct values while they are few, else fixed-bin histograms filled by a second pass
+over the rows; drawn with matplotlib as PNG."""
 
 from __future__ import annotations
 
@@ -8,9 +9,38 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Histogram", "bars_png", "histograms_png"]
+__all__ = ["Distribution", "Histogram", "bars_png", "histograms_png"]
 
 BINS = 20
+DISTINCT_LIMIT = 4096
+"""Distinct values a `Distribution` counts exactly before it gives up."""
+
+
+@dataclass
+class Distribution:
+    """Exact counts of each distinct finite value, while there are at most ``limit`` of
+    them (rewards are often a handful of values: 0, 1, a few partial scores). Past that it
+    stops counting (`overflowed`) and the histogram needs a second pass over the rows."""
+
+    limit: int = DISTINCT_LIMIT
+    counts: dict[float, int] = field(default_factory=dict)
+    overflowed: bool = False
+
+    def add(self, value: float | None) -> None:
+        if self.overflowed or value is None or not math.isfinite(value):
+            return
+        if value in self.counts:
+            self.counts[value] += 1
+        elif len(self.counts) < self.limit:
+            self.counts[value] = 1
+        else:
+            self.overflowed, self.counts = True, {}
+
+    def histogram(self, low: float, high: float) -> Histogram:
+        histogram = Histogram(low, high)
+        for value, n in self.counts.items():
+            histogram.add(value, n)
+        return histogram
 
 
 @dataclass
@@ -29,11 +59,11 @@ class Histogram:
             self.bins = 1
         self.counts = [0] * self.bins
 
-    def add(self, value: float | None) -> None:
+    def add(self, value: float | None, times: int = 1) -> None:
         if value is None or not math.isfinite(value) or not self.low <= value <= self.high:
             return
         width = (self.high - self.low) / self.bins or 1.0
-        self.counts[min(int((value - self.low) / width), self.bins - 1)] += 1
+        self.counts[min(int((value - self.low) / width), self.bins - 1)] += times
 
     @property
     def edges(self) -> list[float]:

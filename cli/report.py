@@ -1,10 +1,11 @@
 """``rewardsmith report``: one self-contained HTML page about a scored run.
 
-The scored file is streamed twice and never held: the first pass adds every row to a
-`Stats` (the one definition of pass rate, mean reward and counts, as ``score`` and
-``diff`` use) and keeps the worst samples of each failure kind (bounded heaps); the
-second fills fixed-bin histograms over the ranges the first pass found. Memory does not
-grow with the number of rows.
+The scored file is streamed, never held: one pass adds every row to a `Stats` (the one
+definition of pass rate, mean reward and counts, as ``score`` and ``diff`` use), keeps
+the worst samples of each failure kind (bounded heaps) and counts each distinct reward
+and component value (while there are at most 4,096 of them). Only if a series has more
+distinct values than that does a second pass fill fixed-bin histograms over the ranges
+the first found. Memory does not grow with the number of rows.
 
 The page: a summary, charts (reward and component histograms, verdicts by failure kind;
 PNGs, embedded, and written beside the page), the verifiers (pass rate, statuses,
@@ -23,7 +24,7 @@ from typing import Annotated, Any
 
 import typer
 
-from rewardsmith.cli.charts import Histogram, bars_png, histograms_png
+from rewardsmith.cli.charts import Distribution, Histogram, bars_png, histograms_png
 from rewardsmith.cli.page import Html, conversation, escape, join, page, plain_json, table, tag
 from rewardsmith.cli.runs import RunReader, RunRow
 from rewardsmith.cli.summary import failure_label, fmt, milliseconds
@@ -68,6 +69,8 @@ class BuiltReport:
     html: str
     stats: Stats
     bad_rows: int
+    histograms: dict[str, Histogram] = field(default_factory=dict)
+    """The reward's (``reward``) and each component's, as drawn."""
 
 
 @dataclass
@@ -75,6 +78,18 @@ class _FirstPass:
     stats: Stats
     worst: WorstSamples
     runs: Counter[str] = field(default_factory=Counter)
+    rewards: Distribution = field(default_factory=Distribution)
+    components: dict[str, Distribution] = field(default_factory=dict)
+
+    def add(self, row: RunRow) -> None:
+        self.stats.add(row.reward, row.task)
+        self.worst.offer(row)
+        if row.run is not None and (row.run in self.runs or len(self.runs) < MAX_RUNS_NAMED):
+            self.runs[row.run] += 1
+        if row.reward.outcome == "rewarded":
+            self.rewards.add(row.reward.value)
+        for name, component in row.reward.components.items():
+            self.components.setdefault(name, Distribution()).add(component.raw)
 
 
 def build_report(
@@ -82,8 +97,10 @@ def build_report(
 ) -> BuiltReport:
     """The page for the scored file at ``path``; charts also go to ``png_dir``."""
     reader = RunReader(path)
-    first = _first_pass(reader, worst)
-    charts = _charts(reader, first.stats)
+    first = _FirstPass(Stats(), WorstSamples(lambda row: _sample(reader, row), worst))
+    for row in reader:
+        first.add(row)
+    charts, histograms = _charts(reader, first)
     if png_dir is not None:
         png_dir.mkdir(parents=True, exist_ok=True)
         for name, png in charts.items():
@@ -97,44 +114,56 @@ def build_report(
         _bad_rows(reader),
     ]
     html = page(f"rewardsmith report: {title}", sections)
-    return BuiltReport(html, first.stats, reader.bad_rows)
+    return BuiltReport(html, first.stats, reader.bad_rows, histograms)
 
 
-def _first_pass(reader: RunReader, per_kind: int) -> _FirstPass:
-    first = _FirstPass(Stats(), WorstSamples(lambda row: _sample(reader, row), per_kind))
-    for row in reader:
-        first.stats.add(row.reward, row.task)
-        first.worst.offer(row)
-        if row.run is not None and (row.run in first.runs or len(first.runs) < MAX_RUNS_NAMED):
-            first.runs[row.run] += 1
-    return first
+_REWARD = ("reward", "")
 
 
-def _charts(reader: RunReader, stats: Stats) -> dict[str, bytes]:
-    """Histograms over the ranges the first pass saw, filled by a second pass."""
-    reward = _histogram(stats.reward.low, stats.reward.high)
-    components = {n: _histogram(c.raw.low, c.raw.high) for n, c in stats.components.items()}
-    for row in reader:
-        if row.reward.outcome == "rewarded" and reward is not None:
-            reward.add(row.reward.value)
-        for name, component in row.reward.components.items():
-            histogram = components.get(name)
-            if histogram is not None:
-                histogram.add(component.raw)
+def _charts(reader: RunReader, first: _FirstPass) -> tuple[dict[str, bytes], dict[str, Histogram]]:
+    """Histograms over the ranges the first pass saw: from its exact counts, or from a
+    second pass for a series with too many distinct values; and their PNGs."""
+    stats = first.stats
+    series = {_REWARD: (stats.reward, first.rewards)}
+    for name, component in stats.components.items():
+        series[("component", name)] = (component.raw, first.components[name])
+    histograms = {
+        key: counts.histogram(m.low, m.high)
+        for key, (m, counts) in series.items()
+        if m.count and not counts.overflowed
+    }
+    again = {
+        key: Histogram(m.low, m.high)
+        for key, (m, counts) in series.items()
+        if m.count and counts.overflowed
+    }
+    if again:
+        _fill(reader, again)
+        histograms.update(again)
     failures: Counter[str] = Counter()
     for verifier in stats.verifiers.values():
         for kind, n in verifier.failures.items():
             failures[failure_label(kind)] += n
+    reward = {"reward": histograms[_REWARD]} if _REWARD in histograms else {}
+    parts = {name: h for (what, name), h in histograms.items() if what == "component"}
     charts = {
-        "reward": histograms_png({"reward": reward} if reward else {}, "reward"),
-        "components": histograms_png({n: h for n, h in components.items() if h}, "raw value"),
+        "reward": histograms_png(reward, "reward"),
+        "components": histograms_png(parts, "raw value"),
         "failures": bars_png(dict(failures), "verdicts by failure kind"),
     }
-    return {name: png for name, png in charts.items() if png}
+    return {name: png for name, png in charts.items() if png}, {**reward, **parts}
 
 
-def _histogram(low: float, high: float) -> Histogram | None:
-    return Histogram(low, high) if low <= high else None
+def _fill(reader: RunReader, histograms: dict[tuple[str, str], Histogram]) -> None:
+    """The second pass: fill these histograms from the rows."""
+    reward = histograms.get(_REWARD)
+    for row in reader:
+        if reward is not None and row.reward.outcome == "rewarded":
+            reward.add(row.reward.value)
+        for name, component in row.reward.components.items():
+            histogram = histograms.get(("component", name))
+            if histogram is not None:
+                histogram.add(component.raw)
 
 
 # ---------------------------------------------------------------------- sections

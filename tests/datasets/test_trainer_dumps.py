@@ -1,10 +1,7 @@
 """Dumps written by the trainers' own code load without flags.
 
 - veRL's generation dump is written by veRL's own ``RayPPOTrainer._write_generations``
-  (what ``_dump_generations`` runs in its background thread; verl 0.9.1, installed by make
-  without its GPU dependencies). Importing its module needs packages we do not install
-  (torchdata, CUDA torch), so the method's source is taken from the installed file and
-  run as it is.
+  (see `tests.support.verl_dump`).
 - OpenRLHF's dataset keys are read by OpenRLHF's own ``preprocess_data``.
 - A multi-turn trajectory with tool calls renders to the same text through a real chat
   template (TRL's Qwen2.5 template, rendered by transformers) before and after loading.
@@ -12,10 +9,8 @@
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -23,23 +18,14 @@ import pytest
 
 from rewardsmith.datasets.dumps import DumpReader
 from rewardsmith.datasets.mapping import detect_mapping
+from tests.support.verl_dump import verl_write_generations
 
 
 def _verl_write_generations() -> Any:
-    spec = importlib.util.find_spec("verl")
-    if spec is None or spec.origin is None:
-        pytest.skip("make installs verl 0.9.1 (.venv/.installed-clients)")
-    source = Path(spec.origin).parent / "trainer" / "ppo" / "ray_trainer.py"
-    tree = ast.parse(source.read_text())
-    trainer = next(
-        n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "RayPPOTrainer"
-    )
-    method = next(
-        n for n in trainer.body if isinstance(n, ast.FunctionDef) and n.name == "_write_generations"
-    )
-    namespace: dict[str, Any] = {"os": os, "json": json}
-    exec(compile(ast.Module([method], []), str(source), "exec"), namespace)
-    return namespace["_write_generations"]
+    try:
+        return verl_write_generations()
+    except ModuleNotFoundError as exc:
+        pytest.skip(str(exc))
 
 
 def test_verl_generation_dump_loads_without_flags(tmp_path: Path) -> None:
