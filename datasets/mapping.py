@@ -140,14 +140,29 @@ def _native(record: Mapping[str, Any]) -> dict[str, Any]:
 def _trl(record: Mapping[str, Any]) -> dict[str, Any]:
     if "completion" not in record:
         raise MappingProblem("completion", "missing (TRL rows need `prompt` and `completion`)")
-    reference_column = next((c for c in _REFERENCE_COLUMNS if c in record), None)
-    used = {"id", "prompt", "completion", "task", reference_column}
+    return _named_columns(
+        record, "prompt", "completion", _REFERENCE_COLUMNS, ("task", "data_source")
+    )
+
+
+def _named_columns(
+    record: Mapping[str, Any],
+    prompt: str,
+    completion: str,
+    references: tuple[str, ...],
+    tasks: tuple[str, ...],
+) -> dict[str, Any]:
+    """Fields from named columns (the reference and the task from the first of their
+    columns the row has); every other column into ``meta``."""
+    reference = next((c for c in references if c in record), None)
+    task = next((c for c in tasks if c in record), None)
+    used = {"id", prompt, completion, reference, task}
     return {
         "id": record.get("id"),
-        "prompt": record.get("prompt", ""),
-        "completion": record["completion"],
-        "reference": record.get(reference_column) if reference_column else None,
-        "task": record.get("task", record.get("data_source")),
+        "prompt": record.get(prompt, ""),
+        "completion": record[completion],
+        "reference": record[reference] if reference else None,
+        "task": record[task] if task else None,
         "meta": {k: v for k, v in record.items() if k not in used},
     }
 
@@ -204,31 +219,15 @@ def _verl_dump(record: Mapping[str, Any]) -> dict[str, Any]:
     """veRL's `_dump_generations` rows: input, output, gts, score, step, extra columns."""
     if "output" not in record:
         raise MappingProblem("output", "missing: veRL generation dumps hold the response there")
-    used = {"id", "input", "output", "gts", "data_source"}
-    return {
-        "id": record.get("id"),
-        "prompt": record.get("input", ""),
-        "completion": record["output"],
-        "reference": record.get("gts"),
-        "task": record.get("data_source"),
-        "meta": {k: v for k, v in record.items() if k not in used},
-    }
+    return _named_columns(record, "input", "output", ("gts",), ("data_source",))
 
 
 def _openrlhf_dataset(record: Mapping[str, Any]) -> dict[str, Any]:
-    """OpenRLHF's default dataset keys (``input``, ``label``) and ``output``."""
+    """OpenRLHF's default dataset keys (``input``, ``label``, ``datasource``) and ``output``."""
     if "output" not in record:
         raise MappingProblem("output", "missing: the response goes in `output`")
-    reference_column = next((c for c in ("label", *_REFERENCE_COLUMNS) if c in record), None)
-    used = {"id", "input", "output", "task", reference_column}
-    return {
-        "id": record.get("id"),
-        "prompt": record.get("input", ""),
-        "completion": record["output"],
-        "reference": record.get(reference_column) if reference_column else None,
-        "task": record.get("task", record.get("datasource")),
-        "meta": {k: v for k, v in record.items() if k not in used},
-    }
+    references = ("label", *_REFERENCE_COLUMNS)
+    return _named_columns(record, "input", "output", references, ("task", "datasource"))
 
 
 def _chat(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from rewardsmith.cli.score import score
+from tests.support.plugin import install_plugin
+from tests.support.trajectories import weather_episode
 
 PLUGIN = "rs_report_verifiers"
 MODULE = '''
@@ -64,14 +66,7 @@ class Echo:
 
 def install_test_verifiers(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``four_way`` and ``echo`` as an installed plugin (a real dist-info on sys.path)."""
-    root.mkdir(parents=True, exist_ok=True)
-    (root / f"{PLUGIN}.py").write_text(MODULE)
-    dist_info = root / f"{PLUGIN}-0.1.dist-info"
-    dist_info.mkdir(exist_ok=True)
-    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {PLUGIN}\nVersion: 0.1\n")
-    (dist_info / "entry_points.txt").write_text(
-        f"[rewardsmith.verifiers]\nfour_way = {PLUGIN}:FourWay\necho = {PLUGIN}:Echo\n"
-    )
+    install_plugin(root, PLUGIN, MODULE, {"four_way": "FourWay", "echo": "Echo"})
     monkeypatch.syspath_prepend(str(root))
     sys.modules.pop(PLUGIN, None)
 
@@ -94,31 +89,11 @@ HOSTILE = [
     "<textarea><plaintext><xmp>",
 ]
 
-TRAJECTORY = [
-    {"role": "system", "content": "You are a weather bot."},
-    {"role": "user", "content": "How warm is it in Paris?"},
-    {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "type": "function",
-                "id": "call_1",
-                "function": {
-                    "name": "get_current_temperature",
-                    "arguments": {"location": "<script>Paris</script>", "unit": "celsius"},
-                },
-            }
-        ],
-    },
-    {
-        "role": "tool",
-        "name": "get_current_temperature",
-        "tool_call_id": "call_1",
-        "content": "22.0 <img src=x onerror=\"document.title='PW'+'NED'\">",
-    },
-    {"role": "assistant", "content": "It is 21 degrees in Paris."},
-]
+TRAJECTORY = weather_episode(
+    location="<script>Paris</script>",
+    result="22.0 <img src=x onerror=\"document.title='PW'+'NED'\">",
+    answer="It is 21 degrees in Paris.",
+)
 
 
 def hostile_rows() -> list[dict[str, Any]]:

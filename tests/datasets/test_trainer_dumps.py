@@ -18,6 +18,7 @@ import pytest
 
 from rewardsmith.datasets.dumps import DumpReader
 from rewardsmith.datasets.mapping import detect_mapping
+from tests.support.trajectories import get_current_temperature, weather_episode
 from tests.support.verl_dump import verl_write_generations
 
 
@@ -58,52 +59,7 @@ def test_openrlhf_dataset_keys_read_as_openrlhf_reads_them() -> None:
     assert sample.task == row["datasource"]  # what OpenRLHF's PromptDataset keeps as the source
 
 
-def get_current_temperature(location: str, unit: str) -> float:
-    """
-    Get the current temperature at a location.
-
-    Args:
-        location: The location, as "City, Country"
-        unit: "celsius" or "fahrenheit"
-    """
-    return 22.0
-
-
-TRAJECTORY = [
-    {"role": "system", "content": "You are a weather bot."},
-    {"role": "user", "content": "How warm is it in Paris?"},
-    {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "type": "function",
-                "id": "call_1",
-                "function": {
-                    "name": "get_current_temperature",
-                    "arguments": {"location": "Paris, France", "unit": "celsius"},
-                },
-            }
-        ],
-    },
-    {
-        "role": "tool",
-        "name": "get_current_temperature",
-        "tool_call_id": "call_1",
-        "content": "22.0",
-    },
-    {
-        "role": "assistant",
-        "tool_calls": [
-            {
-                "type": "function",
-                "function": {"name": "get_current_temperature", "arguments": '{"location": "x"}'},
-            }
-        ],
-    },
-    {"role": "tool", "name": "get_current_temperature", "content": "error: unknown place"},
-    {"role": "assistant", "content": "It is 22 °C in Paris."},
-]
+TRAJECTORY = weather_episode()
 
 
 def _rows(records: list[dict[str, Any]], tmp: Path | None = None) -> list[Any]:
