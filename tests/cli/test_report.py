@@ -200,40 +200,62 @@ def test_kinds_of_a_sample() -> None:
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def _chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess[str]:
+def _look(page: Path, name: str) -> tuple[str, Path]:
+    """Open the page in headless Chromium: the DOM it built, and a 1400x2400 screenshot."""
     assert CHROMIUM is not None
-    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-               "--disable-background-networking", "--disable-component-update",
-               "--disable-sync", "--no-first-run", f"--user-data-dir={profile}", *args]  # fmt: skip
-    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+    shot = page.with_suffix(".png")
+    quiet = "--disable-background-networking --disable-component-update --disable-sync"
+    command = [
+        CHROMIUM,
+        *f"--headless --no-sandbox --disable-gpu {quiet} --no-first-run".split(),
+        f"--user-data-dir={page.parent / 'profile'}",
+        "--dump-dom",
+        f"--screenshot={shot}",
+        "--window-size=1400,2400",
+        page.as_uri(),
+    ]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and shot.stat().st_size > 20_000, run.stderr[-2000:]
+    if SCREENSHOTS:
+        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(SCREENSHOTS) / f"{name}.png")
+    return run.stdout, shot
+
+
+def _nothing_ran(dom: str) -> None:
+    assert "PWNED" not in dom  # no payload ran: the title, the body and the DOM are ours
+    elements = _elements(dom)  # what the browser built of the page
+    assert set(elements.tags) <= ALLOWED_TAGS, set(elements.tags) - ALLOWED_TAGS
+    assert not [n for n, _ in elements.attributes if n.startswith(("on", "data-"))]
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (.ci/run installs Debian's)")
-def test_the_page_in_a_real_browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_pages_in_a_real_browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from matplotlib.image import imread
+
+    from rewardsmith.cli.diff import compare_runs, diff_page
 
     install_test_verifiers(tmp_path / "plugin", monkeypatch)
     # The trajectory first, so it is the worst of its kind, shown open on the screenshot.
     rows = sorted(hostile_rows(), key=lambda r: r["id"] not in ("weather", "steps"))
-    scored = tmp_path / "scored.jsonl"
-    score_file(write_jsonl(tmp_path / "hostile.jsonl", rows), scored, "echo")
-    page = tmp_path / "report.html"
-    page.write_text(build_report(scored, "hostile", png_dir=tmp_path / "png").html)
-    dom = _chromium(["--dump-dom", page.as_uri()], tmp_path / "profile-dom")
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    assert "rewardsmith report: hostile" in dom.stdout
-    assert "PWNED" not in dom.stdout  # no payload ran: the title, body and DOM are ours
-    elements = _elements(dom.stdout)  # what the browser built of the page
-    assert set(elements.tags) <= ALLOWED_TAGS, set(elements.tags) - ALLOWED_TAGS
-    assert not [n for n, _ in elements.attributes if n.startswith(("on", "data-"))]
-    assert "&lt;script&gt;document.title" in dom.stdout  # shown as text
-    shot = tmp_path / "report.png"
-    run = _chromium([f"--screenshot={shot}", "--window-size=1400,2400", page.as_uri()],
-                    tmp_path / "profile-shot")  # fmt: skip
-    assert run.returncode == 0 and shot.stat().st_size > 20_000, run.stderr[-2000:]
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    score_file(write_jsonl(tmp_path / "hostile.jsonl", rows), a, "echo")
+    fixed = ("evil-0", "<b>id</b>")  # right in run B: a hostile id on the diff page
+    rows = [{**r, "completion": r["reference"]} if r["id"] in fixed else r for r in rows]
+    score_file(write_jsonl(tmp_path / "fixed.jsonl", rows), b, "echo")
+    report_page, diff = tmp_path / "report.html", tmp_path / "diff.html"
+    report_page.write_text(build_report(a, "hostile", png_dir=tmp_path / "png").html)
+    diff.write_text(diff_page(compare_runs(a, b), "a.jsonl", "b.jsonl"))
+
+    dom, shot = _look(report_page, "report")
+    assert "rewardsmith report: hostile" in dom and "5. assistant" in dom
+    assert "&lt;script&gt;document.title" in dom  # shown as text
+    _nothing_ran(dom)
     pixels = imread(shot)
     assert pixels.shape[:2] == (2400, 1400) and pixels.std() > 0.05  # not a blank page
-    if SCREENSHOTS:
-        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-        shutil.copy(shot, Path(SCREENSHOTS) / "report.png")
+
+    dom, shot = _look(diff, "diff")
+    assert "2 verdicts changed status" in dom and "&lt;b&gt;id&lt;/b&gt;" in dom
+    _nothing_ran(dom)
+    assert imread(shot).std() > 0.05
