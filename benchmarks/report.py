@@ -10,8 +10,10 @@ an agent; long answers) are scored through a real `Scorer` (inline executor) wit
 fresh ids and 50 task names until the file has the size asked for. Every run of a report
 is its own process (``python -m rewardsmith.cli.main report ...``); its peak resident
 memory is the kernel's (``wait4`` rusage ``ru_maxrss``), its time the wall clock.
-The old report is ``cli/report.py`` at the commit before this work (``--baseline``),
-taken from git and run on the same files; runs interleave new, old, new, old.
+The old report is ``cli/report.py`` (with the ``cli/scored.py`` it read with) at the
+commit before this work (``--baseline``), taken from git and run on the same files;
+runs interleave new, old, new, old, after one untimed run of the new report whose page
+is checked for the row count.
 """
 
 from __future__ import annotations
@@ -80,14 +82,17 @@ def make_scored(path: Path, rows: int, distinct: int = 2000) -> None:
 
 
 def old_report_module(folder: Path, baseline: str) -> Path:
-    """The old ``cli/report.py`` as a module file (it imports ``rewardsmith.cli.scored``,
-    unchanged since)."""
-    source = subprocess.run(
-        ["git", "show", f"{baseline}:cli/report.py"], cwd=REPO, check=True, capture_output=True,
-        text=True,
-    ).stdout  # fmt: skip
+    """The old ``cli/report.py`` and the ``cli/scored.py`` it read with, as module files."""
+
+    def show(path: str) -> str:
+        shown = subprocess.run(["git", "show", f"{baseline}:{path}"], cwd=REPO, check=True,
+                               capture_output=True, text=True)  # fmt: skip
+        return shown.stdout
+
+    report = show("cli/report.py").replace("rewardsmith.cli.scored", "old_scored")
+    (folder / "old_scored.py").write_text(show("cli/scored.py"))
     target = folder / "old_report.py"
-    target.write_text(source)
+    target.write_text(report)
     return target
 
 
@@ -130,6 +135,9 @@ def main() -> None:
                        "old_report.report(pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]))",
                        str(scored), str(folder / "old.html")]  # fmt: skip
             runs: dict[str, list[tuple[float, float]]] = {"new": [], "old": []}
+            measure(new_cmd, env)  # once untimed: the page must say how many rows it read
+            if f"<b>{size}</b> samples" not in (folder / "new.html").read_text():
+                raise RuntimeError(f"the new report did not count {size} rows")
             for _ in range(args.repeats):
                 runs["new"].append(measure(new_cmd, env))
                 print(f"  new: {runs['new'][-1][0]:.0f} MB, {runs['new'][-1][1]:.1f} s", flush=True)

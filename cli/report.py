@@ -36,6 +36,8 @@ __all__ = ["build_report", "report"]
 
 WORST_PER_KIND = 5
 MAX_RUNS_NAMED = 10
+MAX_CHARTS = 24
+"""Components drawn (the first seen): more would not be read, and each costs memory."""
 
 
 def report(
@@ -89,7 +91,11 @@ class _FirstPass:
         if row.reward.outcome == "rewarded":
             self.rewards.add(row.reward.value)
         for name, component in row.reward.components.items():
-            self.components.setdefault(name, Distribution()).add(component.raw)
+            counts = self.components.get(name)
+            if counts is None and len(self.components) < MAX_CHARTS:
+                counts = self.components[name] = Distribution()
+            if counts is not None:
+                counts.add(component.raw)
 
 
 def build_report(
@@ -125,8 +131,8 @@ def _charts(reader: RunReader, first: _FirstPass) -> tuple[dict[str, bytes], dic
     second pass for a series with too many distinct values; and their PNGs."""
     stats = first.stats
     series = {_REWARD: (stats.reward, first.rewards)}
-    for name, component in stats.components.items():
-        series[("component", name)] = (component.raw, first.components[name])
+    for name, counts in first.components.items():
+        series[("component", name)] = (stats.components[name].raw, counts)
     histograms = {
         key: counts.histogram(m.low, m.high)
         for key, (m, counts) in series.items()
