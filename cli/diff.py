@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from rewardsmith.cli.page import join, page, table, tag
 from rewardsmith.cli.runs import RunReader
@@ -201,8 +202,8 @@ def diff(
     table_ = Table(title="A → B (over the samples both scored)")
     for column in ("what", "A", "B", "shift", "status agreement"):
         table_.add_column(column, justify="left" if column == "what" else "right")
-    for row in _rows(result):
-        table_.add_row(*row)
+    for what, *numbers in _rows(result):
+        table_.add_row(Text(what), *numbers)  # names are data, never rich markup
     console.print(table_)
     for change in result.changes[:SHOWN_CHANGES]:
         console.print(

@@ -7,6 +7,7 @@ reward and the counts); this module only lays them out with rich.
 from __future__ import annotations
 
 from rich.table import Table
+from rich.text import Text
 
 from rewardsmith.graders.stats import OTHER_TASKS, Stats
 from rewardsmith.verifiers.types import Failure
@@ -45,7 +46,7 @@ def component_table(stats: Stats) -> Table:
     table.add_row("reward", str(reward.count), fmt(reward.mean), fmt(reward.std))
     for name, component in sorted(stats.components.items()):
         raw = component.raw
-        table.add_row(name, str(raw.count), fmt(raw.mean), fmt(raw.std))
+        table.add_row(Text(name), str(raw.count), fmt(raw.mean), fmt(raw.std))
     return table
 
 
@@ -60,7 +61,7 @@ def verifier_table(stats: Stats) -> Table:
     for key, verifier in by_time:
         timing = verifier.timing
         table.add_row(
-            key,
+            Text(key),
             fmt(verifier.pass_rate),
             str(verifier.decided),
             ", ".join(f"{k} {v}" for k, v in sorted(verifier.statuses.items())),
@@ -81,7 +82,7 @@ def task_table(stats: Stats) -> Table:
         rows.append((OTHER_TASKS, stats.other_tasks))
     for name, task in rows:
         table.add_row(
-            name,
+            Text(name),  # task names come from the dump: never read as rich markup
             str(task.samples),
             fmt(task.reward.mean),
             fmt(task.pass_rate),

@@ -102,3 +102,17 @@ def test_stop_mode_writes_the_rows_before_the_bad_one(tmp_path: Path) -> None:
     code, output = _score(dump, "-v", "exact_match", "-o", out)
     assert code == 0 and "20 scored, 279 kept from before" in output
     assert len(_values(out)) == 299
+
+
+def test_names_from_the_dump_print_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # no wrapping inside a name
+    rows = [
+        {"completion": "a", "reference": "a", "task": "[bold red]loud[/bold red]"},
+        {"completion": "b", "reference": "a", "task": "[link=https://example.com]x[/link]"},
+    ]
+    code, output = _score(write_jsonl(tmp_path / "d.jsonl", rows), "-v", "exact_match",
+                          "-o", tmp_path / "o.jsonl")  # fmt: skip
+    assert code == 0
+    assert "[bold red]loud[/bold red]" in output and "[link=https://example.com]x" in output
