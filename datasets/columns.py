@@ -154,7 +154,7 @@ def _descend(value: Any, parts: list[str]) -> Any:
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the decoder's depth
             return _MISSING
     if isinstance(value, Mapping):
         for cut in range(len(parts), 0, -1):

@@ -100,3 +100,13 @@ def test_a_mapped_field_replaces_what_the_shape_gave() -> None:
     sample = to_sample(verl, "f:1", columns=ColumnMap.parse(["task=extra_info.level"]))
     assert (sample.task, sample.reference, sample.completion) == ("hard", "72", "72")
     assert sample.id == "1"  # the shape still reads its columns (the id from extra_info)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{not json", "[" * 100_000 + "]" * 100_000, '{"a": ' * 50_000 + "1" + "}" * 50_000],
+)
+def test_json_text_that_does_not_decode_is_a_missing_column(text: str) -> None:
+    with pytest.raises(ColumnProblem):
+        ColumnMap.parse(["completion=extra.a"]).resolve({"extra": text})
+
