@@ -48,8 +48,16 @@ def test_verl_generation_dump_loads_without_flags(tmp_path: Path) -> None:
 
 
 def test_openrlhf_dataset_keys_read_as_openrlhf_reads_them() -> None:
-    pytest.importorskip("openrlhf", reason="make installs openrlhf 0.11.2")
-    from openrlhf.datasets.prompts_dataset import preprocess_data
+    spec = importlib.util.find_spec("openrlhf")
+    if spec is None or spec.origin is None:
+        pytest.skip("make installs openrlhf 0.11.2")
+    # The module alone: the package's __init__ also imports its SFT and reward datasets.
+    path = Path(spec.origin).parent / "datasets" / "prompts_dataset.py"
+    module_spec = importlib.util.spec_from_file_location("openrlhf_prompts_dataset", path)
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    preprocess_data = module.preprocess_data
 
     row = {"input": "What is 2+2?", "label": "4", "datasource": "math", "output": " 4"}
     prompt, label = preprocess_data(row, input_key="input", label_key="label")
