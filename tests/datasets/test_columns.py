@@ -109,4 +109,3 @@ def test_a_mapped_field_replaces_what_the_shape_gave() -> None:
 def test_json_text_that_does_not_decode_is_a_missing_column(text: str) -> None:
     with pytest.raises(ColumnProblem):
         ColumnMap.parse(["completion=extra.a"]).resolve({"extra": text})
-
