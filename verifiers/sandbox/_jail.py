@@ -311,11 +311,14 @@ def _become(
         os.closerange(keep, report)
         os.closerange(report + 1, 1 << 16)
         os.setsid()
-        _set_rlimits(spec["limits"], pid1)
         uid = spec["uid"]
         if Context.userns:
+            # First the run's own user namespace, then the rlimits: RLIMIT_NPROC counts in
+            # each user namespace up the chain against the limit its creator had, so the
+            # server's namespace (holding the server and the other jail) stays unlimited.
             _enter_own_user_namespace(uid)
-        else:
+        _set_rlimits(spec["limits"], pid1)
+        if not Context.userns:
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)  # all uids non-zero: the kernel clears every capability
@@ -352,9 +355,11 @@ def _set_rlimits(limits: dict[str, Any], pid1: bool) -> None:
         rules += [
             (resource.RLIMIT_DATA, data, data),
             (resource.RLIMIT_NPROC, nproc, nproc),
-            (resource.RLIMIT_MSGQUEUE, 1 << 16, 1 << 16),
         ]
     for which, soft, hard in rules:
+        ceiling = resource.getrlimit(which)[1]  # a lower limit of the host's stays lower
+        if ceiling != resource.RLIM_INFINITY:
+            soft, hard = min(soft, ceiling), min(hard, ceiling)
         resource.setrlimit(which, (soft, hard))
 
 

@@ -222,18 +222,23 @@ class Run:
             os.kill(self.pid, signal.SIGKILL)  # PID 1: the kernel takes the whole namespace
 
     def sample(self) -> None:
-        """The watchdog (no cgroup): the tree's resident memory and task count, from the
-        run's own /proc; past the memory limit, the run is killed."""
-        rss = tasks = 0
+        """The watchdog (no cgroup): the tree's resident memory and task count, read from
+        the run's own /proc; past the memory limit, the run is killed. Resident sizes count
+        a page shared by several processes (a fork's copy-on-write pages) in each, so a sum
+        past the limit is checked again with proportional sizes (PSS) before a kill."""
         base = f"/proc/{self.pid}/root/proc"
+        rss = tasks = 0
+        pids = []
         with contextlib.suppress(OSError):
-            for name in os.listdir(base):
-                if name.isdigit():
-                    with contextlib.suppress(OSError, ValueError, IndexError):
-                        with open(f"{base}/{name}/stat", "rb") as f:
-                            fields = f.read().rsplit(b")", 1)[1].split()
-                        tasks += int(fields[17])
-                        rss += int(fields[21]) * _PAGE
+            pids = [name for name in os.listdir(base) if name.isdigit()]
+        for pid in pids:
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                with open(f"{base}/{pid}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+                tasks += int(fields[17])
+                rss += int(fields[21]) * _PAGE
+        if rss > self.limits["memory_bytes"] and len(pids) > 1:
+            rss = sum(_pss(f"{base}/{pid}") for pid in pids)
         self.peak_rss = max(self.peak_rss, rss)
         self.most_tasks = max(self.most_tasks, tasks)
         if rss > self.limits["memory_bytes"]:
@@ -311,6 +316,15 @@ class Run:
                 files[name] = data
         disk_full = any(os.fstatvfs(fd).f_bavail == 0 for fd in dirs)
         return files, missing, disk_full
+
+
+def _pss(proc_dir: str) -> int:
+    """A process's proportional resident size in bytes (0 if it is gone)."""
+    with contextlib.suppress(OSError, ValueError), open(f"{proc_dir}/smaps_rollup", "rb") as f:
+        for line in f:
+            if line.startswith(b"Pss:"):
+                return int(line.split()[1]) * 1024
+    return 0
 
 
 def read_beneath(dir_fd: int, name: str, cap: int) -> bytes | None:

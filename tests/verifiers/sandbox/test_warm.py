@@ -15,7 +15,7 @@ QUICK = Limits(wall_s=3, cpu_s=2, memory_bytes=192 << 20, processes=16)
     ("code", "hit"),
     [
         ("import time\ntime.sleep(60)", LimitHit.WALL_TIME),
-        ("x = bytearray(1 << 30)", LimitHit.MEMORY),
+        ("x = []\nwhile True:\n    x.append(bytearray(1 << 22))", LimitHit.MEMORY),
         ("import sys\nwhile True:\n    sys.stdout.write('z' * 4096)", LimitHit.OUTPUT),
         (
             "import os\nwhile True:\n    try:\n        os.fork()\n"
