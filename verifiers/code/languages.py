@@ -153,7 +153,7 @@ LANGUAGES: dict[str, Language] = {
         run=("./main",),
         artifact="main",
         tool="go",
-        compile=("go", "build", "-trimpath", "-o", "main", "main.go"),
+        compile=("go", "build", "-o", "main", "main.go"),
         env=_GO_ENV,
         run_processes=32,
     ),
