@@ -6,6 +6,7 @@ import typer
 
 from rewardsmith.cli.audit import audit
 from rewardsmith.cli.diff import diff
+from rewardsmith.cli.doctor import doctor
 from rewardsmith.cli.report import report
 from rewardsmith.cli.score import score
 from rewardsmith.cli.serve import serve
@@ -27,6 +28,7 @@ app.command()(diff)
 app.command()(verify)
 app.command()(serve)
 app.command()(audit)
+app.command()(doctor)
 app.command("train")(train_command)
 
 reward_models = typer.Typer(help="Train and evaluate learned reward models.", no_args_is_help=True)

@@ -26,6 +26,10 @@ V1_ROOT = "/sys/fs/cgroup"
 _V1_CONTROLLERS = ("memory", "pids", "cpuacct")
 _V2_ENABLE = ("memory", "pids", "cpu")
 BASE_NAME = "rewardsmith-sandbox"
+_V2_FILES = (
+    *("memory.max", "memory.swap.max", "memory.peak", "memory.events"),
+    *("pids.max", "pids.events", "cpu.max", "cpu.stat", "cgroup.procs", "cgroup.kill"),
+)
 
 
 class RunCgroup(Protocol):
@@ -202,9 +206,7 @@ class CgroupV2:
         self._n += 1
         self.path = os.path.join(self.base, f"{self.name}-{self._n}")
         os.makedirs(self.path, exist_ok=True)
-        for key in ("memory.max", "memory.swap.max", "memory.peak", "memory.events",
-                    "pids.max", "pids.events", "cpu.max", "cpu.stat", "cgroup.procs",
-                    "cgroup.kill"):  # fmt: skip
+        for key in _V2_FILES:
             flags = os.O_RDONLY if key.endswith((".events", ".stat", ".peak")) else os.O_RDWR
             with contextlib.suppress(FileNotFoundError):  # older kernels lack some
                 self._fds[key] = os.open(os.path.join(self.path, key), flags)

@@ -11,7 +11,10 @@ from rewardsmith.verifiers.types import Failure, Sample, Status
 pytestmark = pytest.mark.sandbox
 
 CASES = [{"input": "1 2\n", "output": "3\n"}, {"input": "-5 5\n", "output": "0\n"}]
-SUM = 'package main\nimport "fmt"\nfunc main() { var a, b int64; fmt.Scan(&a, &b); fmt.Println(a + b) }\n'
+SUM = (
+    'package main\nimport "fmt"\n'
+    "func main() { var a, b int64; fmt.Scan(&a, &b); fmt.Println(a + b) }\n"
+)
 VERIFIER = CodeTests(wall_s=5.0, compile_wall_s=120.0)
 
 
@@ -74,7 +77,7 @@ def test_compile_time_attacks_end_as_compile_errors(attack: str) -> None:
 
 HOSTILE = {
     "goroutine-memory-bomb": (
-        'package main\nfunc main() { var keep [][]byte\n for { b := make([]byte, 1<<22);'
+        "package main\nfunc main() { var keep [][]byte\n for { b := make([]byte, 1<<22);"
         " for i := range b { b[i] = 1 }; keep = append(keep, b) } }\n",
         {Failure.MEMORY_LIMIT, Failure.RUNTIME_ERROR},  # runtime's own "out of memory" too
     ),

@@ -23,7 +23,8 @@ pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 CASES = [{"input": "1 2\n", "output": "3\n"}, {"input": "40 2\n", "output": "42\n"}]
 RIGHT = {
     "python": "a, b = map(int, input().split())\nprint(a + b)\n",
-    "c": '#include <stdio.h>\nint main(){long a,b; scanf("%ld %ld",&a,&b); printf("%ld\\n",a+b);}\n',
+    "c": '#include <stdio.h>\nint main(){long a,b; scanf("%ld %ld",&a,&b);'
+    ' printf("%ld\\n",a+b);}\n',
     "cpp": '#include <iostream>\nint main(){long a,b; std::cin>>a>>b; std::cout<<a+b<<"\\n";}\n',
     "rust": "use std::io::Read;\nfn main(){let mut s=String::new();"
     "std::io::stdin().read_to_string(&mut s).unwrap();"

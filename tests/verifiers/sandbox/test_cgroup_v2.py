@@ -18,7 +18,7 @@ from rewardsmith.verifiers.sandbox import modes
 from rewardsmith.verifiers.sandbox._client import server_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "verifiers" / "sandbox"))
-import _cgroup  # noqa: E402  (the server's module, loaded the way the server loads it)
+import _cgroup  # the server's module, loaded the way the server loads it
 
 # Files the code only writes start empty: a plain file, unlike the kernel's, would keep
 # the tail of a longer old value under a shorter new one.

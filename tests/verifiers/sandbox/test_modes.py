@@ -10,6 +10,7 @@ from rewardsmith.verifiers.sandbox.modes import Host, Mode, select_mode
 from rewardsmith.verifiers.types import Sample
 
 V1 = {"memory": "/sys/fs/cgroup/memory", "pids": "/p", "cpuacct": "/c"}
+V2 = ("cpu", "memory", "pids")
 
 
 @pytest.mark.parametrize(
@@ -18,17 +19,25 @@ V1 = {"memory": "/sys/fs/cgroup/memory", "pids": "/p", "cpuacct": "/c"}
         (Host(root=True, arch="x86_64", cgroup_v1=V1), None, Mode.PRIVILEGED),
         (Host(root=True, arch="x86_64", cgroup_v1={"memory": "/m"}), None, Mode.ROOTLESS),
         (
-            Host(root=True, arch="x86_64", cgroup_v2="/sys/fs/cgroup",
-                 cgroup_v2_controllers=("cpu", "memory", "pids")),
+            Host(
+                root=True,
+                arch="x86_64",
+                cgroup_v2="/sys/fs/cgroup",
+                cgroup_v2_controllers=("cpu", "memory", "pids"),
+            ),
             None,
             Mode.CGROUP2,
-        ),  # fmt: skip
+        ),
         (  # not root: a delegated v2 scope is only used when asked for
-            Host(root=False, arch="x86_64", cgroup_v2="/sys/fs/cgroup",
-                 cgroup_v2_controllers=("memory", "pids")),
+            Host(
+                root=False,
+                arch="x86_64",
+                cgroup_v2="/sys/fs/cgroup",
+                cgroup_v2_controllers=("memory", "pids"),
+            ),
             None,
             Mode.ROOTLESS,
-        ),  # fmt: skip
+        ),
         (Host(root=False, arch="x86_64", cgroup_v1=V1), None, Mode.ROOTLESS),
         (Host(root=True, arch="x86_64", cgroup_v1=V1), "rootless", Mode.ROOTLESS),
         (Host(root=False, arch="x86_64"), "cgroup2", Mode.CGROUP2),

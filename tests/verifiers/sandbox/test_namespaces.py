@@ -74,10 +74,8 @@ def test_a_pair_does_not_share_ipc(mode_server: ForkServer, kind: str) -> None:
 
 
 def test_each_run_has_its_own_hostname_and_cannot_change_it(mode_server: ForkServer) -> None:
-    r = mode_server.run_programs(
-        [_py("print(os.uname().nodename, flush=True)\nsocket = __import__('socket')\n"
-             "socket.sethostname('pwned')\n")]
-    )[0]  # fmt: skip
+    rename = "print(os.uname().nodename, flush=True)\n__import__('socket').sethostname('pwned')\n"
+    r = mode_server.run_programs([_py(rename)])[0]
     assert r.stdout.strip() == b"rewardsmith-sandbox" != socket.gethostname().encode(), r
     assert r.signal is not None or r.exit_code != 0  # refused: SIGSYS (seccomp)
     assert mode_server.run_programs([_py("print(os.uname().nodename)")])[0].stdout == (
