@@ -44,11 +44,14 @@ class Context:
     """What every jail of one server shares (set once by the server, inherited by forks)."""
 
     root_dir = ""
+    template_ns = -1
+    """A mount namespace whose root is the prepared jail root (see `make_template`)."""
     userns = False
     """The server lives in a user namespace (rootless and non-root cgroup2 modes)."""
     binds_under_tmp: tuple[str, ...] = ()
     links_under_tmp: tuple[tuple[str, str], ...] = ()
-    seccomp: bytes | None = None
+    seccomp: Any = None
+    """The filter, ready for prctl (`_linux.SeccompProgram`), or None."""
     warm: ClassVar[dict[str, Any]] = {}
     """Trusted harness source -> its code object, or (namespace, entry) when its
     definitions already ran in the server."""
@@ -60,12 +63,11 @@ def zygote(control: socket.socket, join_fds: list[int]) -> NoReturn:
     """PID 1 of a fresh PID namespace: build the jail, wait for a program, become it."""
     try:
         L.prctl(L.PR_SET_PDEATHSIG, signal.SIGKILL)
-        _close_all_but({control.fileno(), *join_fds})
+        _close_all_but({control.fileno(), Context.template_ns, *join_fds})
         for fd in join_fds:
             os.write(fd, b"0")  # "0" is the writer itself
             os.close(fd)
-        L.unshare(L.CLONE_NEWNS | L.CLONE_NEWIPC | L.CLONE_NEWUTS)
-        _enter_root(Context.root_dir)
+        _enter_root()
         dirs = [os.open(d, os.O_DIRECTORY | os.O_RDONLY) for d in ("/box", "/tmp")]
         socket.send_fds(control, [b"ready"], dirs)
         for fd in dirs:
@@ -184,7 +186,7 @@ def prepare_root(root: str, binds: list[str]) -> None:
     for link, target in links:
         if not _under_tmp(link):
             _make_link(root, link, target)
-    for name in ("box", "tmp", "proc", "dev", ".old"):
+    for name in ("box", "tmp", "proc", "dev", ".old", ".tmp-binds"):
         os.makedirs(f"{root}/{name}", 0o755, exist_ok=True)
     L.mount("tmpfs", f"{root}/dev", "tmpfs", L.MS_NOSUID | L.MS_NOEXEC, "size=64k,mode=0755")
     for dev in _DEVICES:
@@ -235,19 +237,59 @@ def _mount_tmpfs(path: str, size: int, remount: bool = False) -> None:
     L.mount("tmpfs", path, "tmpfs", flags, f"size={size},mode=1777,nr_inodes=10000")
 
 
-def _enter_root(root: str) -> None:
-    """In the jail's own mount namespace: private tmpfs work dir and /tmp, this PID
-    namespace's /proc, the binds and links under /tmp, then pivot and drop the host's tree."""
-    for name in ("box", "tmp"):
-        _mount_tmpfs(f"{root}/{name}", DEFAULT_DISK)
-    L.mount("proc", f"{root}/proc", "proc", L.MS_NOSUID | L.MS_NODEV | L.MS_NOEXEC)
-    for path in Context.binds_under_tmp:
-        _bind(root, path)
+def make_template(root: str) -> int:
+    """A mount namespace holding only the prepared root (as its "/"), for jails to copy:
+    made once per server, so a jail neither copies the host's mount table nor pivots out
+    of it (pivot_root walks every process on the machine). A descriptor of it."""
+    ready_r, ready_w = os.pipe()
+    done_r, done_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(ready_r)
+            os.close(done_w)
+            L.unshare(L.CLONE_NEWNS)
+            for i, path in enumerate(Context.binds_under_tmp):  # staged: /tmp comes per jail
+                os.makedirs(f"{root}/.tmp-binds/{i}", exist_ok=True)
+                L.bind_readonly(path, f"{root}/.tmp-binds/{i}")
+            L.pivot_root(root, f"{root}/.old")
+            os.chdir("/")
+            # In a user namespace the kernel mounts a new /proc only where one is already
+            # fully visible: the server's own, which each jail then covers with its own.
+            L.mount("proc", "/proc", "proc", L.MS_NOSUID | L.MS_NODEV | L.MS_NOEXEC)
+            L.umount("/.old")
+            os.write(ready_w, b"x")
+            os.read(done_r, 1)  # held until the server has a descriptor of the namespace
+        finally:
+            os._exit(0)
+    os.close(ready_w)
+    os.close(done_r)
+    try:
+        if os.read(ready_r, 1) != b"x":
+            raise OSError("the jail's mount namespace could not be made")
+        return os.open(f"/proc/{pid}/ns/mnt", os.O_RDONLY)
+    finally:
+        os.close(ready_r)
+        os.close(done_w)
+        os.waitpid(pid, 0)
+
+
+def _enter_root() -> None:
+    """A copy of the template mount namespace, with private tmpfs work dir and /tmp, this
+    PID namespace's /proc, and the binds and links under /tmp; nothing of the host's tree."""
+    L.setns(Context.template_ns, L.CLONE_NEWNS)  # root and cwd become the jail root
+    os.close(Context.template_ns)
+    L.unshare(L.CLONE_NEWNS | L.CLONE_NEWIPC | L.CLONE_NEWUTS)
+    for name in ("/box", "/tmp"):
+        _mount_tmpfs(name, DEFAULT_DISK)
+    L.mount("proc", "/proc", "proc", L.MS_NOSUID | L.MS_NODEV | L.MS_NOEXEC)
+    for i, path in enumerate(Context.binds_under_tmp):
+        target = os.path.realpath(path)
+        os.makedirs(target, exist_ok=True)
+        L.bind_readonly(f"/.tmp-binds/{i}", target)
     for link, target in Context.links_under_tmp:
-        _make_link(root, link, target)
-    L.pivot_root(root, f"{root}/.old")
+        _make_link("", link, target)
     os.chdir("/")
-    L.umount("/.old")
 
 
 def _cap_ipc(memory_bytes: int) -> None:
@@ -322,11 +364,13 @@ def _become(
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)  # all uids non-zero: the kernel clears every capability
-        L.drop_capabilities()
+        if Context.userns:  # a uid change to non-root cleared them already otherwise
+            L.drop_capabilities()
         L.prctl(L.PR_SET_NO_NEW_PRIVS, 1)
         os.chdir("/box")
-        os.environ.clear()
-        os.environ.update(spec["env"])
+        if pid1:  # warm Python reads its environment from os.environ; execve gets spec["env"]
+            os.environ.clear()
+            os.environ.update(spec["env"])
         if Context.seccomp is not None:
             L.seccomp_filter(Context.seccomp)
     except BaseException as exc:

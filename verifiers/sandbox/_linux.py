@@ -130,21 +130,26 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def seccomp_filter(program: bytes) -> None:
-    """Install a classic BPF seccomp filter (`program`: packed `struct sock_filter`s).
-    Needs no_new_privs (or CAP_SYS_ADMIN); it stays for this process and every child."""
-    buf = ctypes.create_string_buffer(program, len(program))
-    fprog = _SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
-    _check(
-        _libc.prctl(
+class SeccompProgram:
+    """A classic BPF filter (packed `struct sock_filter`s) laid out once for prctl, so that
+    installing it in each jail is one call."""
+
+    def __init__(self, program: bytes) -> None:
+        self._buf = ctypes.create_string_buffer(program, len(program))
+        self.fprog = _SockFprog(len(program) // 8, ctypes.cast(self._buf, ctypes.c_void_p))
+        self._args = (
             ctypes.c_int(PR_SET_SECCOMP),
             ctypes.c_ulong(SECCOMP_MODE_FILTER),
-            ctypes.byref(fprog),
+            ctypes.byref(self.fprog),
             ctypes.c_ulong(0),
             ctypes.c_ulong(0),
-        ),
-        "seccomp",
-    )
+        )
+
+
+def seccomp_filter(program: SeccompProgram) -> None:
+    """Install `program`. Needs no_new_privs (or CAP_SYS_ADMIN); it stays for this process
+    and every child."""
+    _check(_libc.prctl(*program._args), "seccomp")
 
 
 def drop_capabilities() -> None:

@@ -19,9 +19,9 @@ jail runs without a filter (``rewardsmith doctor`` says so).
 
 from __future__ import annotations
 
-import platform
+import os
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = [
     "ARG_RULES",
@@ -138,8 +138,7 @@ _TIOCSTI, _TIOCLINUX = 0x5412, 0x541C
 _PER_LINUX, _PER_QUERY = 0, 0xFFFFFFFF
 
 
-@dataclass(frozen=True)
-class ArgRule:
+class ArgRule(NamedTuple):
     """Kill the call when argument `arg` (its low 32 bits) matches."""
 
     arg: int
@@ -228,7 +227,7 @@ def instructions(extra_enosys: tuple[str, ...] = ()) -> list[Insn]:
 def filter_program(extra_enosys: tuple[str, ...] = ()) -> bytes | None:
     """The filter as the bytes of a `struct sock_filter` array, or None where there is no
     table for this machine's architecture."""
-    if platform.machine() != "x86_64":
+    if os.uname().machine != "x86_64":
         return None
     return b"".join(struct.pack("=HBBI", *insn) for insn in instructions(extra_enosys))
 

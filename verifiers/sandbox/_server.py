@@ -24,7 +24,6 @@ import selectors
 import signal
 import socket
 import sys
-import tempfile
 import time
 from typing import Any
 
@@ -38,6 +37,7 @@ from _runs import WATCH_INTERVAL_S, Run, Zygote
 _WARM_STDLIB = ("ast", "base64", "json", "math", "traceback")
 """Imported by every server: the harness programs use them, so no child pays for them."""
 _MAX_WARM = 32
+_TMP = "/tmp"
 _SLOTS = 2
 _SANDBOX_IDS = (65533, 2)  # the uids a pair of programs gets: 65534 and 65533
 
@@ -100,15 +100,16 @@ class Server:
     def __init__(self, config: dict[str, Any]) -> None:
         self.mode, self.userns = config["mode"], config["userns"]
         self.own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY)
-        self.base = tempfile.mkdtemp(prefix=f"rewardsmith-sandbox-{config['name']}-")
-        os.chmod(self.base, 0o700)
+        self.base = _private_dir(f"rewardsmith-sandbox-{config['name']}")
         root_dir = os.path.join(self.base, "root")
         os.mkdir(root_dir)
         _jail.Context.root_dir, _jail.Context.userns = root_dir, self.userns
         _jail.Context.prepare = prepare_code
         _jail.prepare_root(root_dir, config["binds"])
+        _jail.Context.template_ns = _jail.make_template(root_dir)
         extra = ("memfd_create",) if self.mode == "rootless" else ()
-        _jail.Context.seccomp = _seccomp.filter_program(extra_enosys=extra)
+        program = _seccomp.filter_program(extra_enosys=extra)
+        _jail.Context.seccomp = L.SeccompProgram(program) if program is not None else None
         self.cgroups: list[Any] = [self._cgroup(config, i) for i in range(_SLOTS)]
         self.zygotes: list[Zygote | None] = [None] * _SLOTS
         self.to_reap: list[Run] = []
@@ -200,6 +201,8 @@ class Server:
             run.zygote.reap()
         for cg in self.cgroups:
             cg.remove()
+        with contextlib.suppress(OSError):
+            os.close(_jail.Context.template_ns)
         # Unmount the prepared root first: never walk into its binds of the host's system.
         with contextlib.suppress(OSError):
             L.umount(_jail.Context.root_dir)
@@ -273,13 +276,25 @@ def _wait_and_exit(pid: int) -> None:
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
+def _private_dir(name: str) -> str:
+    """A new mode-700 folder under /tmp (a restarted server reuses its name: a suffix)."""
+    for n in range(1000):
+        path = os.path.join(_TMP, name if n == 0 else f"{name}-{n}")
+        try:
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:
+            continue
+    raise OSError(f"cannot make a folder for {name} under {_TMP}")
+
+
 def _sweep_stale_dirs() -> None:
     """Remove the (empty) base dirs of servers whose client is gone; rmdir only, never rmtree."""
-    tmp = tempfile.gettempdir()
+    tmp = _TMP
     for name in os.listdir(tmp):
         if not name.startswith("rewardsmith-sandbox-"):
             continue
-        pid = name.split("-")[2]
+        pid = name.split("-")[2]  # rewardsmith-sandbox-<client pid>-<id>
         if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
             with contextlib.suppress(OSError):
                 os.rmdir(os.path.join(tmp, name, "root"))
