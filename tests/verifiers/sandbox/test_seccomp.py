@@ -191,3 +191,10 @@ def test_the_filter_is_on_in_the_jail(mode_server: ForkServer) -> None:
     code = "print([l for l in open('/proc/self/status') if l.startswith('Seccomp')])"
     r = mode_server.run_programs([Program(python=code, limits=QUICK)])[0]
     assert b"'Seccomp:\\t2\\n'" in r.stdout, r
+
+
+def test_the_documented_list_is_the_filters_list() -> None:
+    page = (Path(__file__).resolve().parents[3] / "docs" / "code.md").read_text()
+    section = page[page.index("### The seccomp filter") : page.index("### What it does not cover")]
+    named = set(re.findall(r"`(\w+)`", section))
+    assert set(DENIED) | set(ENOSYS) | set(ARG_RULES) <= named
