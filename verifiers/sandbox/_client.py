@@ -120,6 +120,7 @@ def server_config(
     """What `_server.main` needs for `mode`, and the command to start it under."""
     userns = mode is modes.Mode.ROOTLESS or (mode is modes.Mode.CGROUP2 and not host.root)
     config: dict[str, Any] = {
+        "site": [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))],
         "name": name,
         "mode": mode.value,
         "userns": userns,

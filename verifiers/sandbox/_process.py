@@ -29,6 +29,8 @@ class ServerProcess:
         cgroup2 without root: ``systemd-run --user --scope -p Delegate=yes --``)."""
         req_r, self._req_w = os.pipe()
         self._rep_r, rep_w = os.pipe()
+        # -S: no site module (its .pth files import dozens of modules every fork would copy);
+        # the site-packages folders come in `config` instead.
         code = f"import sys; sys.path.insert(0, {_HERE!r}); import _server; _server.main()"
         try:
             self.proc: subprocess.Popen[bytes] | None = subprocess.Popen(
@@ -36,6 +38,7 @@ class ServerProcess:
                     *wrapper,
                     sys.executable,
                     "-I",
+                    "-S",
                     "-c",
                     code,
                     str(req_r),

@@ -328,6 +328,7 @@ def _start(config: dict[str, Any]) -> Server:
 def main() -> None:
     request_fd, reply_fd, raw = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     config = json.loads(raw)
+    sys.path.extend(p for p in config.get("site", ()) if p not in sys.path)
     # No PR_SET_PDEATHSIG on the first process: it fires when the *thread* that started it
     # exits (a pool thread, say), not the process. The client's death closes the request
     # pipe instead; the processes below it die with this one.
