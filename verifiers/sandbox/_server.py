@@ -30,6 +30,7 @@ from typing import Any
 import _cgroup
 import _jail
 import _linux as L
+import _root
 import _seccomp
 from _frames import read_frame, write_frame
 from _runs import WATCH_INTERVAL_S, Run, Zygote
@@ -103,10 +104,11 @@ class Server:
         self.base = _private_dir(f"rewardsmith-sandbox-{config['name']}")
         root_dir = os.path.join(self.base, "root")
         os.mkdir(root_dir)
-        _jail.Context.root_dir, _jail.Context.userns = root_dir, self.userns
+        _jail.Context.userns = self.userns
         _jail.Context.prepare = prepare_code
-        _jail.prepare_root(root_dir, config["binds"])
-        _jail.Context.template_ns = _jail.make_template(root_dir)
+        _root.Root.root_dir = root_dir
+        _root.prepare_root(root_dir, config["binds"])
+        _root.Root.template_ns = _root.make_template(root_dir)
         extra = ("memfd_create",) if self.mode == "rootless" else ()
         program = _seccomp.filter_program(extra_enosys=extra)
         _jail.Context.seccomp = L.SeccompProgram(program) if program is not None else None
@@ -202,12 +204,12 @@ class Server:
         for cg in self.cgroups:
             cg.remove()
         with contextlib.suppress(OSError):
-            os.close(_jail.Context.template_ns)
+            os.close(_root.Root.template_ns)
         # Unmount the prepared root first: never walk into its binds of the host's system.
         with contextlib.suppress(OSError):
-            L.umount(_jail.Context.root_dir)
+            L.umount(_root.Root.root_dir)
         with contextlib.suppress(OSError):
-            os.rmdir(_jail.Context.root_dir)
+            os.rmdir(_root.Root.root_dir)
             os.rmdir(self.base)
 
 
