@@ -13,9 +13,28 @@ from rewardsmith.verifiers.sandbox import ForkServer, modes
 MODES = ("privileged", "rootless")
 
 
+RERUN_USER = os.environ.get("REWARDSMITH_TEST_USER", "rewardsmith-ci")
+
+
+def rerun_user_exists() -> bool:
+    """Whether test_rootless_rerun will run these tests again as an unprivileged user."""
+    import pwd
+
+    if RERUN_USER.isdigit():
+        return True
+    try:
+        pwd.getpwnam(RERUN_USER)
+    except KeyError:
+        return False
+    return True
+
+
 @functools.cache
 def unavailable(mode: str) -> str | None:
-    """Why `mode` cannot run here, or None when it can."""
+    """Why `mode` cannot run here (or need not: root's run leaves rootless to the
+    unprivileged rerun when there is one), or None when it runs here."""
+    if mode == "rootless" and os.geteuid() == 0 and rerun_user_exists():
+        return f"rootless runs in the unprivileged rerun as {RERUN_USER!r} (test_rootless_rerun)"
     host = modes.probe(check_user_namespaces=mode == "rootless")
     if mode == "privileged" and not (
         host.root and all(c in host.cgroup_v1 for c in modes.V1_CONTROLLERS)

@@ -16,7 +16,7 @@ from rewardsmith.verifiers.sandbox.escapes import escape_snippets
 pytestmark = pytest.mark.sandbox
 
 MARK = "3617.875"
-LIMITS = Limits(wall_s=1.5, cpu_s=3, memory_bytes=128 << 20, processes=16)
+LIMITS = Limits(wall_s=1.0, cpu_s=3, memory_bytes=128 << 20, processes=16)
 
 BAD = {
     "fork-bomb": (

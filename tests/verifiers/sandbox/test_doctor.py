@@ -38,12 +38,18 @@ def test_the_tables_show_the_mode_and_every_language() -> None:
         assert name in out
 
 
-@pytest.mark.slow
-def test_run_builds_and_runs_each_available_language_in_the_jail() -> None:
+def test_run_builds_and_runs_each_available_language_in_the_jail(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two languages, one compiled: test_languages_anywhere builds every language already.
+    from rewardsmith.verifiers.code import languages
+
+    monkeypatch.setattr(languages, "LANGUAGES", {k: LANGUAGES[k] for k in ("python", "c")})
     code, out = _doctor("--run", "--json")
     report = json.loads(out)
     ran = [r for r in report["languages"] if r["available"]]
     assert code == 0 and ran and all(r["jail"] == "ok" for r in ran), report["languages"]
+    assert {r["language"] for r in report["languages"]} == {"python", "c"}
 
 
 def test_exits_non_zero_when_the_code_verifier_cannot_run() -> None:

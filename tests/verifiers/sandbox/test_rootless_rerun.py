@@ -17,11 +17,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from sandbox_support import RERUN_USER
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[3]
-USER = os.environ.get("REWARDSMITH_TEST_USER", "rewardsmith-ci")
+USER = RERUN_USER
 
 
 def _user_or_skip() -> str:
