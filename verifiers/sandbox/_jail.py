@@ -31,6 +31,8 @@ import _linux as L
 import _root
 
 _EXIT_JAIL_FAILED = 125
+_DEFAULT_MEMORY = 512 << 20
+"""`Limits().memory_bytes`: a waiting jail's IPC limits are set for it ahead of time."""
 _REPORT_FD = 1000
 """Where the jail keeps its error channel while it drops (above every descriptor it maps)."""
 _HEADER = struct.Struct("!Q")
@@ -59,6 +61,8 @@ def zygote(control: socket.socket, join_fds: list[int]) -> NoReturn:
             os.write(fd, b"0")  # "0" is the writer itself
             os.close(fd)
         _root.enter()
+        if Context.userns:
+            _cap_ipc(_DEFAULT_MEMORY)
         dirs = [os.open(d, os.O_DIRECTORY | os.O_RDONLY) for d in ("/box", "/tmp")]
         socket.send_fds(control, [b"ready"], dirs)
         for fd in dirs:
@@ -100,7 +104,7 @@ def _start(spec: dict[str, Any], fds: list[int], control: socket.socket) -> NoRe
     if spec["limits"]["disk_bytes"] != _root.DEFAULT_DISK:
         for name in ("/box", "/tmp"):
             _root.mount_tmpfs(name, spec["limits"]["disk_bytes"], remount=True)
-    if Context.userns:
+    if Context.userns and spec["limits"]["memory_bytes"] != _DEFAULT_MEMORY:
         _cap_ipc(spec["limits"]["memory_bytes"])
     _write_files(spec)
     if spec["kind"] == "python":
