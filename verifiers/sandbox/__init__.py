@@ -41,7 +41,8 @@ How it works: a small fork server (a separate process, never the scoring process
 the host's network, IPC, UTS, mount and PID namespaces (and, in rootless mode, its user
 namespace) and becomes PID 1 of its own PID namespace, so its death takes every jail
 with it. It prepares the jail's read-only root once, as a mount namespace of its own, and
-keeps a waiting jail per slot, forked before any program is asked for: PID 1 of a fresh
+keeps a waiting jail per slot, forked (by a quiet copy of the server, so the busy server's
+pages are never shared with a child) before any program is asked for: PID 1 of a fresh
 PID namespace, in its cgroup, with fresh mount, IPC and UTS namespaces copied from the
 root's, a private work dir, /tmp and /proc. A program then only costs writing its files,
 the drop (to uid 65534 with no capabilities and no_new_privs; in rootless mode into a user

@@ -20,9 +20,8 @@ import struct
 import time
 from typing import Any
 
-import _jail
 from _cgroup import RunCgroup
-from _linux import CLONE_NEWPID, setns, unshare
+from _forker import Forker
 
 _HEADER = struct.Struct("!Q")
 WATCH_INTERVAL_S = 0.01
@@ -31,25 +30,16 @@ _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 class Zygote:
-    """A jail forked ahead of time, waiting on its control socket for a program."""
+    """A jail forked ahead of time (by the forker), waiting on its control socket."""
 
-    def __init__(self, cgroup: RunCgroup, own_pid_ns: int) -> None:
-        self.cgroup = cgroup
-        self.control, child_sock = socket.socketpair()
-        unshare(CLONE_NEWPID)  # the next child is PID 1 of a fresh PID namespace
-        self.pid = -1
-        try:
-            self.pid = os.fork()
-        finally:
-            if self.pid != 0:
-                setns(own_pid_ns, CLONE_NEWPID)
-        if self.pid == 0:
-            self.control.close()
-            _jail.zygote(child_sock, cgroup.join_fds())
-        child_sock.close()
+    def __init__(self, cgroup: RunCgroup, forker: Forker) -> None:
+        self.cgroup, self.forker = cgroup, forker
+        self.pid, self.control = forker.fork(cgroup.join_fds())
         self.pidfd = os.pidfd_open(self.pid)
         self.dirs: list[int] = []
         self.error: str | None = None
+        self.ended: tuple[int, float, int] | None = None
+        """(wait status, CPU seconds, peak RSS) once its PID 1 has been reaped."""
 
     def wait_ready(self) -> bool:
         """Block until the jail is built (True) or has failed (False, `error` set)."""
@@ -75,18 +65,22 @@ class Zygote:
             os.kill(self.pid, signal.SIGKILL)
         self.reap()
 
-    def reap(self) -> int:
-        with contextlib.suppress(ChildProcessError):
-            _, status = os.waitpid(self.pid, 0)
-            self.close_fds()
-            return status
+    def wait(self) -> tuple[int, float, int]:
+        """Block until its PID 1 has been reaped: (wait status, CPU seconds, peak RSS)."""
+        if self.ended is None:
+            self.ended = self.forker.wait(self.pid)
+        return self.ended
+
+    def reap(self) -> None:
+        """Wait for it, then close what the server held of it."""
+        self.wait()
         self.close_fds()
-        return 0
 
     def close_fds(self) -> None:
         for fd in (*self.dirs, self.pidfd):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
         self.dirs, self.pidfd = [], -1
         self.control.close()
 
@@ -113,7 +107,7 @@ class Run:
         self.peak_rss = 0
         self.most_tasks = 0
         self.wait_status: int | None = None
-        self.rusage: Any = None
+        self.rusage: tuple[float, int] | None = None
         self.sel = sel
         self.fds: dict[int, str] = {}
         zygote.cgroup.prepare(
@@ -259,7 +253,8 @@ class Run:
     def finish(self) -> dict[str, Any]:
         wait = not self.killed_for or bool(self.spec["collect"])
         if wait:
-            _, self.wait_status, self.rusage = os.wait4(self.pid, 0)
+            self.wait_status, cpu, rss = self.zygote.wait()
+            self.rusage = (cpu, rss)
             if self.exit_code is None and self.spec["kind"] == "python":
                 self.exit_code = os.waitstatus_to_exitcode(self.wait_status)
         wall = time.monotonic() - self.start
@@ -289,8 +284,7 @@ class Run:
             return self.zygote.cgroup.stats()
         cpu_s, max_rss = 0.0, 0
         if self.rusage is not None:
-            cpu_s = self.rusage.ru_utime + self.rusage.ru_stime
-            max_rss = self.rusage.ru_maxrss * 1024
+            cpu_s, max_rss = self.rusage
         else:  # killed and not yet reaped: its own counters, in clock ticks
             with contextlib.suppress(OSError, ValueError, IndexError):
                 with open(f"/proc/{self.pid}/stat", "rb") as f:

@@ -4,7 +4,8 @@ Started by `rewardsmith.verifiers.sandbox` (never imported by the scoring proces
 ``python -I -c ... REQUEST_FD REPLY_FD CONFIG_JSON``. It enters namespaces of its own
 (network, IPC, UTS, mount, PID, and in user-namespace modes a user namespace), becomes
 PID 1 there (so its death takes every jail with it), imports the preload modules once,
-prepares the jail's read-only root, and keeps a waiting jail per slot (see `_runs.Zygote`).
+prepares the jail's read-only root, and keeps a waiting jail per slot (see `_runs.Zygote`),
+forked by its quiet twin (`_forker`).
 Each request hands one or two programs to waiting jails, feeds stdin, reads capped
 stdout/stderr, enforces the deadline, replies with plain dicts, and then, while the client
 reads the reply, reaps what the runs left and forks the next waiting jails. Requests and
@@ -32,6 +33,7 @@ import _jail
 import _linux as L
 import _root
 import _seccomp
+from _forker import Forker
 from _frames import read_frame, write_frame
 from _runs import WATCH_INTERVAL_S, Run, Zygote
 
@@ -65,21 +67,24 @@ class _NoCgroup:
         pass
 
 
-def remember_code(spec: dict[str, Any]) -> None:
-    """Trusted harness source, prepared once per server instead of once per run: compiled,
-    and when it ends with a call of its own entry point (``main()``), its definitions run
-    here once so that a run only calls the entry point. Jails forked from now on inherit
-    it (one forked earlier prepares it itself). Only source the caller marked trusted:
-    compiling hostile text here could stall the server."""
+def remember_code(spec: dict[str, Any], forker: Forker, seen: set[str]) -> None:
+    """Trusted harness source is prepared once per server instead of once per run (see
+    `prepare_code`), by the forker, so jails forked from then on inherit it (one forked
+    earlier prepares it itself). Only source the caller marked trusted: compiling hostile
+    text could stall the forker."""
     source = spec.get("code")
-    if not spec.get("trusted_code") or source is None or source in _jail.Context.warm:
+    if not spec.get("trusted_code") or source is None or source in seen:
         return
-    if len(_jail.Context.warm) >= _MAX_WARM:
-        _jail.Context.warm.clear()
-    _jail.Context.warm[source] = prepare_code(source)
+    if len(seen) >= _MAX_WARM:
+        seen.clear()
+        forker.warm("")  # an empty source clears the forker's cache
+    seen.add(source)
+    forker.warm(source)
 
 
 def prepare_code(source: str) -> Any:
+    """Compiled trusted source; when it ends with a call of its own entry point
+    (``main()``), its definitions run here once and a run only calls the entry point."""
     tree = ast.parse(source, "main.py")
     last = tree.body[-1] if tree.body else None
     if (
@@ -113,6 +118,8 @@ class Server:
         program = _seccomp.filter_program(extra_enosys=extra)
         _jail.Context.seccomp = L.SeccompProgram(program) if program is not None else None
         self.cgroups: list[Any] = [self._cgroup(config, i) for i in range(_SLOTS)]
+        self.forker = Forker(self.own_pid_ns)  # last: it inherits everything above
+        self.seen: set[str] = set()
         self.zygotes: list[Zygote | None] = [None] * _SLOTS
         self.to_reap: list[Run] = []
         self.refill()
@@ -128,7 +135,7 @@ class Server:
         """Fork a waiting jail for every empty slot (after the previous run is reaped)."""
         for i, zygote in enumerate(self.zygotes):
             if zygote is None:
-                self.zygotes[i] = Zygote(self.cgroups[i], self.own_pid_ns)
+                self.zygotes[i] = Zygote(self.cgroups[i], self.forker)
 
     def _take(self, slot: int) -> Zygote:
         zygote = self.zygotes[slot]
@@ -137,7 +144,7 @@ class Server:
             if zygote is not None:  # a broken one: one fresh try, its error if that fails too
                 zygote.discard()
                 self.cgroups[slot].recycle()
-            zygote = Zygote(self.cgroups[slot], self.own_pid_ns)
+            zygote = Zygote(self.cgroups[slot], self.forker)
             zygote.wait_ready()
         return zygote
 
@@ -150,7 +157,7 @@ class Server:
         sel = selectors.DefaultSelector()
         runs = []
         for slot, (spec, peer) in enumerate(zip(specs, peer_fds, strict=False)):
-            remember_code(spec)
+            remember_code(spec, self.forker, self.seen)
             zygote = self._take(slot)
             run = Run(spec, zygote, peer, sel, watch=self.mode == "rootless")
             if zygote.error:
@@ -201,6 +208,7 @@ class Server:
                 zygote.discard()
         for run in self.to_reap:
             run.zygote.reap()
+        self.forker.close()
         for cg in self.cgroups:
             cg.remove()
         with contextlib.suppress(OSError):

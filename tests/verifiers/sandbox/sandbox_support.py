@@ -46,17 +46,18 @@ def unavailable(mode: str) -> str | None:
 
 
 def server_tree(server: ForkServer) -> list[psutil.Process]:
-    """Every process below the server's first process (waiters, the server, its jails)."""
+    """Every process below the server's first process (waiters, the server, the forker,
+    its jails)."""
     assert server._process is not None and server._process.proc is not None
     return psutil.Process(server._process.proc.pid).children(recursive=True)
 
 
 def left_behind(server: ForkServer, marker: str, settle_s: float = 3.0) -> list[str]:
     """Processes a run may have left: any whose command line has `marker` (anywhere on the
-    machine), and anything in the server's tree beyond its waiting parents, itself and its
-    two waiting jails (the server reaps a killed run just after replying: allow it a
-    moment)."""
-    expected = 3 if server.mode == "privileged" else 4
+    machine), and anything in the server's tree beyond its waiting parents, itself, its
+    forker and its two waiting jails (the server reaps a killed run just after replying:
+    allow it a moment)."""
+    expected = 4 if server.mode == "privileged" else 5
     deadline = time.monotonic() + settle_s
     while True:
         found = [

@@ -51,5 +51,5 @@ def test_the_jails_defaults_are_the_limits_defaults() -> None:
     import _jail
     import _root
 
-    assert _root.DEFAULT_DISK == Limits().disk_bytes
-    assert _jail._DEFAULT_MEMORY == Limits().memory_bytes
+    assert Limits().disk_bytes == _root.DEFAULT_DISK
+    assert Limits().memory_bytes == _jail._DEFAULT_MEMORY
