@@ -30,7 +30,7 @@ class ServerProcess:
         req_r, self._req_w = os.pipe()
         self._rep_r, rep_w = os.pipe()
         # -S: no site module (its .pth files import dozens of modules every fork would copy);
-        # the site-packages folders come in `config` instead.
+        # the site-packages folders come in `config` instead (see `_server._add_site`).
         code = f"import sys; sys.path.insert(0, {_HERE!r}); import _server; _server.main()"
         try:
             self.proc: subprocess.Popen[bytes] | None = subprocess.Popen(

@@ -335,10 +335,23 @@ def _start(config: dict[str, Any]) -> Server:
     return Server(config)
 
 
+def _add_site(config: dict[str, Any]) -> None:
+    """The site-packages folders (the server starts with -S). A server that preloads
+    modules also runs their .pth files (an editable install's import hook lives there);
+    one that does not stays small: every fork of it copies what it imported."""
+    if config["preload"]:
+        import site
+
+        for path in config.get("site", ()):
+            site.addsitedir(path)
+    else:
+        sys.path.extend(p for p in config.get("site", ()) if p not in sys.path)
+
+
 def main() -> None:
     request_fd, reply_fd, raw = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     config = json.loads(raw)
-    sys.path.extend(p for p in config.get("site", ()) if p not in sys.path)
+    _add_site(config)
     # No PR_SET_PDEATHSIG on the first process: it fires when the *thread* that started it
     # exits (a pool thread, say), not the process. The client's death closes the request
     # pipe instead; the processes below it die with this one.
