@@ -15,32 +15,28 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_stdio import SUM
 
 from rewardsmith.verifiers.code import language
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 CASES = [{"input": "1 2\n", "output": "3\n"}, {"input": "40 2\n", "output": "42\n"}]
+# test_stdio's right programs, and Go's.
 RIGHT = {
-    "python": "a, b = map(int, input().split())\nprint(a + b)\n",
-    "c": '#include <stdio.h>\nint main(){long a,b; scanf("%ld %ld",&a,&b);'
-    ' printf("%ld\\n",a+b);}\n',
-    "cpp": '#include <iostream>\nint main(){long a,b; std::cin>>a>>b; std::cout<<a+b<<"\\n";}\n',
-    "rust": "use std::io::Read;\nfn main(){let mut s=String::new();"
-    "std::io::stdin().read_to_string(&mut s).unwrap();"
-    "let v:Vec<i64>=s.split_whitespace().map(|x|x.parse().unwrap()).collect();"
-    'println!("{}", v[0]+v[1]);}\n',
-    "java": "import java.util.*;\npublic class Main{public static void main(String[] a){"
-    "Scanner s=new Scanner(System.in); System.out.println(s.nextLong()+s.nextLong());}}\n",
-    "javascript": 'const d=require("fs").readFileSync(0,"utf8").trim().split(/\\s+/).map(Number);'
-    "console.log(d[0]+d[1]);\n",
+    **SUM,
     "go": 'package main\nimport "fmt"\nfunc main() { var a, b int64; fmt.Scan(&a, &b); '
     "fmt.Println(a + b) }\n",
 }
-WRONG = {lang: code.replace("a+b", "a*b").replace("a + b", "a * b") for lang, code in RIGHT.items()}
-WRONG["rust"] = RIGHT["rust"].replace("v[0]+v[1]", "v[0]*v[1]")
-WRONG["java"] = RIGHT["java"].replace("s.nextLong()+s.nextLong()", "s.nextLong()*s.nextLong()")
-WRONG["javascript"] = RIGHT["javascript"].replace("d[0]+d[1]", "d[0]*d[1]")
+# Each made to multiply (1 2 -> 2, 40 2 -> 80: wrong on both cases).
+WRONG = {
+    lang: code.replace("a + b", "a * b")
+    .replace("a+b", "a*b")
+    .replace("v[0]+v[1]", "v[0]*v[1]")
+    .replace("x+y", "x*y")
+    .replace("d[0]+d[1]", "d[0]*d[1]")
+    for lang, code in RIGHT.items()
+}
 PYTEST_REF = {
     "format": "pytest",
     "expected_tests": 2,
