@@ -8,6 +8,7 @@ than the rest of a run's cgroup work together).
 - `CgroupV1`: ``<root>/{memory,pids,cpuacct}/rewardsmith-sandbox/<name>``, reused run after
   run; counters that cannot be reset (``pids.events``, ``oom_kill``) are compared before
   and after.
+- `NoCgroup`: the rootless mode's stand-in (the limits are rlimits and the watchdog).
 - `CgroupV2`: a fresh leaf ``<base>/<name>-<n>`` per run (its counters start at zero),
   with memory.max, memory.swap.max, pids.max and cpu.max; `v2_base` finds or makes the
   base directory (root: a folder at the top of the mount; not root: a subtree of the
@@ -258,6 +259,29 @@ class CgroupV2:
                 return
             except OSError:
                 time.sleep(0.002)
+
+
+class NoCgroup:
+    """Rootless mode: no cgroup; the limits are rlimits and the server's watchdog (see
+    `_runs.Run.sample`)."""
+
+    def join_fds(self) -> list[int]:
+        return []
+
+    def prepare(self, memory_bytes: int, processes: int, cpus: float) -> None:
+        pass
+
+    def kill_all(self, timeout_s: float = 5.0) -> bool:
+        return True
+
+    def stats(self) -> dict[str, int | bool]:
+        return {"peak_memory_bytes": 0, "cpu_ns": 0, "oom": False, "pids_max_hit": False}
+
+    def recycle(self) -> None:
+        pass
+
+    def remove(self) -> None:
+        pass
 
 
 def sweep_stale(root: str = V1_ROOT) -> None:

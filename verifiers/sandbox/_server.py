@@ -45,28 +45,6 @@ _SLOTS = 2
 _SANDBOX_IDS = (65533, 2)  # the uids a pair of programs gets: 65534 and 65533
 
 
-class _NoCgroup:
-    """Rootless: no cgroup; the limits are rlimits and the watchdog (see _runs.Run)."""
-
-    def join_fds(self) -> list[int]:
-        return []
-
-    def prepare(self, memory_bytes: int, processes: int, cpus: float) -> None:
-        pass
-
-    def kill_all(self, timeout_s: float = 5.0) -> bool:
-        return True
-
-    def stats(self) -> dict[str, int | bool]:
-        return {"peak_memory_bytes": 0, "cpu_ns": 0, "oom": False, "pids_max_hit": False}
-
-    def recycle(self) -> None:
-        pass
-
-    def remove(self) -> None:
-        pass
-
-
 def remember_code(spec: dict[str, Any], forker: Forker, seen: set[str]) -> None:
     """Trusted harness source is prepared once per server instead of once per run (see
     `prepare_code`), by the forker, so jails forked from then on inherit it (one forked
@@ -129,7 +107,7 @@ class Server:
             return _cgroup.CgroupV1(f"{config['name']}-{slot}")
         if self.mode == "cgroup2":
             return _cgroup.CgroupV2(config["cgroup_base"], f"{config['name']}-{slot}")
-        return _NoCgroup()
+        return _cgroup.NoCgroup()
 
     def refill(self) -> None:
         """Fork a waiting jail for every empty slot (after the previous run is reaped)."""
