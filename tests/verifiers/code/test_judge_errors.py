@@ -19,11 +19,10 @@ RIGHT = "def add(a, b):\n    return a + b\n"
 def test_an_exception_inside_the_judge_is_kept_with_its_traceback(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    broken = function_tests._JUDGE.replace(
-        "def run_pytest(spec: dict[str, Any], link: Link, ns: dict[str, Any]) -> list[dict[str, Any]]:",
-        "def run_pytest(spec: dict[str, Any], link: Link, ns: dict[str, Any]) -> list[dict[str, Any]]:\n"
-        "    raise ImportError('no module named _pytest._argcomplete (a test of the path)')",
-    )
+    header = "def run_pytest(spec: dict[str, Any], link: Link, ns: dict[str, Any])"
+    header += " -> list[dict[str, Any]]:\n"
+    fail = "    raise ImportError('no module named _pytest._argcomplete (a test of the path)')\n"
+    broken = function_tests._JUDGE.replace(header, header + fail)
     assert broken != function_tests._JUDGE
     monkeypatch.setattr(function_tests, "_JUDGE", broken)
     verdict = judge(FAST, RIGHT, ADD_PYTEST)
