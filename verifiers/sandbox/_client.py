@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
+import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -115,12 +118,17 @@ def _resolve(command: str) -> str:
 
 
 def server_config(
-    mode: modes.Mode, host: modes.Host, name: str, preload: Sequence[str], binds: Sequence[str]
+    mode: modes.Mode,
+    host: modes.Host,
+    name: str,
+    preload: Sequence[str],
+    binds: Sequence[str],
+    python: str = sys.executable,
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
     """What `_server.main` needs for `mode`, and the command to start it under."""
     userns = mode is modes.Mode.ROOTLESS or (mode is modes.Mode.CGROUP2 and not host.root)
     config: dict[str, Any] = {
-        "site": [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))],
+        "site": list(_site_dirs(python)),
         "name": name,
         "mode": mode.value,
         "userns": userns,
@@ -134,6 +142,17 @@ def server_config(
         if not host.root:  # the server must sit in a delegated scope of its own
             wrapper = _DELEGATED_SCOPE
     return config, wrapper
+
+
+@functools.cache
+def _site_dirs(python: str) -> tuple[str, ...]:
+    """`python`'s site-packages folders (the server starts without the site module)."""
+    paths = sys.path
+    if python != sys.executable:  # another venv's interpreter: ask it (once)
+        ask = "import json, sys; print(json.dumps(sys.path))"
+        out = subprocess.run([python, "-I", "-c", ask], capture_output=True, check=True)
+        paths = json.loads(out.stdout)
+    return tuple(p for p in paths if p.endswith(("site-packages", "dist-packages")))
 
 
 class ForkServer:
@@ -150,12 +169,16 @@ class ForkServer:
         binds: Sequence[str] = (),
         name: str | None = None,
         mode: str | None = None,
+        python: str | None = None,
     ) -> None:
         """`preload`: modules imported once in the server; `binds`: host directories shown
         read-only in every jail besides the system ones and the Python install; `mode`:
         ``privileged``, ``cgroup2`` or ``rootless`` (default: chosen for this machine,
-        see `rewardsmith.verifiers.sandbox.modes`)."""
+        see `rewardsmith.verifiers.sandbox.modes`); `python`: another interpreter (of the
+        same Python version) to run the server with, e.g. a venv's whose packages cannot
+        live beside this one's (its venv must be in `binds`)."""
         self.preload = tuple(preload)
+        self.python = python or sys.executable
         self.binds = tuple(dict.fromkeys((*_PYTHON_DIRS, *binds)))
         self._lock = threading.Lock()
         self._name = name or f"{os.getpid()}-{id(self):x}"
@@ -175,10 +198,12 @@ class ForkServer:
         if mode is None:
             self.error = f"no sandbox mode works here: {why}"
             raise RuntimeError(self.error)
-        config, wrapper = server_config(mode, host, self._name, self.preload, self.binds)
         try:
-            self._process = ServerProcess(config, wrapper)
-        except (OSError, RuntimeError) as exc:
+            config, wrapper = server_config(
+                mode, host, self._name, self.preload, self.binds, self.python
+            )
+            self._process = ServerProcess(config, wrapper, self.python)
+        except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:
             self.error = (
                 f"fork server failed to start (mode {mode.value}: {why}; "
                 f"preload={self.preload}): {exc}"
@@ -284,22 +309,22 @@ class _Pool:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._idle: dict[tuple[tuple[str, ...], tuple[str, ...]], list[ForkServer]] = {}
+        self._idle: dict[tuple[Any, ...], list[ForkServer]] = {}
         self._pid = os.getpid()
         atexit.register(self.close)
 
     @contextlib.contextmanager
     def server(
-        self, preload: tuple[str, ...] = (), binds: tuple[str, ...] = ()
+        self, preload: tuple[str, ...] = (), binds: tuple[str, ...] = (), python: str | None = None
     ) -> Iterator[ForkServer]:
-        key = (preload, binds)
+        key = (preload, binds, python)
         with self._lock:
             if self._pid != os.getpid():  # forked: the parent's servers are not ours
                 self._idle, self._pid = {}, os.getpid()
             idle = self._idle.setdefault(key, [])
             server = idle.pop() if idle else None
         if server is None:
-            server = ForkServer(preload, binds=binds)
+            server = ForkServer(preload, binds=binds, python=python)
         try:
             yield server
         finally:

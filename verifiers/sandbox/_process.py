@@ -24,9 +24,12 @@ DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 class ServerProcess:
     """One started fork server; raises RuntimeError from `__init__` if it did not start."""
 
-    def __init__(self, config: dict[str, Any], wrapper: Sequence[str] = ()) -> None:
+    def __init__(
+        self, config: dict[str, Any], wrapper: Sequence[str] = (), python: str = sys.executable
+    ) -> None:
         """`config` goes to `_server.main`; `wrapper` is prepended to the command (for
-        cgroup2 without root: ``systemd-run --user --scope -p Delegate=yes --``)."""
+        cgroup2 without root: ``systemd-run --user --scope -p Delegate=yes --``); `python`
+        runs the server."""
         req_r, self._req_w = os.pipe()
         self._rep_r, rep_w = os.pipe()
         # -S: no site module (its .pth files import dozens of modules every fork would copy);
@@ -36,7 +39,7 @@ class ServerProcess:
             self.proc: subprocess.Popen[bytes] | None = subprocess.Popen(
                 [
                     *wrapper,
-                    sys.executable,
+                    python,
                     "-I",
                     "-S",
                     "-c",
