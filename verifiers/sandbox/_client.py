@@ -203,7 +203,7 @@ class ForkServer:
                 mode, host, self._name, self.preload, self.binds, self.python
             )
             self._process = ServerProcess(config, wrapper, self.python)
-        except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:
+        except (OSError, RuntimeError, ValueError, subprocess.CalledProcessError) as exc:
             self.error = (
                 f"fork server failed to start (mode {mode.value}: {why}; "
                 f"preload={self.preload}): {exc}"
@@ -227,11 +227,10 @@ class ForkServer:
                 if not self.alive:
                     self._restart()
                 assert self._process is not None
-                reply = self._process.request({"specs": specs})
+                wall_s = max(p.limits.wall_s for p in programs)
+                reply = self._process.request({"specs": specs}, wall_s)
             except (OSError, RuntimeError) as exc:
                 reply = {"error": self.error or f"fork server unavailable: {exc}"}
-            if reply is None:
-                reply = {"error": "fork server died"}
         if "error" in reply:
             return [
                 SandboxResult(exit_code=None, error=reply["error"], mode=self.mode)

@@ -48,8 +48,8 @@ def unavailable(mode: str) -> str | None:
 def server_tree(server: ForkServer) -> list[psutil.Process]:
     """Every process below the server's first process (waiters, the server, the forker,
     its jails)."""
-    assert server._process is not None and server._process.proc is not None
-    return psutil.Process(server._process.proc.pid).children(recursive=True)
+    assert server._process is not None
+    return psutil.Process(server._process.pid).children(recursive=True)
 
 
 def left_behind(server: ForkServer, marker: str, settle_s: float = 3.0) -> list[str]:
