@@ -31,6 +31,12 @@ SANDBOX_UID = 65534
 WORK_DIR = "/box"
 """The program's working directory inside the jail: a private tmpfs."""
 _PYTHON_DIRS = tuple(dict.fromkeys((sys.base_prefix, sys.prefix)))
+# This interpreter as the jail sees it: its folder's real path (a scoring process started as
+# `../.venv/bin/python` has a sys.executable through folders the jail does not show), its
+# own name kept (a venv's python is a link the venv needs).
+_PYTHON = os.path.join(
+    os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable)
+)
 _SYSTEM_PREFIXES = ("/usr/", "/bin/", "/lib/", "/lib64/", "/sbin/", "/etc/")
 _DELEGATED_SCOPE = ("systemd-run", "--user", "--scope", "--quiet", "-p", "Delegate=yes", "--")
 
@@ -111,7 +117,7 @@ def _check_relative(name: str) -> None:
 
 def _resolve(command: str) -> str:
     if command in ("python", "python3"):
-        return sys.executable
+        return _PYTHON
     if "/" in command:
         return command
     return shutil.which(command, path=DEFAULT_PATH) or shutil.which(command) or command

@@ -103,3 +103,38 @@ def test_every_language_from_another_directory_through_a_linked_venv(tmp_path: P
         assert mode is not None, name
     if missing:
         pytest.skip(f"no toolchain here for {', '.join(missing)} (the others passed)")
+
+
+RELATIVE_SCORER = """
+import json
+from rewardsmith.verifiers.code import CodeTests
+from rewardsmith.verifiers.sandbox import run
+from rewardsmith.verifiers.types import Sample
+ref = {"format": "stdio", "language": "python", "cases": %r}
+v = CodeTests(wall_s=10.0)(Sample(id="s", completion=%r, reference=ref))
+r = run(["python3", "-c", "print(6 * 7)"])
+print(json.dumps([v.status.value, v.score, v.feedback[:300], r.stdout.decode(), r.stderr.decode()]))
+"""
+
+
+def test_python_through_an_interpreter_path_with_dot_dots(tmp_path: Path) -> None:
+    # `../../.venv/bin/python -m rewardsmith ...` makes sys.executable a path through the
+    # working directory's folders, which the jail does not show.
+    cwd = tmp_path / "a" / "b"
+    cwd.mkdir(parents=True)
+    interpreter = os.path.relpath(sys.executable, cwd)
+    assert ".." in interpreter
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    done = subprocess.run(
+        [interpreter, "-c", RELATIVE_SCORER % (CASES, RIGHT["python"])],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    status, score, feedback, stdout, stderr = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (status, score) == ("pass", 1.0), feedback
+    assert stdout == "42\n", stderr
