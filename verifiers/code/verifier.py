@@ -130,6 +130,7 @@ class CodeTests:
         evidence: dict[str, Any] = {
             "format": suite.format,
             "language": "python",
+            "sandbox_mode": ran.candidate.mode,
             "candidate": candidate_evidence(ran.candidate),
         }
         for res in (ran.judge, ran.candidate):
@@ -182,11 +183,14 @@ class CodeTests:
                 " limit",
                 evidence=evidence,
             )
+        # Say why: the judge's last words (an import error, a crash) are the cause.
+        last = ran.judge.stderr.decode(errors="replace").strip().splitlines()[-1:]
+        cause = f": {last[0][:500]}" if last else ""
         return Verdict.errored(
             self.name,
             self.version,
             Failure.VERIFIER_CRASH,
-            f"the judge wrote no report ({ran.judge.describe()})",
+            f"the judge wrote no report ({ran.judge.describe()}){cause}",
             evidence=evidence,
         )
 
@@ -227,6 +231,7 @@ class CodeTests:
             "format": "stdio",
             "language": lang.name,
             "checker": suite.checker,
+            "sandbox_mode": built.result.mode if built.result is not None else None,
         }
         if built.result is not None:
             evidence["compile"] = _compile_evidence(lang, built.result)
@@ -236,6 +241,7 @@ class CodeTests:
         with fork_server(binds=lang.binds) as server:
             for i, case in enumerate(suite.cases):
                 res = stdio.run_case(server, lang, built, case["input"], self.limits)
+                evidence["sandbox_mode"] = res.mode
                 if res.error:
                     return Verdict.errored(
                         self.name, self.version, Failure.SANDBOX_ERROR, res.error, evidence=evidence

@@ -354,7 +354,7 @@ def judge_main() -> None:
             try:
                 report["tests"] = FORMATS[spec["format"]](spec, ns, candidate)
             except BaseException as exc:
-                report["judge_error"] = "".join(traceback.format_exception(type(exc), exc))[-3000:]
+                report["judge_error"] = "".join(traceback.format_exception(exc))[-3000:]
     report["calls"] = link.calls
     with open("report.json", "w") as f:
         json.dump(report, f)
