@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from rewardsmith.verifiers.math.boxes import box_starts, from_boxes, hedge_key, matching_braces
 from rewardsmith.verifiers.math.endings import cut_at_turn_end, final_text, finished
 from rewardsmith.verifiers.math.fast import choice_letter
+from rewardsmith.verifiers.math.tails import stated_after
 
 __all__ = [
     "Extraction", "extract_answer", "has_several_items", "matching_braces", "stated_answer"
@@ -94,6 +95,11 @@ _OR_AFTER = re.compile(
     re.IGNORECASE,
 )
 _QUOTES = re.compile(r'^(?:\\?"|“)|(?:\\?"|”)$')
+# Another formula right after the first one of an answer phrase: a list, or "/" a hedge.
+_MORE_MATH = re.compile(
+    r"\s*(,|;|/|&|\band\b)\s*(?:\$((?:\\.|[^$\\]){1,500})\$|\\\((.{1,500}?)\\\))", re.I
+)
+_MAX_LISTED = 32
 _OR_BETWEEN = re.compile(r"\s*,?\s*(?:and/)?or(?:\s+(?:maybe|possibly|perhaps))?\s*", re.I)
 
 
@@ -126,13 +132,16 @@ def _value_like(answer: str) -> bool:
     return bool(re.search(r"[\d\\]", answer)) or choice_letter(answer) is not None
 
 
-def _restated(after_box: str) -> str | None:
-    """A different answer stated after the last box ("\\boxed{15}. The answer is 12.")."""
+def _restated(after_box: str, answer: str) -> str | None:
+    """A different answer stated after the last box ("\\boxed{15}. The answer is 12.",
+    "\\boxed{15}. Actually, 12.": `tails.stated_after`)."""
     alternative = _alternative(after_box)
     if alternative is not None:
         return alternative
     phrase = _after_phrase(after_box)
-    return phrase.answer if phrase and phrase.answer and _value_like(phrase.answer) else None
+    if phrase and phrase.answer and _value_like(phrase.answer):
+        return phrase.answer
+    return stated_after(after_box, answer)
 
 
 def _from_boxes(text: str) -> Extraction | None:
@@ -141,7 +150,7 @@ def _from_boxes(text: str) -> Extraction | None:
         return None
     found = Extraction(boxes.answer, "boxed", boxes.problem, boxes.candidates)
     if boxes.problem is None and boxes.answer is not None:
-        other = _restated(text[boxes.last_end :][:20_000])
+        other = _restated(text[boxes.last_end :][:20_000], boxes.answer)
         if other is not None and hedge_key(other) != hedge_key(boxes.answer):
             return Extraction(boxes.answer, "restated", "hedged", (boxes.answer, other))
     return found
@@ -154,19 +163,40 @@ def _after_phrase(text: str) -> Extraction | None:
     rest = text[-20_000:][matches[-1].end() :]
     math = _LEADING_MATH.match(rest)
     if math:
-        answer = next(g for g in math.groups() if g is not None).strip()
-        other = _alternative(rest[math.end() :])  # "Answer: $3$ or $4$"
-        if other is not None and hedge_key(other) != hedge_key(answer):
-            return Extraction(answer, "answer_phrase", "hedged", (answer, other))
-        return Extraction(answer, "answer_phrase")
-    line = rest.split("\n", 1)[0]
-    line = re.split(r"\.(?:\s|$)", line, maxsplit=1)[0]  # a sentence end, not a decimal point
-    line = _EXPLANATION.split(line, maxsplit=1)[0]  # "12 because ..." answers 12
+        return _phrase_math(rest, math)
+    sentence = re.split(r"\.(?:\s|$)", rest.split("\n", 1)[0], maxsplit=1)[0]  # not 3.5
+    line = _EXPLANATION.split(sentence, maxsplit=1)[0]  # "12 because ..." answers 12
     if " is " in line:  # "Final Answer: The volume of $V$ is 120" answers 120
         line = line.rsplit(" is ", 1)[1]
     line = _QUOTES.sub("", line.strip().strip("*").strip())  # 'is "$12$ and $13$".'
     answer = _number_in_prose(line) or line
-    return Extraction(answer, "answer_phrase") if answer else None
+    if not answer:
+        return None
+    return _unless_restated(Extraction(answer, "answer_phrase"), rest[len(sentence) :])
+
+
+def _phrase_math(rest: str, math: re.Match[str]) -> Extraction:
+    """The math after an answer phrase: one formula, or several joined as a list ("$2$
+    and $3$" is the list 2, 3; "$2$ / $3$" offers two answers)."""
+    items = [next(g for g in math.groups() if g is not None).strip()]
+    after = rest[math.end() :]
+    while len(items) < _MAX_LISTED and (more := _MORE_MATH.match(after)):
+        item = next(g for g in more.groups()[1:] if g is not None).strip()
+        if more.group(1) == "/":
+            return Extraction(items[-1], "answer_phrase", "hedged", (items[-1], item))
+        items.append(item)
+        after = after[more.end() :]
+    found = Extraction(", ".join(items), "answer_phrase")
+    return _unless_restated(found, after, _alternative(after))  # "Answer: $3$ or $4$"
+
+
+def _unless_restated(found: Extraction, tail: str, other: str | None = None) -> Extraction:
+    """`found`, or a hedge when `tail` (the text after it) states a different answer."""
+    assert found.answer is not None
+    other = other if other is not None else stated_after(tail, found.answer)
+    if other is not None and hedge_key(other) != hedge_key(found.answer):
+        return Extraction(found.answer, found.method, "hedged", (found.answer, other))
+    return found
 
 
 def _number_in_prose(line: str) -> str | None:
@@ -194,10 +224,8 @@ def _final_statement(text: str, start: int) -> Extraction | None:
     if math is None:
         return None
     answer = next(g for g in math.groups() if g is not None).strip()
-    other = _alternative(tail[math.end() :])  # "... is $3$ or $4$"
-    if other is not None and hedge_key(other) != hedge_key(answer):
-        return Extraction(answer, "final_statement", "hedged", (answer, other))
-    return Extraction(answer, "final_statement")
+    after = tail[math.end() :]  # "... is $3$ or $4$", "... is $3$. Actually, $4$."
+    return _unless_restated(Extraction(answer, "final_statement"), after, _alternative(after))
 
 
 def _conclusion(line: str) -> tuple[str, str] | None:

@@ -55,7 +55,10 @@ def _gold_text(reference: Any) -> str | None:
     reference = repair_escapes(reference)
     if "\\boxed" in reference or "\\fbox" in reference:
         found = extract_answer(reference, strict=True)
-        return ", ".join(found.candidates) if found.problem == "hedged" else found.answer
+        # Several boxes in a gold are its list of values; what a worked solution says
+        # after its box is explanation, not a second gold ("restated" is a completion's hedge).
+        several = found.problem == "hedged" and found.method != "restated"
+        return ", ".join(found.candidates) if several else found.answer
     return stated_answer(reference) or reference.strip()
 
 

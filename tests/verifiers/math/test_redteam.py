@@ -143,8 +143,13 @@ CLASSES = {
 }
 
 
-@pytest.mark.parametrize("name", list(CLASSES))
-@pytest.mark.xfail(strict=True, reason="redteam1: holes found, fixed in this branch")
+OPEN = {"negated", "unevaluated", "false_equation"}  # holes not closed yet
+_XFAIL = pytest.mark.xfail(strict=True, reason="redteam1: a hole, fixed in this branch")
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=_XFAIL) if n in OPEN else n for n in CLASSES]
+)
 def test_no_row_of_the_class_earns(name: str) -> None:
     rows = CLASSES[name]
     assert len(rows) >= 16, f"{name}: only {len(rows)} rows"
