@@ -82,6 +82,16 @@ _HEDGED_NUMBER = re.compile(
     r"minus|plus|times|divided|half|third|quarter|fraction|reciprocal|inverse)\b|n't\b",
     re.IGNORECASE,
 )
+# A value read off the end of the text that the text itself denies.
+_DENIED_BEFORE = re.compile(
+    r"\b(?:not|never|cannot|no\s+longer)\b|n't\b|(?:[<>≠]|\\(?:ne|neq|lt|gt|le|ge|leq|geq))\s*\$?\s*$",
+    re.IGNORECASE,
+)
+_DENIED_AFTER = re.compile(
+    r"\$?\s*(?:is|was|are|would\s+be)\s+(?:not|never|wrong|incorrect|false|impossible)\b|"
+    r"\$?\s*(?:isn't|wasn't|aren't)\b",
+    re.IGNORECASE,
+)
 _SPACE_GROUPS = re.compile(r"-?\d{1,3}(?: \d{3})+")
 _ITEM_EVENTS = re.compile(r"\\[{}]|\\pm|\\mp|[()\[\]{},;]|\s(?:or|and)\s")
 # "... or $12$", "(or 12)", "or maybe \frac{7}{4}" right after an answer: a second answer
@@ -113,7 +123,8 @@ class Extraction:
     "answer_phrase", "conclusion", "final_math", "last_number", "none"."""
     problem: str | None = None
     """"hedged" (different answers), "unbalanced" (a box never closes), "empty_box",
-    "truncated" (cut off after a fallback answer), "reasoning_only" or None."""
+    "truncated" (cut off after a fallback answer), "negated" (the text denies the value it
+    ends with), "reasoning_only" or None."""
     candidates: tuple[str, ...] = ()
     """The distinct answers, when there were several."""
 
@@ -266,7 +277,19 @@ def _last_of(matches: list[re.Match[str]], line: str, method: str) -> Extraction
         return Extraction(answer, method, "hedged", (other, answer))
     if not finished(line[last.end() :]):
         return Extraction(None, method, "truncated")
+    previous_end = matches[-2].end() if len(matches) > 1 else 0
+    if _negated(line, max(previous_end, last.start() - 300), last.start(), last.end()):
+        return Extraction(None, method, "negated")
     return Extraction(answer, method)
+
+
+def _negated(line: str, since: int, start: int, end: int) -> bool:
+    """Whether the text around a value read off the end says it is not the answer: "it
+    is not $12$", "$12$ is wrong", "so $x \\ne 12$" (the clause before it, since the value
+    before it, or what follows it in its sentence, denies it)."""
+    before = re.split(r"[.!?;,:](?:\s|$)", line[since:start])[-1]
+    after = line[end : end + 300]
+    return bool(_DENIED_BEFORE.search(before) or _DENIED_AFTER.match(after))
 
 
 def _final_math(line: str) -> Extraction | None:

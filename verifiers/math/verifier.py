@@ -40,6 +40,7 @@ _PROBLEMS = {
     "hedged": "several different final answers",
     "truncated": "the completion is cut off after its last formula: no final answer",
     "reasoning_only": "no final answer after the reasoning",
+    "negated": "the completion ends by saying its last value is not the answer",
     "empty_box": "the \\boxed{} is empty",
     "unbalanced": "no final answer found (a \\boxed{ never closes)",
 }
