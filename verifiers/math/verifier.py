@@ -30,6 +30,7 @@ from rewardsmith.verifiers.math.extract import (
 )
 from rewardsmith.verifiers.math.fast import choice_letter, other_choices, split_choice
 from rewardsmith.verifiers.math.spelling import repair_escapes
+from rewardsmith.verifiers.math.unevaluated import leftover_operation
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
 
@@ -149,6 +150,11 @@ class MathAnswer:
         evidence["extracted"] = answer[:500]
         if len(answer) > self.max_answer_chars:
             return self._too_large("answer", len(answer), self.max_answer_chars)
+        operation = leftover_operation(answer, gold)
+        if operation is not None:  # "\sum_{k=1}^{100} k" leaves the task to the checker
+            evidence.update(problem="unevaluated", operation=operation)
+            message = f"the answer leaves a computation ({operation}) to the checker"
+            return self._fail(Failure.FORMAT, evidence, message)
         letter = choice_letter(gold, alone=True)
         if letter is not None:
             return self._choice(letter, answer, evidence)

@@ -143,7 +143,7 @@ CLASSES = {
 }
 
 
-OPEN = {"unevaluated", "false_equation"}  # holes not closed yet
+OPEN = {"false_equation"}  # holes not closed yet
 _XFAIL = pytest.mark.xfail(strict=True, reason="redteam1: a hole, fixed in this branch")
 
 
