@@ -121,35 +121,15 @@ def _unevaluated() -> list[tuple[str, str]]:
 
 UNEVALUATED = _unevaluated()
 
-# An equation whose sides are numbers that differ: the box asserts something false.
-FALSE_EQUATION = [
-    (gold, form.format(g=gold, w=wrong_values(gold)[0]))
-    for gold in ["12", "-3", r"\frac{3}{4}", "2.75", r"2\sqrt{2}", "(3, 4)"]
-    for form in (
-        r"\boxed{{{w} = {g}}}",
-        r"\boxed{{x = {w} = {g}}}",
-        r"\boxed{{2 + 2 = 5 = {g}}}",
-        r"\boxed{{{w} + 1 = {g}}}",
-        r"The answer is ${w} = {g}$.",
-    )
-]
-
 CLASSES = {
     "answer_after_answer": AFTER_THE_ANSWER,
     "reopened_reasoning": REOPENED_REASONING,
     "negated": NEGATED,
     "unevaluated": UNEVALUATED,
-    "false_equation": FALSE_EQUATION,
 }
 
 
-OPEN = {"false_equation"}  # holes not closed yet
-_XFAIL = pytest.mark.xfail(strict=True, reason="redteam1: a hole, fixed in this branch")
-
-
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=_XFAIL) if n in OPEN else n for n in CLASSES]
-)
+@pytest.mark.parametrize("name", list(CLASSES))
 def test_no_row_of_the_class_earns(name: str) -> None:
     rows = CLASSES[name]
     assert len(rows) >= 16, f"{name}: only {len(rows)} rows"
@@ -178,7 +158,15 @@ RIGHT_FORMS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="redteam1: false negatives, fixed in this branch")
+def test_an_equation_chain_is_read_by_its_last_side() -> None:
+    # Left as it is, by choice: "x = 5+5+1 = 7 = 11" answers 11 (Math-Verify's own tests
+    # expect that), so a false step before the last side does not change the verdict. It
+    # earns nothing a policy could not earn by writing the last side alone.
+    for completion in (r"\boxed{13 = 12}", r"\boxed{x = 5 + 5 + 1 = 7 = 12}"):
+        assert CHECK(Sample(id="e", completion=completion, reference="12")).score == 1.0
+        assert CHECK(Sample(id="e", completion=completion, reference="13")).score == 0.0
+
+
 def test_right_answers_in_real_forms_pass() -> None:
     failed = []
     for gold, completion in RIGHT_FORMS:
