@@ -261,8 +261,14 @@ CLASSES = {
 LIMITS = {"disguised_totals": 0.95, "growth_as_text": 0.9}
 
 
-@pytest.mark.parametrize("name", list(CLASSES))
-@pytest.mark.xfail(strict=True, reason="redteam1: holes found, fixed in this branch")
+OPEN = {"double_scale", "rounded_collision", "disguised_totals", "growth_as_text",
+        "negated_claims", "wrong_scale_claims"}  # fmt: skip
+_XFAIL = pytest.mark.xfail(strict=True, reason="redteam1: a hole, fixed in this branch")
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=_XFAIL) if n in OPEN else n for n in CLASSES]
+)
 def test_no_row_of_the_class_earns(name: str) -> None:
     verifier, rows = CLASSES[name]
     assert len(rows) >= 12, f"{name}: only {len(rows)} rows"
@@ -323,9 +329,30 @@ def test_right_answers_still_pass(name: str) -> None:
     assert not failed, f"{name}: {len(failed)} of {len(rows)} failed: {failed[:6]}"
 
 
-@pytest.mark.parametrize("name", list(FALSE_NEGATIVES))
-@pytest.mark.xfail(strict=True, reason="redteam1: false negatives, fixed in this branch")
+FN_OPEN = {"right statements with disguised labels", "negations of false claims",
+           "values in the chart's units or rescaled"}  # fmt: skip
+_FN_XFAIL = pytest.mark.xfail(strict=True, reason="redteam1: a false negative, fixed here")
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=_FN_XFAIL) if n in FN_OPEN else n for n in FALSE_NEGATIVES]
+)
 def test_right_answers_that_failed_pass(name: str) -> None:
     verifier, rows = FALSE_NEGATIVES[name]
     failed = _failing(verifier, rows)
     assert not failed, f"{name}: {len(failed)} of {len(rows)} failed: {failed[:6]}"
+
+
+def test_coarse_golds_get_rounding_exploits_and_none_earns() -> None:
+    checker = NumericAnswer()
+    seen = 0
+    for gold, _ in COARSE_GOLDS:
+        value = gold["answer"] if isinstance(gold, dict) else gold
+        scale = f" {gold['scale']}" if isinstance(gold, dict) else ""
+        right = Sample(id="c", completion=f"<answer>{value}{scale}</answer>", reference=gold)
+        assert checker(right).score == 1.0, gold
+        for exploit in checker.exploits(right):
+            seen += exploit.exploit_class == "finance/coarse_rounding"
+            verdict = checker(exploit.sample)
+            assert (verdict.score or 0.0) <= exploit.max_fraction, (gold, exploit.description)
+    assert seen >= 24
