@@ -170,12 +170,14 @@ def _unit(unit: str | None, currency: str | None) -> str:
     return _CURRENCIES.get(currency.lower(), "") if currency else ""
 
 
+# A sign touches its number ("- 159" is a dash cell, then 159); a "%" after a space must not
+# start a column name ("2023 % change" is a year, then the header "% change").
 _FIND = re.compile(
     r"""(?<![\w.,])
-        \(?[-−–]?\s?(?:[$€£¥]\s?)?[-−–]?
+        \(?[-−–]?(?:[$€£¥]\s?)?[-−–]?
         (?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d+|\d+(?:\.\d+)?)
         (?:\s?(?:thousand|million|billion|trillion|mn|bn|tn|k|m|b)\b)?
-        (?:\s?(?:%|percent\b|bps?\b|basis\ points?\b))?
+        (?:%|\s%(?!\s?(?:change|chg|growth|var))|\s?(?:percent\b|bps?\b|basis\ points?\b))?
         (?:\)|[-−](?![\d\w]))?""",
     re.VERBOSE | re.IGNORECASE,
 )

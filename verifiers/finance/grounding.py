@@ -4,12 +4,18 @@ The completion is prose. Each sentence's figures are taken with `figures.find_fi
 page citation in the same sentence ("(p. 3)", "[page 3]", "page 3") says where to look,
 otherwise every page is searched. A model figure is grounded by a PDF figure on that page
 when the digits match (for a figure written without a scale word), or the quantity
-matches once the page's declared scale ("in thousands") is applied, or the model
-rounded: ``round(pdf / model_scale, model_decimals)``
-equals the model's value (only for figures written with two or more significant digits, so
-"1 billion" cannot be grounded by anything between 0.5 and 1.5 billion). So
-``(412,300)`` on a page "in thousands" grounds "$412.3 million", "$412,300 thousand" and
-"412.3m" (scale rewrites) as well as "(412,300)".
+matches once the page's declared scale ("in thousands") applies to a printed figure
+without a scale word of its own (a printed "$122,445 thousand" is not scaled again), or the
+model rounded: ``round(pdf / model_scale, model_decimals)`` equals the model's value. A
+rounded figure is grounded only by a printed figure whose row label the claim names (the
+label's words, "total" and small words aside, are all in the claim's sentence): rounding
+loses the digits that tell the figures of a page apart, and a page of forty regions grounds
+most "$N.N million" claims by some region; exact digits still ground anywhere on the page.
+Rounding also needs two or more significant digits, so "1 billion" cannot be grounded by
+anything between 0.5 and 1.5 billion. So ``(412,300)`` in a row "Cost of revenue" on a page
+"in thousands" grounds "Cost of revenue was $412.3 million", "$412,300 thousand" and
+"412.3m" (scale rewrites) as well as "(412,300)". Years ("2024", "FY2024") are dates, never
+figures: a claim's years are not checked and a page's header years ground nothing.
 
 Signs. Statements print a cost in parentheses and prose states its size: "Cost of revenue
 was $412.3 million (p. 2)" cites ``(412,300)`` by its magnitude. A positive figure is
@@ -35,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -43,7 +50,7 @@ from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.finance.figures import (
     Figure,
     find_figure_spans,
-    find_figures,
+    is_year,
     restates,
     scale_from_header,
 )
@@ -63,6 +70,12 @@ OUTFLOW_WORDS = re.compile(
     r"repayments?|purchases?|capex|taxes|tax\s+expense|deficit|used\s+in)\b",
     re.IGNORECASE,
 )
+_LABEL_WORD = re.compile(r"[a-z][a-z0-9&'-]*|\d+[a-z][a-z0-9]*", re.IGNORECASE)
+# Words a row label shares with any claim: they do not say which row a figure is on.
+_GENERIC = frozenset(
+    ("a", "an", "and", "the", "of", "for", "in", "on", "at", "to", "by", "from", "was",
+     "were", "is", "are", "total", "totals", "net", "other")
+)  # fmt: skip
 _HEDGE_BETWEEN = re.compile(r"^\s*(or|and/or|/|-|–|—|to)\s*$", re.IGNORECASE)
 _CLAUSE = re.compile(r"[,;:]|\b(and|while|whereas|but)\b", re.IGNORECASE)
 
@@ -77,6 +90,33 @@ class Cited:
     """The words before it say it is a cost, expense, loss or outflow."""
     hedged: bool
     """It is one of several different quantities offered for one claim."""
+    words: frozenset[str] = frozenset()
+    """The words of its sentence, lower case (a rounded figure must name its row)."""
+
+
+@dataclass(frozen=True)
+class Printed:
+    """One figure printed on a page, with the words of its row label."""
+
+    figure: Figure
+    label: frozenset[str]
+
+
+def label_words(text: str) -> frozenset[str]:
+    """The words of a label or sentence that can tell rows apart, lower case."""
+    return frozenset(w.lower() for w in _LABEL_WORD.findall(text)) - _GENERIC
+
+
+def printed_figures(page_text: str) -> list[Printed]:
+    """Every figure on a page (years aside) with its row label: the words before the first
+    figure on its line ("Region A4 4,827 4,896": both figures are Region A4's)."""
+    out = []
+    for line in page_text.splitlines():
+        spans = [s for s in find_figure_spans(line) if not is_year(s[0])]
+        if spans:
+            label = label_words(unicodedata.normalize("NFKC", line)[: spans[0][1]])
+            out += [Printed(figure, label) for figure, _, _ in spans]
+    return out
 
 
 def cited_figures(text: str) -> list[Cited]:
@@ -88,12 +128,14 @@ def cited_figures(text: str) -> list[Cited]:
         spans = find_figure_spans(bare)
         hedged = _hedged(bare, spans)
         previous_end = 0
+        named = label_words(bare)
         for i, (figure, start, end) in enumerate(spans):
             before = bare[previous_end:start]
             clause = _CLAUSE.split(before)[-1] if _CLAUSE.search(before) else before
             words = clause if clause.strip() else bare[:start]
             outflow = bool(OUTFLOW_WORDS.search(words))
-            out.append(Cited(figure, pages[0] if pages else None, outflow, i in hedged))
+            page = pages[0] if pages else None
+            out.append(Cited(figure, page, outflow, i in hedged, named))
             previous_end = end
     return out[:MAX_FIGURES]
 
@@ -119,8 +161,8 @@ def _significant(figure: Figure) -> int:
     return len(digits.lstrip("0"))
 
 
-def _grounded_by(cited: Cited, pdf: Figure, page_scale: float) -> bool:
-    figure = cited.figure
+def _grounded_by(cited: Cited, printed: Printed, page_scale: float) -> bool:
+    figure, pdf = cited.figure, printed.figure
     if figure.unit in ("%", "bp") and pdf.unit not in ("%", "bp", ""):
         return False
     magnitude = cited.outflow and pdf.value < 0 < figure.value  # a cost cited by its size
@@ -129,11 +171,12 @@ def _grounded_by(cited: Cited, pdf: Figure, page_scale: float) -> bool:
     # printed); with one ("12,035 million"), the quantity must match.
     if figure.scale == 1.0 and math.isclose(figure.value, value, rel_tol=1e-9, abs_tol=1e-12):
         return True
-    for scale in {pdf.scale, pdf.scale * page_scale}:
+    # The page's "in thousands" is the scale of figures printed without one of their own.
+    for scale in {pdf.scale} if pdf.scale != 1.0 else {1.0, page_scale}:
         quantity = value * scale
         if math.isclose(figure.absolute, quantity, rel_tol=1e-9):
             return True
-        if _significant(figure) >= 2 and figure.scale:
+        if _significant(figure) >= 2 and figure.scale and printed.label <= cited.words:
             rounded = round(quantity / figure.scale, figure.decimals)
             if math.isclose(rounded, figure.value, rel_tol=1e-9, abs_tol=1e-12):
                 return True
@@ -211,10 +254,10 @@ class Grounding:
 
     def _checked(self, figure: Figure) -> bool:
         plain = figure.unit == "" and figure.scale == 1.0 and figure.decimals == 0
-        return not (plain and abs(figure.value) < self.ignore_below)
+        return not (plain and abs(figure.value) < self.ignore_below) and not is_year(figure)
 
     def _grade(self, cited: list[Cited], text: dict[int, str]) -> Verdict:
-        on_page = {n: (find_figures(t), scale_from_header(t)) for n, t in text.items()}
+        on_page = {n: (printed_figures(t), scale_from_header(t)) for n, t in text.items()}
         invented = []
         for c in cited:
             why = self._why_not(c, on_page)
@@ -235,7 +278,7 @@ class Grounding:
         )
 
     @staticmethod
-    def _why_not(c: Cited, on_page: dict[int, tuple[list[Figure], float]]) -> str:
+    def _why_not(c: Cited, on_page: dict[int, tuple[list[Printed], float]]) -> str:
         if c.hedged:
             return "hedged: one of several different figures offered for one claim"
         if c.page is not None and c.page not in on_page:

@@ -99,10 +99,31 @@ DOUBLE_SCALE = [
     )
 ]
 
+# --- grounding: a page read wrong, or its header years read as amounts -------------------
+
+_ACME = {"pdf": str(BUNDLED / "acme.pdf")}
+MISREAD_PAGE = [
+    (claim, _ACME)
+    for claim in (
+        "Other income was -159 (p. 1).",  # "- 159": a dash cell (zero), then 159
+        "Other income was -$159 thousand (p. 1).",
+        "Other income was -159 thousand (p. 1).",
+        "Revenue grew 2023% (p. 1).",  # "2023 % change": a year, then a column name
+        "Revenue grew 2024% (p. 2).",
+        "Revenue was $2,024 thousand (p. 1).",  # the header year, as an amount
+        "Revenue was $2,023 thousand (p. 1).",
+        "Cash was $2,024 thousand (p. 2).",
+        "Total assets were $2.024 million (p. 2).",
+        "Revenue was 2,024 (p. 3).",
+        "Borrowings were 2,023 (p. 2).",
+        "Cost of sales was $2,024 thousand in 2024 (p. 1).",
+    )
+]
+
 # --- grounding: a rounded figure matched by another row of a dense page ------------------
 
 
-def _region_rows(name: str) -> list[tuple[str, int]]:
+def _region_rows(name: str) -> list[tuple[str, int, int]]:
     import pdfplumber
 
     rows = []
@@ -110,7 +131,8 @@ def _region_rows(name: str) -> list[tuple[str, int]]:
         for line in (pdf.pages[2].extract_text() or "").splitlines():
             found = re.fullmatch(r"(Region \w+) ([\d,]+) ([\d,]+)", line.strip())
             if found:
-                rows.append((found.group(1), int(found.group(2).replace(",", ""))))
+                a, b = (int(found.group(k).replace(",", "")) for k in (2, 3))
+                rows.append((found.group(1), a, b))
     return rows
 
 
@@ -119,18 +141,26 @@ def _millions(value: int) -> str:
     return f"${value / 1000:.1f} million" if value >= 1000 else f"${value / 1000:.2f} million"
 
 
+def _printed(millions: str, printed: set[int]) -> bool:
+    """Whether "$X million" is exactly a figure printed (in thousands) on the page."""
+    return round(float(millions.strip("$ million")) * 1000) in printed
+
+
 def _collisions() -> tuple[list[tuple[str, object]], list[tuple[str, object]]]:
     wrong, right = [], []
     for name in ("acme", "globex"):
         reference = {"pdf": str(BUNDLED / f"{name}.pdf")}
         rows = _region_rows(name)
-        mine = {label: _millions(v) for label, v in rows}
-        for i, (label, value) in enumerate(rows):
-            right.append((f"{label} revenue in 2024 was {mine[label]} (p. 3).", reference))
+        printed = {v for _, a, b in rows for v in (a, b)}
+        for i, (label, value, previous) in enumerate(rows):
+            mine = {_millions(value), _millions(previous)}  # a row's columns are not told apart
+            right.append((f"{label} revenue in 2024 was {_millions(value)} (p. 3).", reference))
             other = _millions(rows[(i + 7) % len(rows)][1])
-            if other != mine[label]:  # another region's rounded figure, under this label
+            # Only rounded figures: the same quantity grounds anywhere on the page (documented).
+            if other not in mine and not _printed(other, printed):  # another row's, here
                 wrong.append((f"{label} revenue in 2024 was {other} (p. 3).", reference))
-            wrong.append((f"Group revenue was {_millions(value)} (p. 3).", reference))
+            if not _printed(_millions(value), printed):
+                wrong.append((f"Group revenue was {_millions(value)} (p. 3).", reference))
     return wrong, right
 
 
@@ -251,6 +281,7 @@ CLASSES = {
     "coarse_rounding": (NumericAnswer(), COARSE_ROUNDING),
     "after_the_tag": (NumericAnswer(), AFTER_THE_TAG),
     "double_scale": (Grounding(), DOUBLE_SCALE),
+    "misread_page": (Grounding(), MISREAD_PAGE),
     "rounded_collision": (Grounding(), ROUNDED_COLLISIONS),
     "disguised_totals": (Consistency(), DISGUISED_TOTALS),
     "growth_as_text": (Consistency(), GROWTH_AS_TEXT),
@@ -261,8 +292,7 @@ CLASSES = {
 LIMITS = {"disguised_totals": 0.95, "growth_as_text": 0.9}
 
 
-OPEN = {"double_scale", "rounded_collision", "disguised_totals", "growth_as_text",
-        "negated_claims", "wrong_scale_claims"}  # fmt: skip
+OPEN = {"disguised_totals", "growth_as_text", "negated_claims", "wrong_scale_claims"}
 _XFAIL = pytest.mark.xfail(strict=True, reason="redteam1: a hole, fixed in this branch")
 
 
@@ -297,6 +327,15 @@ FALSE_NEGATIVES = {
     "right statements with disguised labels": (Consistency(), DISGUISED_RIGHT),
     "negations of false claims": (ChartClaims(), NEGATED_TRUE),
     "values in the chart's units or rescaled": (ChartClaims(), SCALED_RIGHT),
+    "figures the page prints beside a dash cell": (
+        Grounding(),
+        [
+            ("Other income was $159 thousand in 2023 (p. 1).", _ACME),
+            ("Other income was 159 in 2023 (p. 1).", _ACME),
+            ("Other income (expense) was $289 thousand in 2023 (p. 1).",
+             {"pdf": str(BUNDLED / "globex.pdf")}),
+        ],  # fmt: skip
+    ),
     "figures with the year they belong to": (
         NumericAnswer(),
         [
