@@ -112,10 +112,26 @@ def split_stacked_rows(grid: list[list[Any]]) -> list[list[Any]]:
     return out
 
 
+# What a cell's text can carry that a reader does not see: invisible characters, Markdown
+# emphasis around the whole cell, letters of another script that look Latin inside a Latin
+# word ("Тotal" with a Cyrillic Te). None of it may hide a label ("**Total**") from the checks.
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
+_EMPHASIS = re.compile(r"(\*\*|__|\*|_|`)(.+?)\1")
+_LOOK_ALIKES = str.maketrans(
+    "АВСЕНІЈКМОРЅТХУаеіјорсухΑΒΕΖΗΙΚΜΝΟΡΤΥΧοτ", "ABCEHIJKMOPSTXYaeijopcyxABEZHIKMNOPTYXot"
+)
+_LATIN = re.compile("[A-Za-z]")
+
+
 def _text(value: Any) -> str:
     if value is None:
         return ""
-    return re.sub(r"\s+", " ", str(value)).strip()
+    text = re.sub(r"\s+", " ", _INVISIBLE.sub("", str(value))).strip()
+    while (emphasised := _EMPHASIS.fullmatch(text)) is not None:
+        text = emphasised.group(2).strip()
+    if not text.isascii():  # fold look-alikes only inside words that are partly Latin
+        text = " ".join(w.translate(_LOOK_ALIKES) if _LATIN.search(w) else w for w in text.split())
+    return text
 
 
 def read_table(text: str) -> Table:

@@ -293,7 +293,7 @@ CLASSES = {
 LIMITS = {"disguised_totals": 0.95, "growth_as_text": 0.9}
 
 
-OPEN = {"disguised_totals", "growth_as_text", "negated_claims", "wrong_scale_claims"}
+OPEN = {"negated_claims", "wrong_scale_claims"}
 _XFAIL = pytest.mark.xfail(strict=True, reason="redteam1: a hole, fixed in this branch")
 
 
@@ -368,8 +368,7 @@ def test_right_answers_still_pass(name: str) -> None:
     assert not failed, f"{name}: {len(failed)} of {len(rows)} failed: {failed[:6]}"
 
 
-FN_OPEN = {"right statements with disguised labels", "negations of false claims",
-           "values in the chart's units or rescaled"}  # fmt: skip
+FN_OPEN = {"negations of false claims", "values in the chart's units or rescaled"}
 _FN_XFAIL = pytest.mark.xfail(strict=True, reason="redteam1: a false negative, fixed here")
 
 
@@ -395,3 +394,14 @@ def test_coarse_golds_get_rounding_exploits_and_none_earns() -> None:
             verdict = checker(exploit.sample)
             assert (verdict.score or 0.0) <= exploit.max_fraction, (gold, exploit.description)
     assert seen >= 24
+
+
+def test_growth_hidden_as_text_earns_no_more_than_growth_written_wrong() -> None:
+    checker = Consistency()
+    right = Sample(id="g", completion=GROWTH_RIGHT)
+    assert checker(right).score == 1.0
+    found = [e for e in checker.exploits(right) if e.exploit_class == "finance/growth_as_text"]
+    assert len(found) == 3
+    for exploit in found:
+        assert (checker(exploit.sample).score or 0.0) <= exploit.max_fraction + 1e-9
+        assert exploit.max_fraction < 0.5
