@@ -293,7 +293,7 @@ CLASSES = {
 LIMITS = {"disguised_totals": 0.95, "growth_as_text": 0.9}
 
 
-OPEN = {"negated_claims", "wrong_scale_claims"}
+OPEN: set[str] = set()
 _XFAIL = pytest.mark.xfail(strict=True, reason="redteam1: a hole, fixed in this branch")
 
 
@@ -368,7 +368,7 @@ def test_right_answers_still_pass(name: str) -> None:
     assert not failed, f"{name}: {len(failed)} of {len(rows)} failed: {failed[:6]}"
 
 
-FN_OPEN = {"negations of false claims", "values in the chart's units or rescaled"}
+FN_OPEN: set[str] = set()
 _FN_XFAIL = pytest.mark.xfail(strict=True, reason="redteam1: a false negative, fixed here")
 
 
