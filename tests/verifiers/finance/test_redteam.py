@@ -177,6 +177,9 @@ DISGUISES = {
     "zero-width": "\u200b{}",
     "zero-width inside": None,  # "To\u200btal ..."
     "cyrillic T": None,  # "Тotal ..." with a Cyrillic capital Te
+    "html bold": "<b>{}</b>",
+    "html span": '<span class="total">{}</span>',
+    "accent": None,  # "Totál ..."
 }
 
 
@@ -185,6 +188,8 @@ def _disguise(label: str, how: str) -> str:
         return label[:2] + "\u200b" + label[2:]
     if how == "cyrillic T":
         return label.replace("T", "\u0422", 1)
+    if how == "accent":
+        return re.sub("a", "\u00e1", label, count=1)
     return DISGUISES[how].format(label)
 
 
