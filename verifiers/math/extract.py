@@ -92,6 +92,14 @@ _DENIED_AFTER = re.compile(
     r"\$?\s*(?:isn't|wasn't|aren't)\b",
     re.IGNORECASE,
 )
+# A value offered, not stated: a question ("Is it $12$?") or a supposition ("Suppose it is
+# $12$.", "Maybe $12$."); "If we add them we get $12$." states its value, so no bare "if".
+_OFFERED_BEFORE = re.compile(
+    r"\b(?:suppose|supposing|assume|assuming|whether|what\s+if|maybe|perhaps|possibly|"
+    r"i\s+guess|let'?s\s+(?:check|try|test|see|verify))\b",
+    re.IGNORECASE,
+)
+_QUESTION_AFTER = re.compile(r"[^.!\n]{0,200}?\?")
 _SPACE_GROUPS = re.compile(r"-?\d{1,3}(?: \d{3})+")
 _ITEM_EVENTS = re.compile(r"\\[{}]|\\pm|\\mp|[()\[\]{},;]|\s(?:or|and)\s")
 # "... or $12$", "(or 12)", "or maybe \frac{7}{4}" right after an answer: a second answer
@@ -124,7 +132,8 @@ class Extraction:
     problem: str | None = None
     """"hedged" (different answers), "unbalanced" (a box never closes), "empty_box",
     "truncated" (cut off after a fallback answer), "negated" (the text denies the value it
-    ends with), "reasoning_only" or None."""
+    ends with), "unasserted" (it asks about or supposes that value), "reasoning_only" or
+    None."""
     candidates: tuple[str, ...] = ()
     """The distinct answers, when there were several."""
 
@@ -173,6 +182,8 @@ def _after_phrase(text: str) -> Extraction | None:
         return None
     rest = text[-20_000:][matches[-1].end() :]
     math = _LEADING_MATH.match(rest)
+    if _QUESTION_AFTER.match(rest[math.end() :] if math else rest):  # "Is the answer $12$?"
+        return Extraction(None, "answer_phrase", "unasserted")
     if math:
         return _phrase_math(rest, math)
     sentence = re.split(r"\.(?:\s|$)", rest.split("\n", 1)[0], maxsplit=1)[0]  # not 3.5
@@ -278,8 +289,11 @@ def _last_of(matches: list[re.Match[str]], line: str, method: str) -> Extraction
     if not finished(line[last.end() :]):
         return Extraction(None, method, "truncated")
     previous_end = matches[-2].end() if len(matches) > 1 else 0
-    if _negated(line, max(previous_end, last.start() - 300), last.start(), last.end()):
+    since = max(previous_end, last.start() - 300)
+    if _negated(line, since, last.start(), last.end()):
         return Extraction(None, method, "negated")
+    if _offered(line, since, last.start(), last.end()):
+        return Extraction(None, method, "unasserted")
     return Extraction(answer, method)
 
 
@@ -290,6 +304,13 @@ def _negated(line: str, since: int, start: int, end: int) -> bool:
     before = re.split(r"[.!?;,:](?:\s|$)", line[since:start])[-1]
     after = line[end : end + 300]
     return bool(_DENIED_BEFORE.search(before) or _DENIED_AFTER.match(after))
+
+
+def _offered(line: str, since: int, start: int, end: int) -> bool:
+    """Whether a value read off the end is asked about or supposed, not stated: its
+    sentence is a question, or the clause before it supposes or guesses."""
+    before = re.split(r"[.!?;,:](?:\s|$)", line[since:start])[-1]
+    return bool(_OFFERED_BEFORE.search(before) or _QUESTION_AFTER.match(line[end : end + 300]))
 
 
 def _final_math(line: str) -> Extraction | None:

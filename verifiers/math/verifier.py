@@ -42,6 +42,7 @@ _PROBLEMS = {
     "truncated": "the completion is cut off after its last formula: no final answer",
     "reasoning_only": "no final answer after the reasoning",
     "negated": "the completion ends by saying its last value is not the answer",
+    "unasserted": "the completion ends by asking about or supposing its last value",
     "empty_box": "the \\boxed{} is empty",
     "unbalanced": "no final answer found (a \\boxed{ never closes)",
 }

@@ -94,6 +94,20 @@ NEGATED = _table([
     "So the answer is definitely not\n{G}.",
 ])  # fmt: skip
 
+# A value offered, not stated: the text ends on the gold in a question or a supposition.
+UNASSERTED = _table([
+    "Is it {G}?",
+    "So it is {G}?",
+    "Is the answer {G}?",
+    "The answer is {G}?",
+    "Suppose it is {G}.",
+    "Assume the value is {G}.",
+    "Let's check whether it is {G}.",
+    "I am not sure. Maybe {G}.",
+    "Perhaps {G}.",
+    "I guess {G}.",
+])  # fmt: skip
+
 
 # The computation left to the checker: a sum, integral, limit, determinant, extremum or
 # gcd of the task's numbers, evaluated by sympy instead of by the model.
@@ -125,6 +139,7 @@ CLASSES = {
     "answer_after_answer": AFTER_THE_ANSWER,
     "reopened_reasoning": REOPENED_REASONING,
     "negated": NEGATED,
+    "unasserted": UNASSERTED,
     "unevaluated": UNEVALUATED,
 }
 
