@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 
 from rewardsmith.datasets.finance.statements import LAYOUTS, default_layout, plant_error, statement
-from rewardsmith.verifiers.finance import ChartClaims, Consistency, Grounding, NumericAnswer
+from rewardsmith.verifiers.finance import (
+    ChartClaims,
+    Consistency,
+    Grounding,
+    NumericAnswer,
+    TableMatch,
+)
 from rewardsmith.verifiers.finance.exploits import markdown
 from rewardsmith.verifiers.types import Sample
 
@@ -167,6 +173,29 @@ def _collisions() -> tuple[list[tuple[str, object]], list[tuple[str, object]]]:
 
 ROUNDED_COLLISIONS, ROUNDED_RIGHT = _collisions()
 
+# --- table_match: the digits copied under a header that declares another scale -----------
+
+_UNITS = {"(in thousands)": 1e3, "$ in millions": 1e6, "(USD thousands)": 1e3, "€ millions": 1e6}
+
+
+def _header_scales() -> tuple[list[tuple[str, object]], list[tuple[str, object]]]:
+    wrong, right = [], []
+    for layout in LAYOUTS:
+        s = statement(layout, 0)
+        rows = [list(map(str, r)) for r in s.rows(default_layout(s))]
+        for units, scale in _UNITS.items():
+            reference = [[units, *[""] * (len(rows[0]) - 1)], *rows]
+            for other, other_scale in _UNITS.items():
+                if other_scale != scale:
+                    table = [[other, *[""] * (len(rows[0]) - 1)], *rows]
+                    wrong.append((markdown(table), reference))
+            for other in ("(in thousands of dollars)" if scale == 1e3 else "($ millions)", ""):
+                right.append((markdown([[other, *[""] * (len(rows[0]) - 1)], *rows]), reference))
+    return wrong, right
+
+
+HEADER_SCALES, HEADER_SCALES_RIGHT = _header_scales()
+
 # --- consistency: totals whose labels are disguised, so nothing is checked ----------------
 
 DISGUISES = {
@@ -284,6 +313,7 @@ def _scaled_claims() -> tuple[list[tuple[str, object]], list[tuple[str, object]]
 WRONG_SCALE_CLAIMS, SCALED_RIGHT = _scaled_claims()
 
 CLASSES = {
+    "header_scale": (TableMatch(), HEADER_SCALES),
     "coarse_rounding": (NumericAnswer(), COARSE_ROUNDING),
     "after_the_tag": (NumericAnswer(), AFTER_THE_TAG),
     "double_scale": (Grounding(), DOUBLE_SCALE),
@@ -314,6 +344,7 @@ def test_no_row_of_the_class_earns(name: str) -> None:
 
 # Right answers the fixes must keep passing.
 GUARDS = {
+    "tables with the reference's scale, or none": (TableMatch(), HEADER_SCALES_RIGHT),
     "rounded figures of their own rows": (Grounding(), ROUNDED_RIGHT),
     "a growth column that is right": (Consistency(), [(GROWTH_RIGHT, None)]),
     "FinQA rounding of a precise gold": (
@@ -410,3 +441,16 @@ def test_growth_hidden_as_text_earns_no_more_than_growth_written_wrong() -> None
     for exploit in found:
         assert (checker(exploit.sample).score or 0.0) <= exploit.max_fraction + 1e-9
         assert exploit.max_fraction < 0.5
+
+
+def test_a_declared_scale_gets_header_scale_exploits_and_none_earns() -> None:
+    checker = TableMatch()
+    seen = 0
+    for _, reference in HEADER_SCALES_RIGHT[::2]:
+        right = Sample(id="h", completion=markdown(reference), reference=reference)
+        assert checker(right).score == 1.0
+        for exploit in checker.exploits(right):
+            if exploit.exploit_class == "finance/wrong_header_scale":
+                seen += 1
+                assert (checker(exploit.sample).score or 0.0) <= exploit.max_fraction + 1e-9
+    assert seen >= 16
