@@ -30,7 +30,9 @@ listed as ``hedged``. A restatement of the same quantity ("$122,445 thousand, or
 million") is not a hedge, nor is "from 150,239 to 122,445".
 
 Figures below `ignore_below` written without unit, scale or decimals ("3 segments") are
-not checked. Invented figures are named in the evidence; the score is the share grounded.
+not checked. Invented figures are named in the evidence; the score is the share of claims
+grounded, where a claim is one quantity cited on one page, however often it is repeated
+(fifty copies of a grounded sentence do not dilute an invented figure).
 A figure cited on a page with no text layer (a scan) cannot be checked: it is listed under
 ``unchecked_scanned`` and left out of the score; if nothing is left, the verdict is an
 infrastructure error (the reference is unusable), never a 0 or a 1.
@@ -250,7 +252,7 @@ class Grounding:
         """Gamed variants of a grounded answer (`finance.exploits.grounding_exploits`)."""
         from rewardsmith.verifiers.finance.prose_exploits import grounding_exploits
 
-        yield from grounding_exploits(sample)
+        yield from grounding_exploits(sample, self)
 
     def _checked(self, figure: Figure) -> bool:
         plain = figure.unit == "" and figure.scale == 1.0 and figure.decimals == 0
@@ -258,17 +260,26 @@ class Grounding:
 
     def _grade(self, cited: list[Cited], text: dict[int, str]) -> Verdict:
         on_page = {n: (printed_figures(t), scale_from_header(t)) for n, t in text.items()}
-        invented = []
+        # One quantity cited on one page is one claim however often it is repeated: a
+        # grounded figure written fifty times must not dilute an invented one to 2%. The
+        # claim is invented when any of its mentions is.
+        claims: dict[tuple[float, str, int | None], str] = {}
         for c in cited:
+            key = _key(c)
             why = self._why_not(c, on_page)
-            if why:
-                invented.append({"figure": c.figure.text, "page": c.page, "why": why})
-        evidence = {"figures": len(cited), "invented": invented[:50]}
+            if why or key not in claims:
+                claims[key] = claims.get(key) or why
+        invented = [
+            {"figure": next(c.figure.text for c in cited if _key(c) == key), "page": key[2],
+             "why": why}
+            for key, why in claims.items() if why
+        ]  # fmt: skip
+        evidence = {"figures": len(claims), "mentions": len(cited), "invented": invented[:50]}
         feedback = ", ".join(
             f"{i['figure']} ({'p. ' + str(i['page']) if i['page'] else 'anywhere'}: {i['why']})"
             for i in invented[:5]
         )
-        score = 1 - len(invented) / len(cited)
+        score = 1 - len(invented) / len(claims)
         return Verdict.graded(
             self.name,
             self.version,
@@ -287,3 +298,7 @@ class Grounding:
         if any(_grounded_by(c, f, on_page[n][1]) for n in where for f in on_page[n][0]):
             return ""
         return "not found"
+
+
+def _key(c: Cited) -> tuple[float, str, int | None]:
+    return (round(c.figure.absolute, 6), c.figure.unit, c.page)

@@ -127,6 +127,20 @@ MISREAD_PAGE = [
     )
 ]
 
+# --- grounding: one grounded figure repeated to dilute an invented one ---------------------
+
+_INVENTED = "Other income was $987,654 thousand (p. 1)."
+REPEATED_CLAIMS = [
+    (" ".join(sentence.format(v=v, i=i) for i in range(times)) + " " + _INVENTED, {"pdf": pdf})
+    for pdf, v in ((str(BUNDLED / "acme.pdf"), "122,445"), (str(BUNDLED / "globex.pdf"), "139,294"))
+    for times in (2, 10, 50)
+    for sentence in (
+        "Revenue was ${v} thousand (p. 1).",
+        "In note {i}, revenue is ${v} thousand (p. 1).",
+        "Sales came to {v} (p. 1).",
+    )
+]
+
 # --- grounding: a rounded figure matched by another row of a dense page ------------------
 
 
@@ -319,13 +333,15 @@ CLASSES = {
     "double_scale": (Grounding(), DOUBLE_SCALE),
     "misread_page": (Grounding(), MISREAD_PAGE),
     "rounded_collision": (Grounding(), ROUNDED_COLLISIONS),
+    "repeated_claims": (Grounding(), REPEATED_CLAIMS),
     "disguised_totals": (Consistency(), DISGUISED_TOTALS),
     "growth_as_text": (Consistency(), GROWTH_AS_TEXT),
     "negated_claims": (ChartClaims(), NEGATED_CLAIMS),
     "wrong_scale_claims": (ChartClaims(), WRONG_SCALE_CLAIMS),
 }
 # A table with a planted error, or with a growth cell hidden, must not score as a right one.
-LIMITS = {"disguised_totals": 0.95, "growth_as_text": 0.9}
+# One grounded claim and one invented: half, however often the grounded one is repeated.
+LIMITS = {"disguised_totals": 0.95, "growth_as_text": 0.9, "repeated_claims": 0.5}
 
 
 OPEN: set[str] = set()
