@@ -201,7 +201,7 @@ class Consistency:
     that hold."""
 
     name: ClassVar[str] = "consistency"
-    version: ClassVar[str] = "3"
+    version: ClassVar[str] = "4"
     cost: ClassVar[Cost] = Cost.CHEAP
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 

@@ -190,7 +190,7 @@ class Grounding:
     """Score the share of cited figures found in the PDF (on the cited page if given)."""
 
     name: ClassVar[str] = "grounding"
-    version: ClassVar[str] = "3"
+    version: ClassVar[str] = "4"
     cost: ClassVar[Cost] = Cost.CPU
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 

@@ -235,7 +235,7 @@ class NumericAnswer:
     """Pass when the model's figure states the gold quantity under the tolerance policy."""
 
     name: ClassVar[str] = "numeric_answer"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     cost: ClassVar[Cost] = Cost.CHEAP
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 

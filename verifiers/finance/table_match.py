@@ -63,7 +63,7 @@ class TableMatch:
     """Score a model's table against the reference table."""
 
     name: ClassVar[str] = "table_match"
-    version: ClassVar[str] = "3"
+    version: ClassVar[str] = "4"
     cost: ClassVar[Cost] = Cost.CPU
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 

@@ -70,7 +70,7 @@ class MathAnswer:
     """Math final-answer verifier. Settings:"""
 
     name: ClassVar[str] = "math"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     cost: ClassVar[Cost] = Cost.CPU
 
     strict: bool = False
