@@ -93,7 +93,11 @@ def _object_checks(
         )
     # The name alone is worth a check only when the spec asks nothing else of the object:
     # otherwise a scene of empties with the right names would earn part of the reward.
-    return checks or [Check("geometry", f"object {name!r}", True)]
+    checks = checks or [Check("geometry", f"object {name!r}", True)]
+    hidden = found.get("hidden")
+    if hidden:  # measured right but not in the picture: none of its checks is earned
+        return [Check(c.stage, c.what, False, f"hidden from the render: {hidden}") for c in checks]
+    return checks
 
 
 def _material_checks(
@@ -103,7 +107,8 @@ def _material_checks(
         return [Check("materials", f"material {name!r}", False, f"no material {name!r} in use")]
     principled = found.get("principled")
     if not principled:
-        return [Check("materials", f"material {name!r}", False, "has no Principled BSDF node")]
+        surface = found.get("surface", "has no Principled BSDF node")
+        return [Check("materials", f"material {name!r}", False, surface)]
     checks: list[Check] = []
     for key, want in spec.inputs.items():
         entry = principled.get(key)
@@ -127,6 +132,8 @@ def _material_checks(
 def _light_matches(light: dict[str, Any], spec: LightSpec, tol: Tolerances) -> list[str]:
     """What about `light` fails `spec` (empty when it matches)."""
     wrong = []
+    if light.get("hidden"):
+        wrong.append(f"hidden from the render ({light['hidden']})")
     if spec.name is not None and light.get("name") != spec.name:
         wrong.append(f"name {light.get('name')!r}")
     if spec.type is not None and light.get("type") != spec.type.upper():
@@ -239,7 +246,9 @@ def _sees_scene(cam: dict[str, Any], objects: list[dict[str, Any]]) -> Check | N
     """Whether the centre of the scene's meshes is inside the camera's view cone: a camera
     facing away fails this, whatever else the spec states about it."""
     boxes: list[tuple[Any, Any]] = [
-        (o.get("bbox_min"), o.get("bbox_max")) for o in objects if o.get("type") == "MESH"
+        (o.get("bbox_min"), o.get("bbox_max"))
+        for o in objects
+        if o.get("type") == "MESH" and not o.get("hidden")
     ]
     if not boxes or cam.get("projection", "PERSP") != "PERSP":
         return None
