@@ -134,7 +134,7 @@ def test_no_scene_exploit_earns_more_than_its_limit(task_id: str) -> None:
         if exploit.exploit_class in RENDER_TRUTH and verdict.status is not Status.PARTIAL:
             crashed.append((exploit.exploit_class, verdict.feedback))  # it must have run
     assert over == [] and crashed == []
-    assert RENDER_TRUTH <= seen
+    assert seen >= RENDER_TRUTH
     assert {"blender/names_only", "blender/subdivided_stand_in", "blender/wrong_size",
             "blender/camera_away", "blender/forged_dump", "blender/empty"} <= seen  # fmt: skip
     if task_id == "red_box":
