@@ -29,6 +29,7 @@ import traceback
 from typing import Any
 
 import bpy
+from bpy_extras.object_utils import world_to_camera_view
 from mathutils import Vector
 
 EXIT_SCRIPT_ERROR = 3
@@ -319,6 +320,22 @@ def _camera(scene: Any) -> dict[str, Any] | None:
     }
 
 
+def _in_frame(scene: Any, dumped: dict[str, Any]) -> bool:
+    """Whether any corner or the centre of the object's world box projects inside the scene
+    camera's frame (Blender's own projection: lens, sensor, shift, projection type) and
+    between its clipping distances."""
+    cam = scene.camera
+    low, high = dumped["bbox_min"], dumped["bbox_max"]
+    points = [[(low, high)[(k >> i) & 1][i] for i in range(3)] for k in range(8)]
+    points.append([(a + b) / 2 for a, b in zip(low, high, strict=True)])
+    near, far = cam.data.clip_start, cam.data.clip_end
+    for point in points:
+        x, y, depth = world_to_camera_view(scene, cam, Vector(point))
+        if 0.0 <= x <= 1.0 and 0.0 <= y <= 1.0 and near <= depth <= far:
+            return True
+    return False
+
+
 def _render(scene: Any) -> dict[str, Any]:
     r = scene.render
     return {
@@ -340,11 +357,18 @@ def dump_scene() -> dict[str, Any]:
     shown = _shown_collections(bpy.context.view_layer)
     dumped = [_object(o, depsgraph, shown) for o in objects]
     used = {name for o in dumped if not o["hidden"] for name in o["materials"]}
+    camera = _camera(scene)
+    if camera is not None:  # what of the scene the picture holds: not only where it points
+        camera["in_frame"] = [
+            o["name"]
+            for o in dumped
+            if o["type"] == "MESH" and not o["hidden"] and _in_frame(scene, o)
+        ]
     return {
         "objects": dumped,
         "materials": [_material(m) for m in bpy.data.materials if m.name in used][:1000],
         "lights": [_light(o, shown) for o in objects if o.type == "LIGHT"],
-        "camera": _camera(scene),
+        "camera": camera,
         "render": _render(scene),
     }
 

@@ -114,6 +114,7 @@ RENDER_TRUTH = {
     "blender/dark_lights",
     "blender/decoy_material",
     "blender/render_only_geometry",
+    "blender/camera_sees_nothing",
 }
 
 
