@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -13,7 +14,12 @@ import pytest
 import torch
 
 from rewardsmith.graders import Executor, Grader, weighted
-from rewardsmith.trainer.checkpoint import latest_checkpoint, load_state
+from rewardsmith.trainer.checkpoint import (
+    CheckpointError,
+    latest_checkpoint,
+    load_rank_state,
+    load_state,
+)
 from rewardsmith.trainer.loop import train
 from rewardsmith.trainer.metrics import read_metrics
 from rewardsmith.trainer.rewards import GraderReward
@@ -115,3 +121,119 @@ def test_bad_task_file_names_the_line(tiny_model: str, tmp_path: Path) -> None:
     bad.write_text('{"prompt": "1+1=", "reference": "2"}\n{"reference": "3"}\n')
     with pytest.raises(ValueError, match=r"tasks.jsonl:2"):
         train(small_config(tiny_model, tmp_path, prompts=str(bad)))
+
+
+class FlakySource:
+    """Exact-match rewards, except that chosen calls raise or hang (a remote reward server
+    that drops one batch, a grader with a bug that shows on one batch)."""
+
+    def __init__(self, fail_calls: set[int], hang: threading.Event | None = None) -> None:
+        self.inner = GraderReward(Grader(weighted({"exact_match": ExactMatch()})))
+        self.fail_calls, self.hang, self.calls = fail_calls, hang, 0
+
+    def score(self, samples):
+        call, self.calls = self.calls, self.calls + 1
+        if call in self.fail_calls:
+            if self.hang is not None:
+                self.hang.wait(60)  # released by the test once the run is over
+            raise ConnectionError(f"reward server dropped call {call}")
+        return self.inner.score(samples)
+
+
+def test_a_reward_batch_that_fails_once_is_retried(
+    tiny_model: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    source = FlakySource({1})  # step 1's first attempt (overlap off: call k is step k)
+    with caplog.at_level("WARNING", logger="rewardsmith.trainer"):
+        train(small_config(tiny_model, tmp_path, reward_overlap="off"), reward=source)
+    rows = read_metrics(tmp_path)
+    assert [r["reward/retries"] for r in rows] == [0, 1, 0]
+    assert all(r["reward/skipped_batches"] == 0 and "skipped" not in r for r in rows)
+    assert "attempt 1 of 3: ConnectionError: reward server dropped call 1" in caplog.text
+
+
+def test_a_reward_batch_that_keeps_failing_is_skipped_and_counted(
+    tiny_model: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    source = FlakySource({1, 2, 3})  # step 1 and both of its retries
+    with caplog.at_level("WARNING", logger="rewardsmith.trainer"):
+        train(small_config(tiny_model, tmp_path, reward_overlap="off"), reward=source)
+    rows = read_metrics(tmp_path)
+    assert [r["step"] for r in rows] == [0, 1, 2]
+    assert rows[1]["skipped"] == 1 and rows[1]["reward/mean"] is None  # never a silent 0
+    assert [r["reward/skipped_batches"] for r in rows] == [0, 1, 1]
+    assert math.isfinite(rows[2]["loss/policy"])  # the run went on
+    assert "step 1: no rewards after 3 attempts; the batch is skipped" in caplog.text
+
+
+def test_a_reward_batch_that_hangs_times_out_and_is_retried(
+    tiny_model: str, tmp_path: Path
+) -> None:
+    release = threading.Event()
+    source = FlakySource({0}, hang=release)
+    try:
+        cfg = small_config(tiny_model, tmp_path, steps=2, reward_batch_timeout_s=1.0)
+        train(cfg, reward=source)
+    finally:
+        release.set()
+    rows = read_metrics(tmp_path)
+    assert rows[0]["reward/retries"] == 1 and "skipped" not in rows[0]
+
+
+def _flip_a_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(data)
+
+
+@pytest.mark.parametrize("damage", ["flip state", "truncate state", "truncate rank", "delete rank"])
+def test_resume_skips_a_damaged_checkpoint_and_names_the_file(
+    tiny_model: str, tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = {"steps": 3, "checkpoint_every": 1}
+    train(small_config(tiny_model, tmp_path, **settings))
+    newest = tmp_path / "checkpoints" / "step_000003"
+    target = newest / ("state.pt" if "state" in damage else "rank0.pt")
+    if damage.startswith("flip"):
+        _flip_a_byte(target)
+    elif damage.startswith("truncate"):
+        target.write_bytes(target.read_bytes()[:100])
+    else:
+        target.unlink()
+    with pytest.raises(CheckpointError, match=str(target)):
+        load_state(newest) if "state" in damage else load_rank_state(newest, 0)
+    with caplog.at_level("WARNING", logger="rewardsmith.trainer"):
+        train(small_config(tiny_model, tmp_path, resume=True, **settings))
+    assert f"cannot resume from step_000003: {target}" in caplog.text
+    assert [r["step"] for r in read_metrics(tmp_path)] == [0, 1, 2]  # step 2 was run again
+
+
+def test_resume_with_no_intact_checkpoint_is_an_error(tiny_model: str, tmp_path: Path) -> None:
+    train(small_config(tiny_model, tmp_path, steps=1))
+    _flip_a_byte(tmp_path / "checkpoints" / "step_000001" / "state.pt")
+    with pytest.raises(CheckpointError, match="no intact checkpoint"):
+        train(small_config(tiny_model, tmp_path, steps=2, resume=True))
+
+
+def test_gradient_accumulation_gives_the_same_update(tiny_model: str, tmp_path: Path) -> None:
+    whole = small_config(tiny_model, tmp_path / "whole", steps=2, algorithm="ppo")
+    train(whole)
+    train(
+        small_config(tiny_model, tmp_path / "micro", steps=2, algorithm="ppo", micro_batch_size=1)
+    )
+    a, b = final_state(tmp_path / "whole"), final_state(tmp_path / "micro")
+    assert max(float((a[k] - b[k]).abs().max()) for k in a) < 1e-5
+    ra, rb = read_metrics(tmp_path / "whole"), read_metrics(tmp_path / "micro")
+    for key in ("loss/policy", "loss/value", "policy/entropy", "grad_norm"):
+        assert [r[key] for r in ra] == pytest.approx([r[key] for r in rb], abs=1e-5), key
+
+
+def test_prompt_truncation_is_counted_per_step(tiny_model: str, tmp_path: Path) -> None:
+    long = tmp_path / "long.jsonl"
+    long.write_text(
+        "".join(json.dumps({"prompt": f"1{i}+3+4=", "reference": "7"}) + "\n" for i in range(4))
+    )
+    with pytest.raises(ValueError, match=r"long\.jsonl:1: the prompt is 7 tokens"):
+        train(small_config(tiny_model, tmp_path, prompts=str(long)))
+    train(small_config(tiny_model, tmp_path, prompts=str(long), prompt_truncation="left", steps=1))
+    assert read_metrics(tmp_path)[0]["prompt/truncated"] == 2  # both prompts of the step
