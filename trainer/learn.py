@@ -86,7 +86,9 @@ def update(
     """`ppo_epochs` passes of global minibatches over the batch; returns mean statistics."""
     stats: dict[str, list[float]] = {}
     size = batch.action_mask.shape[0]
-    params = [p for p in model.parameters() if p.requires_grad]
+    # The optimiser's own list: under FSDP, model.parameters() can name the unsharded views
+    # between a forward and its backward, whose gradients are not the ones stepped.
+    params = [p for group in optimizer.param_groups for p in group["params"]]
     for epoch in range(cfg.ppo_epochs):
         gen = torch.Generator().manual_seed(cfg.seed * 7_919 + step * 101 + epoch)
         order = torch.randperm(size, generator=gen)
