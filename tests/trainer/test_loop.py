@@ -237,3 +237,51 @@ def test_prompt_truncation_is_counted_per_step(tiny_model: str, tmp_path: Path) 
         train(small_config(tiny_model, tmp_path, prompts=str(long)))
     train(small_config(tiny_model, tmp_path, prompts=str(long), prompt_truncation="left", steps=1))
     assert read_metrics(tmp_path)[0]["prompt/truncated"] == 2  # both prompts of the step
+
+
+@pytest.mark.parametrize(("overlap", "stale"), [("one_step", True), ("off", False)])
+def test_reward_overlap_makes_the_next_batch_one_step_stale(
+    tiny_model: str, tmp_path: Path, overlap: str, stale: bool
+) -> None:
+    # With one_step, batch 1 is sampled before update 0: by the initial weights, which are
+    # also the reference, so its KL to the reference is exactly 0. Off: after update 0.
+    train(small_config(tiny_model, tmp_path, steps=2, reward_overlap=overlap, lr=0.05))
+    kl_step1 = read_metrics(tmp_path)[1]["kl/seq"]
+    assert (kl_step1 == 0.0) == stale, kl_step1
+
+
+def test_lora_trains_adapters_against_the_adapter_free_base(
+    tiny_model: str, tmp_path: Path
+) -> None:
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    from rewardsmith.trainer.distributed import init_distributed
+    from rewardsmith.trainer.lora import AdapterFreeReference
+    from rewardsmith.trainer.models import load_models
+
+    settings = {"algorithm": "ppo", "lora_rank": 4, "lora_alpha": 8.0, "lr": 0.05}
+    cfg = small_config(tiny_model, tmp_path / "run", steps=3, checkpoint_every=2, **settings)
+    models = load_models(cfg, init_distributed("cpu"))
+    assert isinstance(models.reference, AdapterFreeReference)  # no second copy of the weights
+    assert isinstance(models.policy_module.lm, PeftModel)
+    trained = {n for n, p in models.policy_module.named_parameters() if p.requires_grad}
+    assert trained and all("lora_" in n or n.startswith("value_head") for n in trained)
+
+    train(cfg)
+    rows = read_metrics(tmp_path / "run")
+    assert rows[-1]["kl/seq"] != 0.0  # the adapters moved the policy away from the base
+    saved = final_state(tmp_path / "run")
+    assert set(saved) == trained  # checkpoints hold what trains, not the frozen base
+    base = AutoModelForCausalLM.from_pretrained(tiny_model)
+    merged = AutoModelForCausalLM.from_pretrained(tmp_path / "run" / "model")
+    names = [n for n, _ in base.named_parameters()]
+    assert [n for n, _ in merged.named_parameters()] == names  # a plain model, adapters merged
+    moved = [n for n in names if not torch.equal(base.state_dict()[n], merged.state_dict()[n])]
+    assert moved and all(n.endswith("weight") for n in moved)
+
+    # Resume from step 2 repeats step 2 exactly, adapters and all.
+    (tmp_path / "run" / "checkpoints" / "latest").write_text("step_000002")
+    train(small_config(tiny_model, tmp_path / "run", steps=3, resume=True, **settings))
+    again = read_metrics(tmp_path / "run")
+    assert again[2]["loss/policy"] == pytest.approx(rows[2]["loss/policy"], abs=1e-6)
