@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -148,11 +149,17 @@ def _build_engine(cfg: TrainConfig, models: Models, ctx: DistContext) -> tuple[R
         kv_cache_gb=cfg.vllm_kv_cache_gb,
         seed=cfg.seed + ctx.rank,
         python=cfg.vllm_python,
+        threads=max(1, (os.cpu_count() or 1) // _ranks_on_this_node(ctx)),
         log_path=f"{cfg.output_dir}/vllm-rank{ctx.rank}.log",
     )
     if cfg.lora_rank:  # the server loaded the base; the adapters start at zero, but be exact
         engine.update_weights(models.lm_state())
     return engine, True
+
+
+def _ranks_on_this_node(ctx: DistContext) -> int:
+    """Each rank has its own vLLM server: they share the node's cores."""
+    return int(os.environ.get("LOCAL_WORLD_SIZE", ctx.world_size))
 
 
 def _push(engine: RolloutEngine, models: Models) -> float:

@@ -186,13 +186,25 @@ def _flip_a_byte(path: Path) -> None:
     path.write_bytes(data)
 
 
+@pytest.fixture(scope="module")
+def checkpointed(tiny_model: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 3-step run with a checkpoint after every step, copied by each test that damages it."""
+    out = tmp_path_factory.mktemp("checkpointed")
+    train(small_config(tiny_model, out, steps=3, checkpoint_every=1))
+    return out
+
+
 @pytest.mark.parametrize("damage", ["flip state", "truncate state", "truncate rank", "delete rank"])
 def test_resume_skips_a_damaged_checkpoint_and_names_the_file(
-    tiny_model: str, tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture
+    tiny_model: str,
+    checkpointed: Path,
+    tmp_path: Path,
+    damage: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    settings = {"steps": 3, "checkpoint_every": 1}
-    train(small_config(tiny_model, tmp_path, **settings))
-    newest = tmp_path / "checkpoints" / "step_000003"
+    run = tmp_path / "run"
+    shutil.copytree(checkpointed, run)
+    newest = run / "checkpoints" / "step_000003"
     target = newest / ("state.pt" if "state" in damage else "rank0.pt")
     if damage.startswith("flip"):
         _flip_a_byte(target)
@@ -203,9 +215,11 @@ def test_resume_skips_a_damaged_checkpoint_and_names_the_file(
     with pytest.raises(CheckpointError, match=str(target)):
         load_state(newest) if "state" in damage else load_rank_state(newest, 0)
     with caplog.at_level("WARNING", logger="rewardsmith.trainer"):
-        train(small_config(tiny_model, tmp_path, resume=True, **settings))
+        train(small_config(tiny_model, run, steps=3, checkpoint_every=1, resume=True))
     assert f"cannot resume from step_000003: {target}" in caplog.text
-    assert [r["step"] for r in read_metrics(tmp_path)] == [0, 1, 2]  # step 2 was run again
+    assert [r["step"] for r in read_metrics(run)] == [0, 1, 2]  # step 2 was run again
+    redone, first = read_metrics(run)[2], read_metrics(checkpointed)[2]
+    assert redone["loss/policy"] == pytest.approx(first["loss/policy"], abs=1e-6)
 
 
 def test_resume_with_no_intact_checkpoint_is_an_error(tiny_model: str, tmp_path: Path) -> None:
