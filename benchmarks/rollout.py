@@ -55,6 +55,12 @@ def rss_gb(pid: int) -> float:
     raise RuntimeError(f"no VmRSS for pid {pid}")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (all its threads) so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def model_bytes(dtype_bytes: int) -> int:
     c = QWEN2_5_0_5B
     h, v, layers, inter = (
@@ -88,8 +94,9 @@ class HFWorker:
         )
         self.loaded = self._call({"op": "ping"})
 
-    def generate(self, prompts: list[list[int]], seeds: list[int]) -> int:
-        return int(self._call({"op": "generate", "prompts": prompts, "seeds": seeds})["tokens"])
+    def generate(self, prompts: list[list[int]], seeds: list[int], new: int = NEW_TOKENS) -> int:
+        request = {"op": "generate", "prompts": prompts, "seeds": seeds, "new": new}
+        return int(self._call(request)["tokens"])
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -114,19 +121,20 @@ def hf_worker(model: str, dtype: str) -> None:
         request = json.loads(line)
         reply: dict[str, Any] = {"rss_gb": rss_gb(os.getpid())}
         if request["op"] == "generate":
-            out = engine.generate(request["prompts"], sampling(request["seeds"]))
+            out = engine.generate(request["prompts"], sampling(request["seeds"], request["new"]))
             reply["tokens"] = sum(len(t) for t in out.token_ids)
         print(json.dumps(reply), flush=True)
 
 
-def sampling(seeds: list[int]) -> SamplingParams:
-    return SamplingParams(NEW_TOKENS, 1.0, tuple(seeds), (QWEN2_5_0_5B["vocab_size"] - 293,))
+def sampling(seeds: list[int], new_tokens: int = NEW_TOKENS) -> SamplingParams:
+    return SamplingParams(new_tokens, 1.0, tuple(seeds), (QWEN2_5_0_5B["vocab_size"] - 293,))
 
 
-def timed(fn: Any, *args: Any) -> tuple[float, Any]:
-    t0 = time.perf_counter()
+def timed(pid: int, fn: Any, *args: Any) -> tuple[float, float, Any]:
+    """Wall seconds, the CPU seconds process `pid` spent, and `fn(*args)`."""
+    cpu, t0 = cpu_seconds(pid), time.perf_counter()
     out = fn(*args)
-    return time.perf_counter() - t0, out
+    return time.perf_counter() - t0, cpu_seconds(pid) - cpu, out
 
 
 def main() -> None:
@@ -134,6 +142,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--hf-dtype", default="float32")
     parser.add_argument("--vllm-dtypes", default="float32", help="comma-separated")
+    parser.add_argument("--new-tokens", type=int, default=NEW_TOKENS, help="a smoke run: fewer")
     parser.add_argument("--hf-worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.hf_worker:
@@ -151,30 +160,36 @@ def main() -> None:
         f"{os.cpu_count()} cores, load {Path('/proc/loadavg').read_text().split()[:3]}"
     )
     hf = HFWorker(MODEL, args.hf_dtype)
-    results: dict[str, list[float]] = {}
+    phases: dict[str, dict[str, list[float]]] = {}
     peaks: dict[str, float] = {}
-    for dtype in args.vllm_dtypes.split(","):
-        name = f"vLLM ({dtype})"
+    dtypes = args.vllm_dtypes.split(",")
+    for dtype in dtypes:
+        rates = phases[dtype] = {"hf": [], "hf_cpu": [], "vllm": [], "vllm_cpu": []}
         with VLLMEngine(MODEL, dtype=dtype, max_model_len=512, kv_cache_gb=1.0) as vllm:
             vllm.generate(prompts[:2], SamplingParams(4, 1.0, (0, 1)))  # warm-up
-            hf.generate(prompts[:2], seeds[:2])
+            hf.generate(prompts[:2], seeds[:2], 4)
             for r in range(args.rounds):
-                seconds, tokens = timed(hf.generate, prompts, seeds)
-                results.setdefault(f"HF ({args.hf_dtype})", []).append(tokens / seconds)
-                seconds, out = timed(vllm.generate, prompts, sampling(seeds))
-                results.setdefault(name, []).append(sum(map(len, out.token_ids)) / seconds)
+                new = args.new_tokens
+                seconds, cpu, tokens = timed(hf.proc.pid, hf.generate, prompts, seeds, new)
+                rates["hf"].append(tokens / seconds)
+                rates["hf_cpu"].append(tokens / cpu)
+                seconds, cpu, out = timed(vllm.pid, vllm.generate, prompts, sampling(seeds, new))
+                tokens = sum(map(len, out.token_ids))
+                rates["vllm"].append(tokens / seconds)
+                rates["vllm_cpu"].append(tokens / cpu)
                 print(
-                    f"round {r}: "
-                    + ", ".join(f"{k} {v[-1]:.1f} tok/s" for k, v in results.items()),
+                    f"round {r} (vLLM {dtype}): HF {rates['hf'][-1]:.2f} tok/s, "
+                    f"{rates['hf_cpu'][-1]:.2f} tok/cpu-s; vLLM {rates['vllm'][-1]:.2f} tok/s, "
+                    f"{rates['vllm_cpu'][-1]:.2f} tok/cpu-s; "
                     f"load {Path('/proc/loadavg').read_text().split()[0]}",
                     flush=True,
                 )
-            peaks[name] = peak_rss_gb(vllm.pid)
-            if dtype == args.vllm_dtypes.split(",")[-1]:
-                peaks[f"HF ({args.hf_dtype})"] = peak_rss_gb(hf.proc.pid)
+            peaks[f"vLLM ({dtype})"] = peak_rss_gb(vllm.pid)
+            if dtype == dtypes[-1]:
+                peaks["HF"] = peak_rss_gb(hf.proc.pid)
                 hf.close()
-                sync = push_weights(vllm)
-    report(results, peaks, sync, args)
+                syncs = push_weights(vllm)
+    report(phases, peaks, syncs, args)
 
 
 def push_weights(vllm: Any) -> list[Any]:
@@ -190,30 +205,38 @@ def push_weights(vllm: Any) -> list[Any]:
 
 
 def report(
-    results: dict[str, list[float]], peaks: dict[str, float], syncs: list[Any], args: Any
+    phases: dict[str, dict[str, list[float]]],
+    peaks: dict[str, float],
+    syncs: list[Any],
+    args: Any,
 ) -> None:
-    hf_name = f"HF ({args.hf_dtype})"
-    hf_bytes = 2 if args.hf_dtype == "bfloat16" else 4
-    bound = 1.5 * (model_bytes(hf_bytes) + kv_cache_bytes(hf_bytes)) / 2**30
+    med = statistics.median
     print(f"\nload after: {Path('/proc/loadavg').read_text().split()[:3]}")
     print(
-        "\n| engine | tokens/s (each round) | median | vs HF | peak RSS GB |\n|---|---|---|---|---|"
+        "\n| engines (interleaved) | HF tok/s | vLLM tok/s | vLLM / HF | HF tok per CPU-s "
+        "| vLLM tok per CPU-s | vLLM / HF per CPU-s |\n|---|---|---|---|---|---|---|"
     )
-    base = statistics.median(results[hf_name])
-    for name, rates in results.items():
-        med = statistics.median(rates)
+    for dtype, r in phases.items():
         print(
-            f"| {name} | {', '.join(f'{x:.1f}' for x in rates)} | {med:.1f} | "
-            f"{med / base:.2f}x | {peaks[name]:.2f} |"
+            f"| HF {args.hf_dtype} vs vLLM {dtype} | {', '.join(f'{x:.2f}' for x in r['hf'])} "
+            f"| {', '.join(f'{x:.2f}' for x in r['vllm'])} | {med(r['vllm']) / med(r['hf']):.2f}x "
+            f"| {med(r['hf_cpu']):.2f} | {med(r['vllm_cpu']):.2f} "
+            f"| {med(r['vllm_cpu']) / med(r['hf_cpu']):.2f}x |"
         )
+    hf_bytes = 2 if args.hf_dtype == "bfloat16" else 4
+    own = (model_bytes(hf_bytes) + kv_cache_bytes(hf_bytes)) / 2**30
     print(
-        f"\nmodel {model_bytes(hf_bytes) / 2**30:.2f} GB + KV cache "
-        f"{kv_cache_bytes(hf_bytes) / 2**20:.0f} MB ({hf_name}); goal: HF peak <= 1.5x that = "
-        f"{bound:.2f} GB; measured {peaks[hf_name]:.2f} GB ({peaks[hf_name] / bound * 1.5:.2f}x)"
+        f"\npeak RSS (VmHWM): HF {peaks['HF']:.2f} GiB; "
+        + "; ".join(f"{k} {v:.2f} GiB" for k, v in peaks.items() if k != "HF")
+    )
+    print(
+        f"model {model_bytes(hf_bytes) / 2**30:.2f} GiB + KV cache "
+        f"{kv_cache_bytes(hf_bytes) / 2**20:.0f} MiB = {own:.2f} GiB; HF peak / that = "
+        f"{peaks['HF'] / own:.2f} (goal <= 1.5)"
     )
     for s in syncs:
         print(
-            f"weight push: {s.bytes / 2**30:.2f} GB, write {s.write_s:.2f} s, "
+            f"weight push: {s.bytes / 2**30:.2f} GiB, write {s.write_s:.2f} s, "
             f"vLLM reload {s.load_s:.2f} s, total {s.total_s:.2f} s"
         )
 
