@@ -314,7 +314,8 @@ class LengthScore:
 
 
 def normalised_reward() -> GraderReward:
-    return GraderReward(Grader(chain(weighted({"length": LengthScore()}), running_normalize(64))))
+    grader = Grader(chain(weighted({"length": LengthScore()}), running_normalize(64)))
+    return GraderReward(grader, backend="inline")
 
 
 def test_the_reward_state_is_checkpointed_as_of_the_last_trained_batch_and_resumed(
@@ -342,7 +343,8 @@ class RecordsSteps:
     """A reward source that takes ``step=`` and notes each one it is given."""
 
     def __init__(self) -> None:
-        self.inner = GraderReward(Grader(weighted({"exact_match": ExactMatch()})))
+        grader = Grader(weighted({"exact_match": ExactMatch()}))
+        self.inner = GraderReward(grader, backend="inline")
         self.steps: list[int] = []
 
     def score(self, samples, step=0):
