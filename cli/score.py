@@ -3,6 +3,7 @@ every row back with its reward, its components and its verdicts."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
@@ -22,13 +23,10 @@ from rich.progress import (
 from rich.text import Text
 
 from rewardsmith.cli.summary import RunStats
-from rewardsmith.cli.verifier_args import parse_verifier_arg
 from rewardsmith.datasets.dumps import DumpError, DumpReader, Row, RowValidationError
 from rewardsmith.datasets.mapping import MAPPINGS
-from rewardsmith.datasets.scored import SCORE_COLUMN, ScoredWriter
-from rewardsmith.graders import Executor, Grader, Reward, SpecError, load_spec, weighted
-from rewardsmith.verifiers import create
-from rewardsmith.verifiers.registry import UnknownVerifierError
+from rewardsmith.datasets.scored import SCORE_COLUMN, ScoredWriter, run_record_path
+from rewardsmith.graders import Fingerprint, Grader, Reward, Scorer, SpecError, build
 
 __all__ = ["build_grader", "score"]
 
@@ -37,15 +35,17 @@ console = Console(stderr=True, soft_wrap=True)
 
 def score(
     dump: Annotated[Path, typer.Argument(help="JSONL, Parquet, or a folder saved by HF datasets.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Where the scored rows go.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where the scored rows go (.jsonl or .parquet).")
+    ],
     spec: Annotated[Path | None, typer.Option(help="A YAML reward spec.")] = None,
     verifier: Annotated[
         list[str] | None,
         typer.Option(
             "--verifier",
             "-v",
-            help="NAME or NAME:key=value,... (repeatable); the reward is their mean. "
-            "Use instead of --spec.",
+            help="NAME or NAME:key=value,... (repeatable); the reward is their equal-weight "
+            "mean. Use instead of --spec.",
         ),
     ] = None,
     mapping: Annotated[str, typer.Option(help=f"Row shape: {', '.join(MAPPINGS)}.")] = "auto",
@@ -58,39 +58,55 @@ def score(
     fail_on_error: Annotated[
         bool, typer.Option(help="Stop at the first bad row instead of skipping and reporting it.")
     ] = False,
-    resume: Annotated[
-        bool, typer.Option(help="Keep rows already in OUTPUT and score only the rest.")
-    ] = True,
+    rescore: Annotated[
+        bool,
+        typer.Option(
+            "--rescore",
+            "--no-resume",
+            help="Start over: replace OUTPUT. By default rows already in OUTPUT are kept "
+            "and only the rest is scored, if OUTPUT was scored with the same spec.",
+        ),
+    ] = False,
+    resume_anyway: Annotated[
+        bool,
+        typer.Option(
+            "--resume-anyway",
+            help="Keep the rows in OUTPUT even though they were scored with another spec.",
+        ),
+    ] = False,
     limit: Annotated[int | None, typer.Option(help="Score at most this many rows.")] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print a machine-readable summary on stdout.")
+    ] = False,
 ) -> None:
     """Score every row of DUMP and write it to OUTPUT with its reward and verdicts."""
     grader = build_grader(spec, verifier or [])
-    try:
-        reader = DumpReader(dump, mapping=mapping, on_error="raise" if fail_on_error else "skip")
-    except DumpError as exc:
-        raise _fail(str(exc)) from exc
     if backend not in ("pool", "ray", "inline"):
         raise typer.BadParameter("choose pool, ray or inline", param_hint="--backend")
-    stats = RunStats()
-    resumed = scored = 0
-    with (
-        ScoredWriter(output, resume=resume) as writer,
-        Executor(backend, workers=workers, timeout_s=timeout) as executor,
-        _progress() as progress,
-    ):
-        task = progress.add_task("scoring", total=_count_rows(reader, limit))
-        try:
-            for chunk, skipped in _pending_chunks(reader, writer.done, limit, chunk_size):
-                resumed += skipped
-                progress.advance(task, skipped)
-                rewards = _score_chunk(grader, executor, chunk, progress, task)
-                for row, reward in zip(chunk, rewards, strict=True):
-                    writer.write(_scored_record(row, reward))
-                    stats.add(reward)
-                scored += len(chunk)
-        except (DumpError, RowValidationError) as exc:
-            raise _fail(str(exc)) from exc
-    _report(reader, stats, dump, output, scored, resumed)
+    if chunk_size < 1:
+        raise typer.BadParameter("at least 1", param_hint="--chunk-size")
+    try:
+        reader = DumpReader(dump, mapping=mapping, on_error="raise" if fail_on_error else "skip")
+        writer = ScoredWriter(output, resume=not rescore)
+    except DumpError as exc:
+        raise _fail(str(exc)) from exc
+    scorer = Scorer(
+        grader, backend=backend, workers=workers, timeout_s=timeout, chunk_size=chunk_size
+    )
+    run = _Run(scorer, writer, mapping)
+    try:
+        run.resume(resume_anyway)
+        with scorer, _progress(quiet=as_json) as progress:
+            task = progress.add_task("scoring", total=_count_rows(reader, limit))
+            run.score(_pending_chunks(reader, writer.done, limit, chunk_size), progress, task)
+        writer.close()
+    except (DumpError, RowValidationError) as exc:
+        writer.close()
+        raise _fail(str(exc)) from exc
+    except BaseException:
+        writer.abandon()
+        raise
+    _report(reader, run, dump, output, as_json)
 
 
 def build_grader(spec: Path | None, verifiers: list[str]) -> Grader:
@@ -99,24 +115,66 @@ def build_grader(spec: Path | None, verifiers: list[str]) -> Grader:
         raise typer.BadParameter(
             "give either --spec or at least one --verifier", param_hint="--spec"
         )
-    if spec is not None:
-        try:
-            return load_spec(spec)
-        except (SpecError, OSError) as exc:
-            raise typer.BadParameter(f"{spec}: {exc}", param_hint="--spec") from exc
-    components: dict[str, Any] = {}
-    for argument in verifiers:
-        try:
-            name, config = parse_verifier_arg(argument)
-            instance = create(name, **config)
-        except UnknownVerifierError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--verifier") from exc
-        except (TypeError, ValueError) as exc:
-            raise typer.BadParameter(f"{argument}: {exc}", param_hint="--verifier") from exc
-        key = name if name not in components else f"{name}_{len(components) + 1}"
-        components[key] = instance
-    equal = 1.0 / len(components)
-    return Grader(weighted(components, weights={key: equal for key in components}))
+    try:
+        return build(spec if spec is not None else list(verifiers))
+    except (SpecError, OSError) as exc:
+        hint = "--spec" if spec is not None else "--verifier"
+        where = f"{spec}: " if spec is not None else ""
+        raise typer.BadParameter(f"{where}{exc}", param_hint=hint) from exc
+
+
+class _Run:
+    """One scoring run: the scorer, the writer, the fingerprint, the tallies."""
+
+    def __init__(self, scorer: Scorer, writer: ScoredWriter, mapping: str) -> None:
+        self.scorer, self.writer = scorer, writer
+        self.fingerprint = scorer.fingerprint(mapping=mapping)
+        self.stats = RunStats()
+        self.scored = 0
+        self.kept = 0
+
+    def resume(self, anyway: bool) -> None:
+        """Continue an earlier run's state, if its fingerprint matches (or ``anyway``)."""
+        previous = self.writer.run
+        if previous is None:
+            if self.writer.done and not anyway:
+                raise _fail(
+                    f"{self.writer.path} holds {len(self.writer.done)} scored rows but no run "
+                    f"record ({run_record_path(self.writer.path).name}), so what scored them is "
+                    "unknown: --rescore to start over, or --resume-anyway to keep them"
+                )
+            return
+        before = Fingerprint.from_dict(previous["fingerprint"])
+        changes = before.changes(self.fingerprint)
+        if changes and not anyway:
+            listed = "; ".join(changes[:8]) + ("; ..." if len(changes) > 8 else "")
+            raise _fail(
+                f"{self.writer.path} was scored with a different reward ({listed}): "
+                "--rescore to start over, or --resume-anyway to keep its rows"
+            )
+        if not changes:
+            self.scorer.load_state(previous.get("state", {}))
+
+    def score(self, chunks: Iterator[tuple[list[Row], int]], progress: Progress, task: Any) -> None:
+        digest = self.fingerprint.digest
+        for chunk, skipped in chunks:
+            self.kept += skipped
+            progress.advance(task, skipped)
+            samples = [row.sample for row in chunk]
+            rewards = self.scorer.score(samples, progress=lambda n: progress.advance(task, n))
+            for row, reward in zip(chunk, rewards, strict=True):
+                self.writer.write(_scored_record(row, reward, digest))
+                self.stats.add(reward)
+            self.scored += len(chunk)
+            if chunk:
+                self.writer.commit(self.record())
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.fingerprint.to_dict(),
+            "digest": self.fingerprint.digest,
+            "state": self.scorer.state,
+        }
 
 
 def _pending_chunks(
@@ -138,23 +196,8 @@ def _pending_chunks(
         yield chunk, skipped
 
 
-def _score_chunk(
-    grader: Grader, executor: Executor, rows: list[Row], progress: Progress, task: Any
-) -> list[Reward]:
-    samples = [row.sample for row in rows]
-    jobs = grader.jobs(samples)
-    verdicts: list[Any] = [None] * len(jobs)
-    per_job = len(samples) / len(jobs) if jobs else 0.0
-    for result in executor.stream(jobs):
-        verdicts[result.index] = result.verdict
-        progress.advance(task, per_job)
-    if not jobs:  # nothing applied to these rows: they still count as done
-        progress.advance(task, len(samples))
-    return grader.combine(samples, verdicts)[0]
-
-
-def _scored_record(row: Row, reward: Reward) -> dict[str, Any]:
-    return {**row.record, "id": row.sample.id, SCORE_COLUMN: reward.to_dict()}
+def _scored_record(row: Row, reward: Reward, digest: str) -> dict[str, Any]:
+    return {**row.record, "id": row.sample.id, SCORE_COLUMN: {**reward.to_dict(), "run": digest}}
 
 
 def _count_rows(reader: DumpReader, limit: int | None) -> int | None:
@@ -181,7 +224,7 @@ class _RateColumn(ProgressColumn):
         return Text(f"{task.speed:.0f} rows/s" if task.speed else "")
 
 
-def _progress() -> Progress:
+def _progress(quiet: bool = False) -> Progress:
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -189,27 +232,55 @@ def _progress() -> Progress:
         _RateColumn(),
         TimeRemainingColumn(),
         console=console,
+        disable=quiet,
     )
 
 
-def _report(
-    reader: DumpReader, stats: RunStats, dump: Path, output: Path, scored: int, resumed: int
-) -> None:
-    out = Console()
-    out.print(f"{dump.name}: {scored} scored, {resumed} kept from before")
-    out.print(stats.component_table())
-    out.print(stats.verifier_table())
-    if stats.infra_failures:
-        console.print(f"[yellow]{stats.infra_failures} rows kept out by infrastructure failures[/]")
+def _report(reader: DumpReader, run: _Run, dump: Path, output: Path, as_json: bool) -> None:
+    total = run.scored + run.kept
+    if as_json:
+        typer.echo(json.dumps(_summary(reader, run, dump, output), sort_keys=True))
+    else:
+        out = Console()
+        out.print(f"{dump.name}: {run.scored} scored, {run.kept} kept from before")
+        out.print(run.stats.component_table())
+        out.print(run.stats.verifier_table())
+        _warnings(reader, run)
+        if total:
+            out.print(f"wrote {output}")
+    if total == 0:
+        raise _fail(f"{dump}: no rows to score")
+
+
+def _summary(reader: DumpReader, run: _Run, dump: Path, output: Path) -> dict[str, Any]:
+    """What ``score --json`` prints: one JSON object."""
+    reward = run.stats.reward
+    return {
+        "input": str(dump),
+        "output": str(output),
+        "scored": run.scored,
+        "kept": run.kept,
+        "bad_rows": [str(e) for e in reader.errors[:100]],
+        "bad_row_count": len(reader.errors),
+        "fingerprint": run.fingerprint.digest,
+        "reward": {"count": reward.count, "mean": reward.mean, "std": reward.std},
+        "counts": run.scorer.counts,
+    }
+
+
+def _warnings(reader: DumpReader, run: _Run) -> None:
+    if run.stats.infra_failures:
+        lost = run.stats.infra_failures
+        console.print(f"[yellow]{lost} rows kept out by infrastructure failures[/]")
+    data_errors = run.scorer.counts["outcomes"].get("data_error", 0)
+    if data_errors:
+        console.print(f"[yellow]{data_errors} rows kept out by data errors (bad references)[/]")
     if reader.errors:
         console.print(f"[yellow]{len(reader.errors)} bad rows skipped:[/yellow]")
         for error in reader.errors[:20]:
             console.print(f"  {error}", markup=False, highlight=False)
         if len(reader.errors) > 20:
             console.print(f"  ... and {len(reader.errors) - 20} more")
-    if scored + resumed == 0:
-        raise _fail(f"{dump}: no rows to score")
-    out.print(f"wrote {output}")
 
 
 def _fail(message: str) -> typer.Exit:

@@ -1,20 +1,28 @@
-"""The HTTP reward server: the same grader and executor as the CLI, behind FastAPI.
+"""The HTTP reward server: one `Scorer` behind FastAPI, the same object as every other door.
 
 Endpoints:
 
 - ``POST /score``: ``{"samples": [Sample, ...]}`` → ``{"rewards": [Reward.to_dict(), ...]}``.
 - ``POST /get_reward``: OpenRLHF's remote reward contract, ``{"query": [...], "prompts":
   [...], "labels": [...]}`` → ``{"rewards": [...], "scores": [...], "extra_logs": {...}}``.
+  OpenRLHF sends no task: a label that is an object ``{"task": ..., "reference": ...}``
+  (or its JSON text) routes its sample; otherwise ``ServerConfig.task`` (``serve --task``),
+  else the spec's ``default_task``.
 - ``GET /health`` and ``GET /metrics`` (Prometheus text).
 
 Protection: a request body over ``max_body_bytes`` is refused with 413 while it is being
 read (a missing Content-Length does not help); more than ``max_samples`` samples, 413;
-malformed JSON, 400; a bad sample, 422 naming the field. Requests are scored on *lanes*,
-each an executor with its own worker processes, so a verifier that hangs holds one lane
-until the executor kills it at ``timeout_s`` while the others go on. When every lane is
-busy and ``max_waiting`` requests already wait, the server answers 503 with
-``Retry-After`` (back-pressure) instead of queueing without bound. With ``token`` set,
-scoring endpoints need ``Authorization: Bearer <token>``.
+malformed or hostile JSON (a 200,000-digit integer, NaN or Infinity, nesting deeper than
+``MAX_JSON_DEPTH``), 400; a bad sample, 422 naming the field. At most ``lanes`` requests
+are scored at once, each on its own lane of the Scorer (its own executor and worker
+processes), so a verifier that hangs holds one lane until it is killed at ``timeout_s``
+while the others go on. When every lane is busy and ``max_waiting`` requests already
+wait, the answer is 503 with ``Retry-After`` (back-pressure). With ``token`` set, scoring
+endpoints need ``Authorization: Bearer <token>``.
+
+Shutting down (`drain`, called on SIGTERM by ``rewardsmith serve``): new requests and
+those waiting for a lane get 503 with ``Retry-After`` at once; requests being scored get
+until the grace period ends, then a 503 too, so every request is answered.
 """
 
 from __future__ import annotations
@@ -22,7 +30,10 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
+import math
 import time
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -34,11 +45,19 @@ from pydantic import ValidationError
 
 from rewardsmith.cli.metrics import ServerMetrics
 from rewardsmith.datasets.dumps import field_path
-from rewardsmith.datasets.mapping import MappingProblem, to_sample
-from rewardsmith.graders import Executor, Grader, Reward
+from rewardsmith.datasets.mapping import MappingProblem
+from rewardsmith.graders import Grader, Reward, Scorer
+from rewardsmith.graders.integrations.openrlhf import openrlhf_samples
 from rewardsmith.verifiers.types import Sample
 
-__all__ = ["ServerConfig", "create_app"]
+__all__ = ["MAX_JSON_DEPTH", "ServerConfig", "create_app"]
+
+MAX_JSON_DEPTH = 64
+"""Arrays and objects nested deeper than this are refused (no sample needs more)."""
+RETRY_AFTER_S = 5
+"""What a 503 during shutdown tells clients to wait before trying again (another replica)."""
+
+access_log = logging.getLogger("rewardsmith.server.access")
 
 
 @dataclass(frozen=True)
@@ -55,12 +74,24 @@ class ServerConfig:
     max_waiting: int = 64
     """Requests allowed to wait for a lane; beyond that, 503 with Retry-After."""
     token: str | None = None
+    task: str | None = None
+    """The task of `/get_reward` samples whose label names none."""
 
     def __post_init__(self) -> None:
         if self.lanes < 1 or self.workers_per_lane < 1:
             raise ValueError("lanes and workers_per_lane must be at least 1")
         if self.backend not in ("pool", "inline"):
             raise ValueError("backend must be 'pool' or 'inline'")
+
+    def scorer(self, grader: Grader) -> Scorer:
+        """The Scorer these settings describe."""
+        return Scorer(
+            grader,
+            backend="inline" if self.backend == "inline" else "pool",
+            workers=self.workers_per_lane,
+            timeout_s=self.timeout_s,
+            lanes=self.lanes,
+        )
 
 
 class HTTPProblem(Exception):
@@ -69,89 +100,134 @@ class HTTPProblem(Exception):
         self.status, self.message, self.headers = status, message, headers or {}
 
 
-class _Lanes:
-    """Executors handed out one request at a time, with a bounded waiting line."""
+def _shutting_down(what: str) -> HTTPProblem:
+    return HTTPProblem(503, f"server shutting down: {what}", {"Retry-After": str(RETRY_AFTER_S)})
+
+
+class _Admission:
+    """At most ``lanes`` requests score at once and ``max_waiting`` wait; `drain` turns
+    every waiting request away with 503 and lets no new one in."""
 
     def __init__(self, config: ServerConfig, metrics: ServerMetrics) -> None:
         self.config, self.metrics = config, metrics
-        self.free: asyncio.Queue[Executor] = asyncio.Queue()
-        self.all = [
-            Executor(config.backend, workers=config.workers_per_lane, timeout_s=config.timeout_s)
-            for _ in range(config.lanes)
-        ]
-        for executor in self.all:
-            self.free.put_nowait(executor)
+        self.free = config.lanes
+        self.waiting: deque[asyncio.Future[None]] = deque()
+        self.draining = False
+        self.deadline = asyncio.Event()
+        """Set when the grace period is over: requests still scoring are answered 503."""
 
     @asynccontextmanager
-    async def lane(self) -> AsyncIterator[Executor]:
-        if self.free.empty() and self.metrics.waiting >= self.config.max_waiting:
-            raise HTTPProblem(503, "server busy: every lane is in use", {"Retry-After": "1"})
-        self.metrics.waiting += 1
+    async def slot(self) -> AsyncIterator[None]:
+        if self.draining:
+            raise _shutting_down("not taking new requests")
+        if self.free > 0:
+            self.free -= 1
+        else:
+            if len(self.waiting) >= self.config.max_waiting:
+                raise HTTPProblem(503, "server busy: every lane is in use", {"Retry-After": "1"})
+            turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self.waiting.append(turn)
+            self.metrics.waiting += 1
+            try:
+                await turn
+            finally:
+                self.metrics.waiting -= 1
         try:
-            executor = await self.free.get()
+            yield
         finally:
-            self.metrics.waiting -= 1
-        try:
-            yield executor
-        finally:
-            self.free.put_nowait(executor)
+            self._release()
 
-    def close(self) -> None:
-        for executor in self.all:
-            executor.close()
+    def _release(self) -> None:
+        while self.waiting:
+            turn = self.waiting.popleft()
+            if not turn.done():
+                turn.set_result(None)  # the lane passes straight to the next in line
+                return
+        self.free += 1
+
+    def drain(self, grace_s: float) -> None:
+        self.draining = True
+        while self.waiting:
+            turn = self.waiting.popleft()
+            if not turn.done():
+                turn.set_exception(_shutting_down("the request was still waiting for a lane"))
+        asyncio.get_running_loop().call_later(max(grace_s, 0.0), self.deadline.set)
 
 
-def create_app(grader: Grader, config: ServerConfig | None = None) -> FastAPI:
-    """A FastAPI app that scores with `grader`; see the module docstring."""
+def create_app(reward: Grader | Scorer, config: ServerConfig | None = None) -> FastAPI:
+    """A FastAPI app that scores with one `Scorer` (built from ``config`` when given a
+    `Grader`); see the module docstring. ``app.state.drain(grace_s)`` starts a shutdown."""
     config = config or ServerConfig()
+    scorer = reward if isinstance(reward, Scorer) else config.scorer(reward)
     metrics = ServerMetrics()
-    state: dict[str, _Lanes] = {}
+    state: dict[str, Any] = {}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        state["lanes"] = _Lanes(config, metrics)
+        state["admission"] = _Admission(config, metrics)
+        state["loop"] = asyncio.get_running_loop()
         yield
-        state["lanes"].close()
+        scorer.close(timeout_s=1.0)  # a lane stuck in a hang is left to die with the process
+
+    def drain(grace_s: float) -> None:
+        """Start a shutdown (safe from a signal handler or another thread)."""
+        state["loop"].call_soon_threadsafe(state["admission"].drain, grace_s)
 
     app = FastAPI(title="rewardsmith", lifespan=lifespan)
+    app.state.scorer = scorer
+    app.state.drain = drain
 
     async def scored(request: Request, endpoint: str, handler: Any) -> JSONResponse:
         start = time.perf_counter()
-        status = 200
+        status, samples = 200, 0
         metrics.in_flight += 1
         try:
             _check_token(request, config)
             body = await _read_json(request, config.max_body_bytes)
-            payload = await handler(body, state["lanes"])
-            return JSONResponse(payload)
+            batch = handler(body)
+            samples = len(batch)
+            rewards = await score_samples(batch)
+            return JSONResponse(_reply(endpoint, rewards))
         except HTTPProblem as problem:
             status = problem.status
             return JSONResponse({"error": problem.message}, status, headers=problem.headers)
         finally:
             metrics.in_flight -= 1
-            metrics.observe(endpoint, status, time.perf_counter() - start)
+            elapsed = time.perf_counter() - start
+            metrics.observe(endpoint, status, elapsed)
+            access_log.info(
+                "%s %s %d %d samples %.1f ms",
+                request.client.host if request.client else "-",
+                endpoint,
+                status,
+                samples,
+                1000 * elapsed,
+            )
 
-    async def score_samples(samples: list[Sample], lanes: _Lanes) -> list[Reward]:
+    async def score_samples(samples: list[Sample]) -> list[Reward]:
         if len(samples) > config.max_samples:
             raise HTTPProblem(413, f"{len(samples)} samples; at most {config.max_samples}")
-        async with lanes.lane() as executor:
-            rewards = await grader.ascore(samples, executor)
+        admission = state["admission"]
+        async with admission.slot():
+            scoring = asyncio.ensure_future(scorer.ascore(samples))
+            deadline = asyncio.ensure_future(admission.deadline.wait())
+            done, _ = await asyncio.wait({scoring, deadline}, return_when=asyncio.FIRST_COMPLETED)
+            deadline.cancel()
+            if scoring not in done:
+                raise _shutting_down("the grace period ended before this request was scored")
+            rewards = scoring.result()
         metrics.scored(len(rewards), sum(r.failed for r in rewards))
         return rewards
 
-    async def native(body: Any, lanes: _Lanes) -> dict[str, Any]:
-        samples = _native_samples(body)
-        rewards = await score_samples(samples, lanes)
-        return {"rewards": [r.to_dict() for r in rewards]}
-
-    async def openrlhf(body: Any, lanes: _Lanes) -> dict[str, Any]:
-        samples = _openrlhf_samples(body)
-        rewards = await score_samples(samples, lanes)
-        return _openrlhf_reply(rewards)
+    def openrlhf(body: Any) -> list[Sample]:
+        try:
+            return openrlhf_samples(body, task=config.task)
+        except (MappingProblem, ValueError) as exc:
+            raise HTTPProblem(422, str(exc)[:500]) from None
 
     @app.post("/score")
     async def score_endpoint(request: Request) -> JSONResponse:
-        return await scored(request, "/score", native)
+        return await scored(request, "/score", _native_samples)
 
     @app.post("/get_reward")
     async def openrlhf_endpoint(request: Request) -> JSONResponse:
@@ -159,13 +235,26 @@ def create_app(grader: Grader, config: ServerConfig | None = None) -> FastAPI:
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
-        return {"status": "ok", "verifiers": sorted(grader.verifiers), "lanes": config.lanes}
+        return {
+            "status": "draining" if state["admission"].draining else "ok",
+            "verifiers": sorted(scorer.grader.verifiers),
+            "lanes": config.lanes,
+            "fingerprint": scorer.fingerprint().digest,
+        }
 
     @app.get("/metrics")
     async def metrics_endpoint() -> PlainTextResponse:
         return PlainTextResponse(metrics.render())
 
     return app
+
+
+def _reply(endpoint: str, rewards: list[Reward]) -> dict[str, Any]:
+    if endpoint == "/get_reward":
+        from rewardsmith.graders.integrations.openrlhf import openrlhf_reply
+
+        return openrlhf_reply(rewards)
+    return {"rewards": [r.to_dict() for r in rewards]}
 
 
 def _check_token(request: Request, config: ServerConfig) -> None:
@@ -188,10 +277,47 @@ async def _read_json(request: Request, limit: int) -> Any:
         if size > limit:
             raise HTTPProblem(413, f"body over the {limit}-byte limit")
         chunks.append(chunk)
+    return parse_json(b"".join(chunks))
+
+
+def parse_json(raw: bytes) -> Any:
+    """Strict JSON: no NaN or Infinity (written or overflowing, like ``1e999``), integers
+    of at most 4,300 digits, nesting at most `MAX_JSON_DEPTH` deep; else a 400."""
     try:
-        return json.loads(b"".join(chunks))
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise HTTPProblem(
+            400, f"body is not valid JSON: it nests deeper than {MAX_JSON_DEPTH}"
+        ) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        # ValueError covers JSONDecodeError and Python's limit on integer digits.
         raise HTTPProblem(400, f"body is not valid JSON: {exc}"[:300]) from None
+    if _depth_exceeds(value, MAX_JSON_DEPTH):
+        raise HTTPProblem(400, f"body is not valid JSON: it nests deeper than {MAX_JSON_DEPTH}")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number (NaN and Infinity are refused)")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text[:40]} overflows to {number} (only finite numbers are accepted)")
+    return number
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _native_samples(body: Any) -> list[Sample]:
@@ -207,42 +333,3 @@ def _native_samples(body: Any) -> list[Sample]:
                 422, f"samples[{i}].{field_path(first['loc'])}: {first['msg']}"
             ) from None
     return samples
-
-
-def _openrlhf_samples(body: Any) -> list[Sample]:
-    if not isinstance(body, dict) or not isinstance(body.get("query"), list):
-        raise HTTPProblem(422, 'expected {"query": [...], "prompts": [...], "labels": [...]}')
-    queries = body["query"]
-    n = len(queries)
-    columns = {"prompts": body.get("prompts", [""] * n), "labels": body.get("labels", [None] * n)}
-    for name, column in columns.items():
-        if not isinstance(column, list) or len(column) != n:
-            raise HTTPProblem(422, f"{name} must be a list as long as query ({n})")
-    samples = []
-    for i in range(n):
-        record = {
-            "query": queries[i],
-            "prompts": columns["prompts"][i],
-            "labels": columns["labels"][i],
-        }
-        try:
-            samples.append(to_sample(record, default_id=str(i), mapping="openrlhf"))
-        except MappingProblem as exc:
-            raise HTTPProblem(422, f"item {i}: {exc}") from None
-        except ValidationError as exc:
-            raise HTTPProblem(422, f"item {i}: {exc.errors()[0]['msg']}") from None
-    return samples
-
-
-def _openrlhf_reply(rewards: list[Reward]) -> dict[str, Any]:
-    """OpenRLHF reads `rewards` (for the advantage) and `scores` (for dynamic filtering)
-    as numbers. A sample lost to an infrastructure failure is ``null`` unless the spec
-    states a fallback; `extra_logs` counts them so they are never silent."""
-    values = [r.value for r in rewards]
-    components = sorted({name for r in rewards for name in r.components})
-    extra_logs: dict[str, list[float | None]] = {
-        name: [r.components[name].raw if name in r.components else None for r in rewards]
-        for name in components
-    }
-    extra_logs["infra_failure"] = [1.0 if r.failed else 0.0 for r in rewards]
-    return {"rewards": values, "scores": values, "extra_logs": extra_logs}

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from rewardsmith.cli.verifier_args import parse_verifier_arg
+from rewardsmith.graders.build import parse_verifier_arg
 from rewardsmith.verifiers import Sample, Status, create, run_verifier
 from rewardsmith.verifiers.registry import UnknownVerifierError
 

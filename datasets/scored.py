@@ -1,10 +1,20 @@
-"""Write scored rows so that a killed run resumes with no row lost and none duplicated.
+"""Write scored rows so that a killed run resumes with no row lost and none duplicated,
+and with the run's record (its fingerprint and the scorer's state) beside them.
+
+The output's format is decided here, from its name, exactly as `dump_format` reads it back
+(``.jsonl``/``.ndjson``/``.json``: JSONL; ``.parquet``/``.pq``: Parquet): ``-o out.json``
+writes JSON lines, never Parquet bytes.
 
 JSONL: each row is one ``os.write`` of a whole line to a file opened for appending, so a
-killed process leaves at most one partial last line, which `open_scored` cuts off before
-resuming. Parquet and HF output: rows go to numbered part files, each written to a
-temporary name and renamed into place (atomic), and are combined into the final file when
-the run finishes. Resuming reads the ids already written and the caller skips them.
+killed process leaves at most one partial last line. Parquet: rows go to numbered part
+files, each written to a temporary name and renamed into place (atomic), and are combined
+into the final file when the run finishes.
+
+**Commits.** `commit(record)` marks everything written so far as done and saves
+``record`` (JSON) in ``<output>.run.json``, atomically, with the committed position. On
+resume, rows written after the last commit (a chunk the killed run had not finished) are
+dropped, so the caller rescores that chunk from its start with the state it committed:
+a killed and resumed run then equals an uninterrupted one. `run` is the last record.
 
     >>> with ScoredWriter("out.jsonl") as out:   # doctest: +SKIP
     ...     for row in rows:
@@ -21,9 +31,28 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-__all__ = ["SCORE_COLUMN", "ScoredWriter"]
+from rewardsmith.datasets.dumps import DumpError, dump_format
+
+__all__ = ["SCORE_COLUMN", "ScoredWriter", "run_record_path", "scored_format"]
 
 PART_ROWS = 1000
+
+
+def scored_format(path: str | Path) -> str:
+    """``jsonl`` or ``parquet``: the format `dump_format` will read this output back as."""
+    path = Path(path)
+    if path.is_dir():
+        raise DumpError(f"{path}: a folder; write the scored rows to a .jsonl or .parquet file")
+    kind = dump_format(path)
+    if kind not in ("jsonl", "parquet"):
+        raise DumpError(f"{path}: write the scored rows to a .jsonl or .parquet file")
+    return kind
+
+
+def run_record_path(path: str | Path) -> Path:
+    """Where a scored output's run record lives: ``<output>.run.json``."""
+    path = Path(path)
+    return path.with_name(path.name + ".run.json")
 
 
 class ScoredWriter:
@@ -34,11 +63,13 @@ class ScoredWriter:
 
     def __init__(self, path: str | Path, *, resume: bool = True, part_rows: int = PART_ROWS):
         self.path = Path(path)
-        self.format = "jsonl" if self.path.suffix.lower() in (".jsonl", ".ndjson") else "parquet"
+        self.format = scored_format(self.path)
         self.part_rows = part_rows
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if not resume:
             self._remove_previous()
+        self.run: dict[str, Any] | None = self._read_run()
+        """The record of the last commit of an earlier run (None: no record)."""
         self.done: set[str] = set()
         self.written = 0
         if self.format == "jsonl":
@@ -46,10 +77,39 @@ class ScoredWriter:
         else:
             self._open_parts()
 
+    def _read_run(self) -> dict[str, Any] | None:
+        record = run_record_path(self.path)
+        if not record.exists():
+            return None
+        try:
+            data = json.loads(record.read_text())
+        except (OSError, ValueError) as exc:
+            raise DumpError(
+                f"{record}: unreadable run record ({exc}); rescore to start over"
+            ) from None
+        if not isinstance(data, dict) or "record" not in data:
+            raise DumpError(f"{record}: not a run record; rescore to start over")
+        self._committed: dict[str, Any] = data
+        return dict(data["record"])
+
+    def commit(self, record: dict[str, Any]) -> None:
+        """Make every row written so far durable and save ``record`` with them."""
+        if self.format == "jsonl":
+            position: dict[str, Any] = {"bytes": os.fstat(self._fd).st_size}
+        else:
+            self._flush_part()
+            position = {"parts": [p.name for p in self._parts], "complete": False}
+        self._committed = {"record": record, "rows": len(self.done), **position}
+        self.run = record
+        _write_atomically(run_record_path(self.path), json.dumps(self._committed, default=str))
+
     # ------------------------------------------------------------------ JSONL
 
     def _open_jsonl(self) -> None:
         if self.path.exists():
+            if self.run is not None:  # drop what the last commit did not cover
+                with open(self.path, "rb+") as handle:
+                    handle.truncate(min(self._committed["bytes"], self.path.stat().st_size))
             _cut_partial_last_line(self.path)
             with open(self.path, "rb") as handle:
                 for raw in handle:
@@ -69,6 +129,11 @@ class ScoredWriter:
         if self.path.exists():  # a finished earlier run: it becomes the first part
             self.path.replace(self._parts_dir / "part-00000.parquet")
         self._parts = sorted(self._parts_dir.glob("part-*.parquet"))
+        if self.run is not None and not self._committed.get("complete", True):
+            kept = set(self._committed["parts"]) | {"part-00000.parquet"}
+            for part in [p for p in self._parts if p.name not in kept]:
+                part.unlink()  # written after the last commit: its rows are rescored
+            self._parts = [p for p in self._parts if p.name in kept]
         for part in self._parts:
             self.done.update(str(i) for i in pq.read_table(part, columns=["id"])["id"].to_pylist())
         self._buffer: list[dict[str, Any]] = []
@@ -79,7 +144,8 @@ class ScoredWriter:
 
         if not self._buffer:
             return
-        final = self._parts_dir / f"part-{len(self._parts) + 1:05d}.parquet"
+        number = max((int(p.stem.split("-")[1]) for p in self._parts), default=0) + 1
+        final = self._parts_dir / f"part-{number:05d}.parquet"
         temporary = final.with_suffix(".tmp")
         pq.write_table(pa.Table.from_pylist(self._buffer), temporary)
         temporary.replace(final)
@@ -114,12 +180,27 @@ class ScoredWriter:
         self.written += 1
 
     def close(self) -> None:
+        """Finish the output; rows written since the last commit are committed with the
+        last record."""
         if self.format == "jsonl":
             os.fsync(self._fd)
+            if self.run is not None:
+                self.commit(self.run)
             os.close(self._fd)
         else:
             self._flush_part()
             self._combine_parts()
+            if self.run is not None:
+                self._committed = {"record": self.run, "rows": len(self.done), "complete": True}
+                _write_atomically(run_record_path(self.path), json.dumps(self._committed))
+
+    def abandon(self) -> None:
+        """Stop without finishing (the run was interrupted): what was committed stays, and
+        a resume rescores the rest."""
+        if self.format == "jsonl":
+            os.close(self._fd)
+        else:
+            self._flush_part()  # kept only when no run record says otherwise
 
     def __enter__(self) -> ScoredWriter:
         return self
@@ -132,16 +213,21 @@ class ScoredWriter:
     ) -> None:
         if exc_type is None:
             self.close()
-        elif self.format == "jsonl":
-            os.close(self._fd)
         else:
-            self._flush_part()  # keep what was scored; the parts are combined on resume
+            self.abandon()
 
     def _remove_previous(self) -> None:
         if self.path.exists():
             self.path.unlink()
         if self._parts_dir.exists():
             shutil.rmtree(self._parts_dir)
+        run_record_path(self.path).unlink(missing_ok=True)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text)
+    temporary.replace(path)
 
 
 def _cut_partial_last_line(path: Path) -> None:

@@ -16,16 +16,25 @@ Scoring a batch: every leaf verifier runs on every sample its leaf applies to (t
 the executor, so a crash or a hang is a verdict), then the tree combines the verdicts. A
 leaf made with ``tasks`` (``verify("math", tasks=["math"])``) applies only to samples of
 those tasks; on the others it is a SKIP verdict (score None, not applicable) and no job
-runs, so a code sandbox never sees a math answer. A sample any of whose
-verdicts is an infrastructure failure gets no reward: by ``on_infra_failure`` its value
-is None ("drop", the default; the trainer leaves it out) or the stated ``fallback``
-("fallback"); either way `Reward.infra_failure` and `Reward.reason` say what happened.
-The executor has already retried such failures once.
+runs, so a code sandbox never sees a math answer. A sample without a task is routed by
+``default_task`` when the grader states one.
+
+A sample any of whose verdicts is an infrastructure failure gets no reward: by
+``on_infra_failure`` its value is None ("drop", the default; the trainer leaves it out)
+or the stated ``fallback`` ("fallback", applied by the `Scorer`); either way
+`Reward.infra_failure` and `Reward.reason` say what happened. The executor has already
+retried such failures once. A data error (the sample's reference is unusable,
+`Fault.DATA`) also gets no reward, and is counted as `Reward.data_error`, never as the
+infrastructure's; no fallback replaces it.
+
+`jobs` and `combine` are the two halves a `Scorer` puts together (it owns the executor and
+the state); `score` and `ascore` are one-batch shortcuts through a one-off `Scorer`.
 """
 
 from __future__ import annotations
 
 import atexit
+import math
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -104,6 +113,8 @@ class Grader:
     """What an infrastructure failure gives: no value ("drop") or ``fallback``."""
     fallback: float | None = None
     """The stated value for "fallback"; it is marked as such in the reward."""
+    default_task: str | None = None
+    """The task of a sample that names none (OpenRLHF's ``/get_reward`` sends no task)."""
     _leaves: dict[str, Verify] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -122,14 +133,16 @@ class Grader:
             )
         if (self.on_infra_failure == "fallback") != (self.fallback is not None):
             raise ValueError("set fallback exactly when on_infra_failure='fallback'")
+        if self.fallback is not None and not math.isfinite(self.fallback):
+            raise ValueError(f"fallback must be a finite number, got {self.fallback!r}")
         object.__setattr__(self, "_leaves", _collect_leaves(root))
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any]) -> Grader:
         """Build from a parsed reward spec (see `rewardsmith.graders.spec`)."""
-        from rewardsmith.graders.spec import build
+        from rewardsmith.graders.spec import build_spec
 
-        return build(spec)
+        return build_spec(spec)
 
     @property
     def verifiers(self) -> dict[str, Verifier]:
@@ -141,51 +154,26 @@ class Grader:
         """The tasks each leaf applies to, by key (None: every sample)."""
         return {key: leaf.tasks for key, leaf in self._leaves.items()}
 
+    def task_of(self, sample: Sample) -> str | None:
+        """The task a sample is routed by: its own, else the grader's ``default_task``."""
+        return sample.task if sample.task is not None else self.default_task
+
     def _applicable(self, sample: Sample) -> list[str]:
         """The keys of the leaves that run on ``sample``, in key order."""
-        return [key for key in sorted(self._leaves) if self._leaves[key].applies(sample)]
+        task = self.task_of(sample)
+        return [key for key in sorted(self._leaves) if self._leaves[key].applies_to(task)]
 
-    # ------------------------------------------------------------------ scoring
+    # ------------------------------------------------------------------ the Scorer's halves
 
     def jobs(self, samples: Sequence[Sample]) -> list[Job]:
         """The (verifier, sample) jobs for a batch: sample-major, leaves in key order, only
-        the leaves that apply to each sample (see ``tasks``)."""
-        return [Job(self._leaves[k].verifier, s) for s in samples for k in self._applicable(s)]
-
-    def score(
-        self, samples: Sequence[Sample], executor: Executor | None = None, *, step: int = 0
-    ) -> list[Reward]:
-        """One `Reward` per sample, in order. ``step`` drives scheduled weights."""
-        return self.score_with_state(samples, None, executor, step=step)[0]
-
-    def score_with_state(
-        self,
-        samples: Sequence[Sample],
-        state: GraderState | None,
-        executor: Executor | None = None,
-        *,
-        step: int = 0,
-    ) -> tuple[list[Reward], GraderState]:
-        """`score`, threading the explicit state of running normalisation through."""
-        verdicts = (executor or default_executor()).run(self.jobs(samples))
-        return self.combine(samples, verdicts, state, step)
-
-    async def ascore(
-        self, samples: Sequence[Sample], executor: Executor | None = None, *, step: int = 0
-    ) -> list[Reward]:
-        """`score` for asyncio: verifiers run while the event loop does other work."""
-        return (await self.ascore_with_state(samples, None, executor, step=step))[0]
-
-    async def ascore_with_state(
-        self,
-        samples: Sequence[Sample],
-        state: GraderState | None,
-        executor: Executor | None = None,
-        *,
-        step: int = 0,
-    ) -> tuple[list[Reward], GraderState]:
-        verdicts = await (executor or default_executor()).arun(self.jobs(samples))
-        return self.combine(samples, verdicts, state, step)
+        the leaves that apply to each sample (see ``tasks``). One half of scoring: the
+        `Scorer` runs these and hands the verdicts to `combine`; nothing else should."""
+        return [
+            Job(self._leaves[k].verifier, self._leaves[k].prepared(s))
+            for s in samples
+            for k in self._applicable(s)
+        ]
 
     def combine(
         self,
@@ -194,21 +182,45 @@ class Grader:
         state: GraderState | None = None,
         step: int = 0,
     ) -> tuple[list[Reward], GraderState]:
-        """Rewards from verdicts already computed (in `jobs` order), with the new state.
+        """Rewards from the verdicts of `jobs` (in its order), and the new state.
 
-        Leaves that do not apply to a sample get their SKIP verdict here."""
+        Leaves that do not apply to a sample get their SKIP verdict here. A sample with an
+        infrastructure failure or a data error gets no value (None) and says why; the
+        `Scorer` applies the failure policy (a stated fallback) on top."""
         keys = sorted(self._leaves)
         per_sample = self._per_sample(samples, verdicts)
-        infra = [next((k for k in keys if d[k].is_infra_failure), None) for d in per_sample]
+        lost = [_first_lost(keys, d) for d in per_sample]
         ctx = Context(
-            samples, per_sample, [k is not None for k in infra], step, state_in=state or {}
+            samples, per_sample, [k is not None for k in lost], step, state_in=state or {}
         )
         values = self.root.apply(None, ctx)
         rewards = [
-            self._reward(sample, value, ctx.components[i], per_sample[i], infra[i])
+            self._reward(sample, value, ctx.components[i], per_sample[i], lost[i])
             for i, (sample, value) in enumerate(zip(samples, values, strict=True))
         ]
         return rewards, dict(ctx.state_out)
+
+    # ------------------------------------------------------------------ shortcuts
+
+    def score(
+        self, samples: Sequence[Sample], executor: Executor | None = None, *, step: int = 0
+    ) -> list[Reward]:
+        """One `Reward` per sample, in order, as one batch through a one-off `Scorer` on
+        ``executor`` (default: a shared process pool). Nothing is carried to the next
+        call: hold a `Scorer` to keep running-normalisation state across batches."""
+        from rewardsmith.graders.scorer import Scorer
+
+        with Scorer(self, executor=executor or default_executor()) as scorer:
+            return scorer.score(samples, step=step)
+
+    async def ascore(
+        self, samples: Sequence[Sample], executor: Executor | None = None, *, step: int = 0
+    ) -> list[Reward]:
+        """`score` for asyncio: verifiers run while the event loop does other work."""
+        from rewardsmith.graders.scorer import Scorer
+
+        with Scorer(self, executor=executor or default_executor()) as scorer:
+            return await scorer.ascore(samples, step=step)
 
     def _per_sample(
         self, samples: Sequence[Sample], verdicts: Sequence[Verdict]
@@ -224,9 +236,10 @@ class Grader:
         out = []
         for sample, plan in zip(samples, plans, strict=True):
             ran = {key: next(computed) for key in plan}
+            task = self.task_of(sample)
             out.append(
                 {
-                    key: ran[key] if key in ran else leaf.not_applicable(sample)
+                    key: ran[key] if key in ran else leaf.not_applicable(task)
                     for key, leaf in sorted(self._leaves.items())
                 }
             )
@@ -238,24 +251,27 @@ class Grader:
         value: float | None,
         components: dict[str, Any],
         verdicts: dict[str, Verdict],
-        infra_key: str | None,
+        lost_key: str | None,
     ) -> Reward:
-        if infra_key is None:
+        if lost_key is None:
             reason = "" if value is not None else "no component applies (every one was skipped)"
             return Reward(sample.id, value, components, verdicts, reason=reason)
-        verdict = verdicts[infra_key]
+        verdict = verdicts[lost_key]
         assert verdict.failure is not None
+        whose = "infrastructure" if verdict.is_infra_failure else "data (a data error)"
         reason = (
-            f"verifier {infra_key!r} ({verdict.name} v{verdict.version}) failed in the "
-            f"infrastructure: {verdict.failure.value}: {verdict.feedback}"
+            f"verifier {lost_key!r} ({verdict.name} v{verdict.version}) failed in the "
+            f"{whose}: {verdict.failure.value}: {verdict.feedback}"
         )[:1000]
-        fallback = self.on_infra_failure == "fallback"
-        return Reward(
-            sample.id,
-            self.fallback if fallback else None,
-            {},
-            verdicts,
-            infra_failure=verdict.failure,
-            reason=reason,
-            fallback=fallback,
-        )
+        if verdict.is_infra_failure:
+            return Reward(
+                sample.id, None, {}, verdicts, infra_failure=verdict.failure, reason=reason
+            )
+        return Reward(sample.id, None, {}, verdicts, data_error=verdict.failure, reason=reason)
+
+
+def _first_lost(keys: list[str], verdicts: Mapping[str, Verdict]) -> str | None:
+    """The first leaf whose verdict leaves the sample without a reward: an infrastructure
+    failure first (it is retried and counted as such), else a data error."""
+    infra = next((k for k in keys if verdicts[k].is_infra_failure), None)
+    return infra or next((k for k in keys if verdicts[k].is_data_error), None)

@@ -21,6 +21,7 @@ from every leaf, so they never leak into a group's statistics.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ __all__ = [
     "Verify",
     "Weighted",
     "chain",
+    "decode_json_reference",
     "map_values",
     "maximum",
     "minimum",
@@ -132,17 +134,28 @@ class Verify:
     def children(self) -> tuple[Node, ...]:
         return ()
 
-    def applies(self, sample: Sample) -> bool:
-        """Whether the verifier runs on ``sample`` (its task is one of ``tasks``)."""
-        return self.tasks is None or sample.task in self.tasks
+    def applies_to(self, task: str | None) -> bool:
+        """Whether the verifier runs on a sample of ``task`` (one of ``tasks``)."""
+        return self.tasks is None or task in self.tasks
 
-    def not_applicable(self, sample: Sample) -> Verdict:
+    def not_applicable(self, task: str | None) -> Verdict:
         """The SKIP verdict (score None) of a sample whose task this leaf does not cover."""
         name = getattr(self.verifier, "name", type(self.verifier).__name__)
         version = getattr(self.verifier, "version", "?")
         tasks = ", ".join(self.tasks or ())
-        reason = f"not applicable: task {sample.task!r} is not one of this leaf's ({tasks})"
+        reason = f"not applicable: task {task!r} is not one of this leaf's ({tasks})"
         return Verdict.skipped(name, version, reason)
+
+    def prepared(self, sample: Sample) -> Sample:
+        """``sample`` as this leaf's verifier reads it: a reference stored as JSON text
+        (Parquet and HF datasets often hold nested fields that way) is decoded when the
+        verifier takes a structured reference (``takes_structured_reference``)."""
+        if not getattr(self.verifier, "takes_structured_reference", False):
+            return sample
+        decoded = decode_json_reference(sample.reference)
+        if decoded is sample.reference:
+            return sample
+        return sample.model_copy(update={"reference": decoded})
 
     def apply(self, values: Values | None, ctx: Context) -> Values:
         return [ctx.score(i, self.key) for i in range(len(ctx))]
@@ -161,6 +174,28 @@ class Ref:
 
     def apply(self, values: Values | None, ctx: Context) -> Values:
         return [ctx.score(i, self.key) for i in range(len(ctx))]
+
+
+MAX_REFERENCE_JSON_CHARS = 64 * 1024 * 1024
+"""JSON-text references longer than this are left as text (the verifier then says why)."""
+
+
+def decode_json_reference(reference: Any) -> Any:
+    """A JSON object or array held as text, decoded; anything else as it is.
+
+    Only text that is a whole JSON object (``{...}``) or array (``[...]``) is decoded: a
+    plain answer such as ``"4"`` or ``"Paris"`` stays text. Text that looks like JSON but
+    does not parse stays text, so the verifier reports it as a bad reference."""
+    if not isinstance(reference, str) or len(reference) > MAX_REFERENCE_JSON_CHARS:
+        return reference
+    text = reference.strip()
+    if (text[:1], text[-1:]) not in (("{", "}"), ("[", "]")):
+        return reference
+    try:
+        decoded = json.loads(text)
+    except (ValueError, RecursionError):
+        return reference
+    return decoded if isinstance(decoded, dict | list) else reference
 
 
 def _tupled(config: Mapping[str, Any]) -> dict[str, Any]:

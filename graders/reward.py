@@ -3,14 +3,16 @@
 A `Reward` keeps the final value, every component's raw and weighted value, and the
 verdicts it was computed from, so what is logged is exactly what was trained on.
 
-`value` is None in two cases, and the record says which:
+`value` is None in three cases, and the record says which:
 
 - `infra_failure` is set: a verifier could not do its job (it crashed, timed out, its
   worker died, the sandbox did not start). That is never a reward: the sample is marked
   and counted, and the trainer should drop it (or the grader's policy gave a stated
   `fallback`, in which case `value` is that number and `fallback` is True).
-- `infra_failure` is None: nothing applied (every component was a `skip`). The reason
-  is in `reason`.
+- `data_error` is set: the sample's own data is unusable (its reference is missing or
+  malformed). Neither the model's fault nor the infrastructure's: no reward, counted as
+  a data error. No fallback replaces it.
+- neither: nothing applied (every component was a `skip`). The reason is in `reason`.
 
     >>> r = Reward("q1", 0.5, {"correct": Component(1.0, 0.5, 0.5)}, {})
     >>> r.to_dict()["components"]["correct"]
@@ -59,11 +61,25 @@ class Reward:
     """Why `value` is None or a fallback, in words (names the verifier and the failure)."""
     fallback: bool = False
     """True when `value` is the grader's stated fallback for an infrastructure failure."""
+    data_error: Failure | None = None
+    """Set when the sample's own data (its reference) kept it from being scored."""
 
     @property
     def failed(self) -> bool:
         """True when infrastructure, not the model, decided this sample's fate."""
         return self.infra_failure is not None
+
+    @property
+    def outcome(self) -> str:
+        """One word for what became of the sample: ``rewarded``, ``fallback``,
+        ``infra_failure``, ``data_error`` or ``not_applicable``."""
+        if self.fallback:
+            return "fallback"
+        if self.infra_failure is not None:
+            return "infra_failure"
+        if self.data_error is not None:
+            return "data_error"
+        return "not_applicable" if self.value is None else "rewarded"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable form (verdicts via `Verdict.to_dict`)."""
@@ -73,6 +89,7 @@ class Reward:
             "components": {k: c.to_dict() for k, c in self.components.items()},
             "verdicts": {k: v.to_dict() for k, v in self.verdicts.items()},
             "infra_failure": self.infra_failure.value if self.infra_failure else None,
+            "data_error": self.data_error.value if self.data_error else None,
             "reason": self.reason,
             "fallback": self.fallback,
         }
@@ -80,6 +97,7 @@ class Reward:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Reward:
         failure = data.get("infra_failure")
+        data_error = data.get("data_error")
         return cls(
             sample_id=data["id"],
             value=data["value"],
@@ -88,6 +106,7 @@ class Reward:
             infra_failure=Failure(failure) if failure else None,
             reason=data.get("reason", ""),
             fallback=data.get("fallback", False),
+            data_error=Failure(data_error) if data_error else None,
         )
 
 
@@ -104,7 +123,11 @@ def _moments(values: Iterable[float | None]) -> dict[str, float | int | None]:
 def _verifier_stats(verdicts: Sequence[Verdict]) -> dict[str, Any]:
     # Pass rate counts only verdicts that decided something: skips and infrastructure
     # failures are neither passes nor failures of the model.
-    decided = [v for v in verdicts if v.status is not Status.SKIP and not v.is_infra_failure]
+    decided = [
+        v
+        for v in verdicts
+        if v.status is not Status.SKIP and not v.is_infra_failure and not v.is_data_error
+    ]
     passes = sum(v.status is Status.PASS for v in decided)
     failures = Counter(v.failure.value for v in verdicts if v.failure is not None)
     return {
@@ -112,6 +135,7 @@ def _verifier_stats(verdicts: Sequence[Verdict]) -> dict[str, Any]:
         "pass_rate": passes / len(decided) if decided else None,
         "skipped": sum(v.status is Status.SKIP for v in verdicts),
         "infra_failures": sum(v.is_infra_failure for v in verdicts),
+        "data_errors": sum(v.is_data_error for v in verdicts),
         "failures": dict(sorted(failures.items())),
     }
 
@@ -119,9 +143,10 @@ def _verifier_stats(verdicts: Sequence[Verdict]) -> dict[str, Any]:
 def batch_stats(rewards: Sequence[Reward]) -> dict[str, Any]:
     """Per-component and per-verifier statistics for a batch of rewards.
 
-    Returns ``{"reward": {count, mean, std}, "samples", "infra_failures", "fallbacks",
-    "not_applicable", "components": {name: {count, mean, std, weighted_mean}},
-    "verifiers": {key: {count, mean, std, pass_rate, skipped, infra_failures, failures}}}``.
+    Returns ``{"reward": {count, mean, std}, "samples", "infra_failures", "data_errors",
+    "fallbacks", "not_applicable", "components": {name: {count, mean, std, weighted_mean}},
+    "verifiers": {key: {count, mean, std, pass_rate, skipped, infra_failures, data_errors,
+    failures}}}``.
     Means and standard deviations (population, ddof=0) skip None values; ``failures``
     counts verdicts by `Failure` kind, the model's and the infrastructure's.
     """
@@ -137,8 +162,9 @@ def batch_stats(rewards: Sequence[Reward]) -> dict[str, Any]:
         "samples": len(rewards),
         "reward": _moments(r.value for r in rewards if not r.fallback),
         "infra_failures": sum(r.failed for r in rewards),
+        "data_errors": sum(r.data_error is not None for r in rewards),
         "fallbacks": sum(r.fallback for r in rewards),
-        "not_applicable": sum(r.value is None and not r.failed for r in rewards),
+        "not_applicable": sum(r.outcome == "not_applicable" for r in rewards),
         "components": components,
         "verifiers": {
             k: _verifier_stats([r.verdicts[k] for r in rewards if k in r.verdicts]) for k in keys

@@ -211,8 +211,10 @@ class RepetitionPenalty(_Leafless):
         return map_values(values, one)
 
 
-def repetition_penalty(ngram: int = 3, coef: float = 1.0) -> RepetitionPenalty:
-    return RepetitionPenalty(int(ngram), float(coef))
+def repetition_penalty(
+    ngram: int = 3, coef: float = 1.0, max_chars: int = 200_000
+) -> RepetitionPenalty:
+    return RepetitionPenalty(int(ngram), float(coef), int(max_chars))
 
 
 def shaping_terms(potentials: Sequence[float], gamma: float) -> list[float]:
@@ -240,6 +242,10 @@ class PotentialShaping(_Leafless):
     potential: str | Callable[[Step], float] = "potential"
     terminal_zero: bool = True
 
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.gamma <= 1.0:
+            raise ValueError(f"gamma must be in [0, 1], got {self.gamma}")
+
     def _phi(self, step: Step) -> float:
         if callable(self.potential):
             return float(self.potential(step))
@@ -263,8 +269,8 @@ class PotentialShaping(_Leafless):
 
 
 def potential_shaping(
-    gamma: float = 1.0, potential: str | Callable[[Step], float] = "potential"
+    gamma: float = 1.0,
+    potential: str | Callable[[Step], float] = "potential",
+    terminal_zero: bool = True,
 ) -> PotentialShaping:
-    if not 0.0 <= gamma <= 1.0:
-        raise ValueError(f"gamma must be in [0, 1], got {gamma}")
-    return PotentialShaping(float(gamma), potential)
+    return PotentialShaping(float(gamma), potential, bool(terminal_zero))

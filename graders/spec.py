@@ -29,40 +29,26 @@ a wrong type, a ``use`` cycle.
 
 from __future__ import annotations
 
-import difflib
-import inspect
+import dataclasses
+import functools
+import operator
 import re
+import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import UnionType
 from typing import Any, Literal
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from rewardsmith.graders import nodes, normalize, shaping, transforms
-from rewardsmith.graders._spec_args import (
-    _Args,
-    _ClipArgs,
-    _CosineArgs,
-    _GateArgs,
-    _GroupArgs,
-    _LengthArgs,
-    _LinearArgs,
-    _OverlongArgs,
-    _PenalizeArgs,
-    _RepetitionArgs,
-    _RunningArgs,
-    _ScaleArgs,
-    _ShapingArgs,
-    _ThresholdArgs,
-    _Top,
-    _WeightedArgs,
-)
+from rewardsmith.graders._leaf import SpecError, close_matches, make_leaf
 from rewardsmith.graders.grader import Grader
-from rewardsmith.graders.schedule import Schedule, linear_schedule, piecewise_schedule
-from rewardsmith.verifiers import registry
+from rewardsmith.graders.nodes import Ref, Verify
+from rewardsmith.graders.schedule import LinearSchedule, Schedule, piecewise_schedule
 
-__all__ = ["SpecError", "build", "load_spec"]
+__all__ = ["BLOCKS", "SpecError", "build_spec", "load_spec"]
 
 Path_ = tuple[str | int, ...]
 
@@ -70,30 +56,84 @@ MAX_DEPTH = 64
 """Blocks nested deeper than this are refused (a spec is never legitimately that deep)."""
 MAX_SPEC_CHARS = 1_000_000
 
-
-class SpecError(ValueError):
-    """A reward spec that cannot be built: where, what, and how to fix it."""
-
-    def __init__(self, path: Path_, message: str, line: int | None = None) -> None:
-        self.path, self.message, self.line = path, message, line
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        where = _dotted(self.path) or "(top level)"
-        at = f"line {self.line}: " if self.line is not None else ""
-        return f"{at}{where}: {self.message}"
+_close = close_matches
 
 
-def _dotted(path: Path_) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def _close(word: str, options: Any) -> str:
-    close = difflib.get_close_matches(str(word), [str(o) for o in options], n=2)
-    return f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+class _Top(_Args):
+    grader: Any
+    definitions: dict[str, Any] = {}
+    on_infra_failure: Literal["drop", "fallback"] = "drop"
+    fallback: float | None = None
+    default_task: str | None = None
+    version: Literal[1] = 1
+
+
+class _WeightedArgs(_Args):
+    """The arguments of `nodes.weighted` (a structural block: its dataclass holds parts)."""
+
+    components: dict[str, Any]
+    weights: dict[str, Any] = {}
+    renormalize: bool = True
+
+
+BLOCKS: dict[str, type] = {
+    "clip": transforms.Clip,
+    "cosine_length": shaping.CosineLength,
+    "gate": transforms.Gate,
+    "group_normalize": normalize.GroupNormalize,
+    "length_penalty": shaping.LengthPenalty,
+    "overlong_penalty": shaping.OverlongPenalty,
+    "penalize": transforms.Penalize,
+    "potential_shaping": shaping.PotentialShaping,
+    "repetition_penalty": shaping.RepetitionPenalty,
+    "running_normalize": normalize.RunningNormalize,
+    "scale": transforms.Scale,
+    "threshold": transforms.Threshold,
+}
+"""Settings blocks by YAML kind. Each is declared once, as its dataclass: the YAML
+arguments are its fields (names, types, defaults), validated by a model made from them."""
+
+
+def _members(hint: Any) -> tuple[Any, ...]:
+    return typing.get_args(hint) if isinstance(hint, UnionType) else (hint,)
+
+
+def _yaml_type(hint: Any) -> tuple[Any, str]:
+    """The type a field takes in YAML, and how it is then turned into the stored value:
+    ``ref`` (a leaf named by key), ``weight`` (a number or a schedule) or ``plain``."""
+    members = _members(hint)
+    if Verify in members or Ref in members:
+        return str, "ref"
+    if Schedule in members:
+        return Any, "weight"
+    plain = [m for m in members if typing.get_origin(m) is not Callable and m is not Callable]
+    if len(plain) < len(members):  # a callable is Python-only: YAML names a key
+        return functools.reduce(operator.or_, plain), "plain"
+    return hint, "plain"
+
+
+@functools.cache
+def _block_model(cls: type) -> tuple[type[_Args], dict[str, str]]:
+    """The argument model of a settings block, made from its dataclass fields."""
+    hints = typing.get_type_hints(cls)
+    fields: dict[str, Any] = {}
+    kinds: dict[str, str] = {}
+    for f in _fields(cls):
+        yaml_type, kinds[f.name] = _yaml_type(hints[f.name])
+        default = f.default if f.default is not _MISSING else ...
+        fields[f.name] = (yaml_type, default)
+    return create_model(f"{cls.__name__}Args", __base__=_Args, **fields), kinds
+
+
+def _fields(cls: type) -> list[Any]:
+    return [f for f in dataclasses.fields(cls) if f.init]
+
+
+_MISSING: Any = dataclasses.MISSING
 
 
 # --------------------------------------------------------------------------- the builder
@@ -105,7 +145,7 @@ class _Builder:
         self.using: list[str] = []
         self.seen: list[int] = []
 
-    def validate(self, model: type[_Args], data: Any, path: Path_) -> Any:
+    def validate(self, model: type[BaseModel], data: Any, path: Path_) -> Any:
         try:
             return model.model_validate(data)
         except ValidationError as exc:
@@ -117,8 +157,7 @@ class _Builder:
         if isinstance(value, Mapping) and len(value) == 1:
             ((kind, args),) = value.items()
             if kind == "linear":
-                a = self.validate(_LinearArgs, args, (*path, "linear"))
-                return linear_schedule(a.start, a.end, a.steps, a.begin)
+                return self.settings_block(LinearSchedule, args, (*path, "linear"))
             if kind == "piecewise" and isinstance(args, Mapping) and args:
                 try:
                     return piecewise_schedule({int(k): float(v) for k, v in args.items()})
@@ -147,38 +186,21 @@ class _Builder:
 
     def leaf(self, data: Mapping[str, Any], path: Path_, default_key: str | None = None) -> Any:
         config = dict(data)
-        name = config.pop("verify")
-        key = config.pop("key", default_key)
-        if not isinstance(name, str) or not (key is None or isinstance(key, str)):
-            raise SpecError(
-                path, "write {verify: <verifier name>, key: <text>, <setting>: <value>}"
-            )
-        tasks = config.pop("tasks", None)
-        if tasks is not None and not isinstance(tasks, list):
-            raise SpecError(
-                (*path, "tasks"),
-                f"tasks is a list of task names, got {tasks!r}: write tasks: [math, gsm8k]",
-            )
+        return make_leaf(config.pop("verify"), config, path, key=default_key)
+
+    def settings_block(self, cls: type, args: Any, path: Path_) -> Any:
+        """A settings block (or a schedule) from its YAML arguments, by its dataclass."""
+        model, kinds = _block_model(cls)
+        values = dict(self.validate(model, {} if args is None else args, path))
+        for name, kind in kinds.items():
+            if kind == "ref":
+                values[name] = Ref(values[name])
+            elif kind == "weight":
+                values[name] = self.weight(values[name], (*path, name))
         try:
-            tasks = nodes.task_list(tasks)
+            return cls(**values)
         except (TypeError, ValueError) as exc:
-            raise SpecError((*path, "tasks"), str(exc)) from None
-        try:
-            factory = registry.resolve(name)
-        except registry.UnknownVerifierError as exc:
-            raise SpecError((*path, "verify"), str(exc)) from None
-        try:
-            return nodes.verify(name, key=key, tasks=tasks, **config)
-        except TypeError as exc:
-            settings = _settings(factory)
-            known = [*settings.split(", "), "key", "tasks"]
-            hints = "".join(_close(k, known) for k in config if k not in known)
-            raise SpecError(
-                path,
-                f"{exc}.{hints} {name!r} accepts: {settings} (and any leaf: key, tasks)",
-            ) from None
-        except ValueError as exc:
-            raise SpecError(path, f"bad settings for {name!r}: {exc}") from None
+            raise SpecError(path, str(exc)) from None
 
     def block(self, data: Any, path: Path_, default_key: str | None = None) -> Any:
         if id(data) in self.seen:
@@ -191,16 +213,20 @@ class _Builder:
             raise SpecError(
                 path,
                 "a block is a mapping with exactly one key, its kind (one of "
-                f"{', '.join(sorted(_BLOCKS))}), or {{verify: <name>, ...}} for a verifier",
+                f"{', '.join(sorted([*_STRUCTURE, *BLOCKS]))}), or {{verify: <name>, ...}} "
+                "for a verifier",
             )
         ((kind, args),) = data.items()
         if kind == "use":
             return self.use(args, path)
-        if kind not in _BLOCKS:
-            raise SpecError((*path, kind), f"unknown block {kind!r}.{_close(kind, _BLOCKS)}")
+        if kind not in _STRUCTURE and kind not in BLOCKS:
+            known = [*_STRUCTURE, *BLOCKS]
+            raise SpecError((*path, kind), f"unknown block {kind!r}.{_close(kind, known)}")
         self.seen.append(id(data))
         try:
-            return _BLOCKS[kind](self, args, (*path, kind))
+            if kind in BLOCKS:
+                return self.settings_block(BLOCKS[kind], args, (*path, kind))
+            return _STRUCTURE[kind](self, args, (*path, kind))
         finally:
             self.seen.pop()
 
@@ -219,15 +245,7 @@ class _Builder:
             self.using.pop()
 
 
-def _settings(factory: Any) -> str:
-    try:
-        params = [p for p in inspect.signature(factory).parameters if not p.startswith("_")]
-    except (TypeError, ValueError):
-        return "(unknown)"
-    return ", ".join(params) or "(no settings)"
-
-
-def _from_pydantic(exc: ValidationError, model: type[_Args], path: Path_) -> SpecError:
+def _from_pydantic(exc: ValidationError, model: type[BaseModel], path: Path_) -> SpecError:
     error = exc.errors()[0]
     loc = tuple(error["loc"])
     if error["type"] == "extra_forbidden":
@@ -298,49 +316,24 @@ def _chain(b: _Builder, args: Any, path: Path_) -> Any:
     return nodes.Chain((first, *rest))
 
 
-def _simple(model: type[_Args], make: Callable[..., Any]) -> Callable[[_Builder, Any, Path_], Any]:
-    def build(b: _Builder, args: Any, path: Path_) -> Any:
-        values = dict(b.validate(model, args or {}, path))
-        for name in ("factor", "amount"):
-            if name in values:
-                values[name] = b.weight(values[name], (*path, name))
-        try:
-            return make(**values)
-        except ValueError as exc:
-            raise SpecError(path, str(exc)) from None
-
-    return build
-
-
-_BLOCKS: dict[str, Callable[[_Builder, Any, Path_], Any]] = {
+_STRUCTURE: dict[str, Callable[[_Builder, Any, Path_], Any]] = {
     "chain": _chain,
-    "clip": _simple(_ClipArgs, transforms.clip),
-    "cosine_length": _simple(_CosineArgs, shaping.cosine_length),
-    "gate": _simple(_GateArgs, transforms.gate),
-    "group_normalize": _simple(_GroupArgs, normalize.group_normalize),
-    "length_penalty": _simple(_LengthArgs, shaping.length_penalty),
     "max": _combine("max"),
     "min": _combine("min"),
-    "overlong_penalty": _simple(_OverlongArgs, shaping.overlong_penalty),
-    "penalize": _simple(_PenalizeArgs, transforms.penalize),
-    "potential_shaping": _simple(_ShapingArgs, shaping.potential_shaping),
     "product": _combine("product"),
-    "repetition_penalty": _simple(_RepetitionArgs, shaping.repetition_penalty),
-    "running_normalize": _simple(_RunningArgs, normalize.running_normalize),
-    "scale": _simple(_ScaleArgs, transforms.scale),
-    "threshold": _simple(_ThresholdArgs, transforms.threshold),
     "weighted": _weighted,
 }
+"""Blocks that hold other blocks (built by hand: their arguments are blocks)."""
 
 
-def build(spec: Mapping[str, Any]) -> Grader:
+def build_spec(spec: Mapping[str, Any]) -> Grader:
     """A `Grader` from a parsed spec (a mapping, as from ``yaml.safe_load``)."""
     builder = _Builder({})
     top = builder.validate(_Top, spec, ())
     builder.definitions = top.definitions
     root = builder.source(None, top.grader, ("grader",))
     try:
-        return Grader(root, top.on_infra_failure, top.fallback)
+        return Grader(root, top.on_infra_failure, top.fallback, top.default_task)
     except ValueError as exc:
         raise SpecError((), str(exc)) from None
 
@@ -381,7 +374,7 @@ def load_spec(path_or_text: str | Path) -> Grader:
     if not isinstance(data, Mapping):
         raise SpecError((), "a reward spec is a mapping with a 'grader' key", 1)
     try:
-        return build(data)
+        return build_spec(data)
     except SpecError as exc:
         raise SpecError(exc.path, exc.message, _line_of(root_node, exc.path)) from None
 

@@ -1,13 +1,17 @@
 """The reward plugin: the small protocol the trainer depends on, and its implementations.
 
 The trainer only needs `score(samples) -> RewardBatch`: one reward per sample (None when
-the infrastructure failed and there is no reward to train on) plus every component, so
-what is logged is what was trained on. `RewardPipeline.submit` runs a source in the
-background, which is how the trainer scores batch k while it generates batch k+1.
+there is no reward to train on) plus every component, so what is logged is what was
+trained on. `RewardPipeline.submit` runs a source in the background, which is how the
+trainer scores batch k while it generates batch k+1.
 
-    >>> from rewardsmith.graders import Executor
+The default source, `GraderReward`, holds a `rewardsmith.graders.Scorer`: the same object
+as the CLI, the server and the adapters, so a reward computed in training equals the one
+``rewardsmith score`` writes for the same sample and spec, running normalisation included
+(its `state` goes into a checkpoint and `load_state` restores it).
+
     >>> from rewardsmith.verifiers.types import Sample
-    >>> source = GraderReward.from_config({"exact_match": {"weight": 1.0}}, Executor("inline"))
+    >>> source = GraderReward.from_config({"exact_match": {"weight": 1.0}}, backend="inline")
     >>> batch = source.score([Sample(id="a", completion="4", reference="4"),
     ...                       Sample(id="b", completion="5", reference="4")])
     >>> batch.values, batch.components["exact_match"]
@@ -24,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from rewardsmith.graders import Executor, Grader, Reward, load_spec, verify, weighted
+from rewardsmith.graders import Executor, Reward, Scorer
 from rewardsmith.verifiers.types import Sample
 
 __all__ = [
@@ -58,43 +62,57 @@ class RewardSource(Protocol):
 
 
 class GraderReward:
-    """The default plugin: a `rewardsmith.graders.Grader` run through its `Executor`.
+    """The default plugin: a `Scorer`. Each `Reward` gives the sample's value (None when
+    it has none: an infrastructure failure without a stated fallback, a data error,
+    nothing applicable; the trainer drops that sample and counts it) and its components.
 
-    Each `Reward` gives the sample's value (None when a verifier failed in the
-    infrastructure: the trainer drops that sample and counts it) and its components, whose
-    raw values are all logged. The grader's async form runs while the trainer generates.
+    ``reward`` is a `Scorer`, or anything `Scorer` takes (a `Grader`, a spec path, a list
+    of names, a mapping), run on ``executor`` when one is lent, else with
+    ``scorer_settings`` (backend, workers, timeout_s, ...).
     """
 
-    def __init__(self, grader: Grader, executor: Executor | None = None) -> None:
-        self.grader = grader
-        self.executor = executor
+    def __init__(
+        self, reward: Any, executor: Executor | None = None, **scorer_settings: Any
+    ) -> None:
+        if isinstance(reward, Scorer):
+            self.scorer = reward
+        else:
+            self.scorer = Scorer(reward, executor=executor, **scorer_settings)
 
     @classmethod
     def from_config(
-        cls, reward: Mapping[str, Mapping[str, Any]], executor: Executor | None = None
+        cls,
+        reward: Mapping[str, Mapping[str, Any] | None],
+        executor: Executor | None = None,
+        **scorer_settings: Any,
     ) -> GraderReward:
-        """A weighted sum of registered verifiers: ``{name: {"weight": w, **settings}}``."""
-        components, weights = {}, {}
-        for name, settings in reward.items():
-            settings = dict(settings or {})
-            weights[name] = float(settings.pop("weight", 1.0))
-            components[name] = verify(name, **settings)
-        return cls(Grader(weighted(components, weights)), executor)
+        """The weighted mean of registered verifiers, ``{name: {"weight": w, **settings}}``
+        (the same meaning as ``-v a -v b`` on the CLI; see `rewardsmith.graders.build`)."""
+        return cls(dict(reward), executor, **scorer_settings)
 
     @classmethod
-    def from_spec(cls, path: str, executor: Executor | None = None) -> GraderReward:
+    def from_spec(
+        cls, path: str, executor: Executor | None = None, **scorer_settings: Any
+    ) -> GraderReward:
         """A grader from a YAML reward spec (see docs/rewards.md)."""
-        return cls(load_spec(Path(path)), executor)
+        return cls(Path(path), executor, **scorer_settings)
 
-    def score(self, samples: Sequence[Sample]) -> RewardBatch:
-        return _from_rewards(self.grader.score(list(samples), self.executor))
+    def score(self, samples: Sequence[Sample], step: int = 0) -> RewardBatch:
+        return _from_rewards(self.scorer.score(list(samples), step=step))
 
-    async def ascore(self, samples: Sequence[Sample]) -> RewardBatch:
-        return _from_rewards(await self.grader.ascore(list(samples), self.executor))
+    async def ascore(self, samples: Sequence[Sample], step: int = 0) -> RewardBatch:
+        return _from_rewards(await self.scorer.ascore(list(samples), step=step))
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The scorer's state (running normalisation), for a checkpoint."""
+        return self.scorer.state
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        self.scorer.load_state(state)
 
     def close(self) -> None:
-        if self.executor is not None:
-            self.executor.close()
+        self.scorer.close()
 
 
 def _from_rewards(rewards: Sequence[Reward]) -> RewardBatch:
@@ -106,7 +124,10 @@ def _from_rewards(rewards: Sequence[Reward]) -> RewardBatch:
         for name in names
     }
     infra = sum(r.infra_failure is not None for r in rewards)
-    return RewardBatch(values, components, {"infra_failures": float(infra)})
+    data = sum(r.data_error is not None for r in rewards)
+    return RewardBatch(
+        values, components, {"infra_failures": float(infra), "data_errors": float(data)}
+    )
 
 
 class RewardPipeline:
@@ -131,15 +152,15 @@ class RewardPipeline:
 
 
 def build_reward_source(
-    reward: Mapping[str, Mapping[str, Any]],
+    reward: Mapping[str, Mapping[str, Any] | None],
     reward_spec: str | None,
     backend: Literal["inline", "pool", "ray"] = "pool",
     workers: int | None = None,
     timeout_s: float | None = 60.0,
 ) -> GraderReward:
-    """The reward a config names: a grader spec when given, else weighted verifiers, run on
-    an executor with `backend` ("inline", "pool" or "ray")."""
-    executor = Executor(backend, workers=workers, timeout_s=timeout_s)
+    """The reward a config names: a grader spec when given, else the weighted mean of the
+    named verifiers, on a Scorer with `backend` ("inline", "pool" or "ray")."""
+    settings: dict[str, Any] = {"backend": backend, "workers": workers, "timeout_s": timeout_s}
     if reward_spec is not None:
-        return GraderReward.from_spec(reward_spec, executor)
-    return GraderReward.from_config(reward, executor)
+        return GraderReward.from_spec(reward_spec, **settings)
+    return GraderReward.from_config(reward, **settings)

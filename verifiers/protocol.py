@@ -17,6 +17,11 @@ Write one as a frozen dataclass whose fields are its settings (the frozen config
     >>> isinstance(NonEmpty(), Verifier)
     True
 
+A verifier whose reference may be structured (a mapping or a list: tests, a table, a mesh
+spec) says so with ``takes_structured_reference: ClassVar[bool] = True``; a reference
+stored as JSON text (as Parquet and HF datasets often hold nested fields) is then decoded
+before it runs (`rewardsmith.graders.nodes.Verify.prepared`).
+
 Stateless, so the executor can ship it to a worker process or a Ray node; its dataclass
 fields are its config, which goes into the cache key with `name` and `version` (bump the
 version whenever a change could change a verdict).

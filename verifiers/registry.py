@@ -28,6 +28,7 @@ ENTRY_POINT_GROUP = "rewardsmith.verifiers"
 _BUILTIN: dict[str, str] = {
     "blender_scene": "rewardsmith.verifiers.blender.scene:BlenderScene",
     "cad_code": "rewardsmith.verifiers.mesh.cad:CadCode",
+    "chart_claims": "rewardsmith.verifiers.finance:ChartClaims",
     "code_tests": "rewardsmith.verifiers.code:CodeTests",
     "compile_gate": "rewardsmith.verifiers.diagnostics.rewards:CompileGate",
     "consistency": "rewardsmith.verifiers.finance:Consistency",

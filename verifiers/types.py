@@ -128,10 +128,15 @@ class Status(StrEnum):
 
 
 class Fault(StrEnum):
-    """Whose fault a failure is. Infrastructure failures never become a reward."""
+    """Whose fault a failure is. Only the model's failures become a reward."""
 
     MODEL = "model"
+    """The model's answer is wrong or unusable: scored (usually 0)."""
     INFRA = "infra"
+    """The infrastructure failed (a crash, a hang, a dead worker): retried, counted, no reward."""
+    DATA = "data"
+    """The sample's own data is unusable (its ground truth is missing or malformed): no
+    reward, counted as a data error, never retried (it would fail the same way again)."""
 
 
 class Failure(StrEnum):
@@ -158,7 +163,7 @@ class Failure(StrEnum):
     VERIFIER_TIMEOUT = "verifier_timeout"
     SANDBOX_ERROR = "sandbox_error"
     BAD_REFERENCE = "bad_reference"
-    """The sample's ground truth is missing or unusable: a data problem, not the model's."""
+    """The sample's ground truth is missing or unusable: a data error (`Fault.DATA`)."""
     WORKER_DIED = "worker_died"
     VERIFIER_MEMORY = "verifier_memory"
     """A verifier's worker went past the executor's memory limit for a worker (the worker is
@@ -166,7 +171,9 @@ class Failure(StrEnum):
 
     @property
     def fault(self) -> Fault:
-        return Fault.INFRA if self in _INFRA_FAILURES else Fault.MODEL
+        if self in _INFRA_FAILURES:
+            return Fault.INFRA
+        return Fault.DATA if self in _DATA_FAILURES else Fault.MODEL
 
 
 _INFRA_FAILURES = frozenset(
@@ -174,11 +181,11 @@ _INFRA_FAILURES = frozenset(
         Failure.VERIFIER_CRASH,
         Failure.VERIFIER_TIMEOUT,
         Failure.SANDBOX_ERROR,
-        Failure.BAD_REFERENCE,
         Failure.WORKER_DIED,
         Failure.VERIFIER_MEMORY,
     }
 )
+_DATA_FAILURES = frozenset({Failure.BAD_REFERENCE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +193,8 @@ class Verdict:
     """What one verifier concluded about one sample.
 
     `score` is in [0, 1], or None when the verifier does not apply (`skip`) or could not
-    decide (an infrastructure failure, or a timeout it will not call right or wrong).
+    decide (an infrastructure failure, a data error, or a timeout it will not call right
+    or wrong).
     `evidence` holds JSON-serialisable detail (per-test results, parsed forms, metric
     values); `feedback` is short text a model could use to correct itself.
     """
@@ -240,8 +248,9 @@ class Verdict:
 
     @classmethod
     def errored(cls, name: str, version: str, failure: Failure, message: str, **kw: Any) -> Verdict:
-        """An error of the model's (score 0) or of the infrastructure's (score None)."""
-        score = None if failure.fault is Fault.INFRA else 0.0
+        """An error of the model's (score 0), or of the infrastructure's or the data's
+        (score None: not the model's doing, so never a reward or a penalty)."""
+        score = 0.0 if failure.fault is Fault.MODEL else None
         return cls(name, version, Status.ERROR, score, failure, feedback=message, **kw)
 
     @classmethod
@@ -261,6 +270,10 @@ class Verdict:
     @property
     def is_infra_failure(self) -> bool:
         return self.fault is Fault.INFRA
+
+    @property
+    def is_data_error(self) -> bool:
+        return self.fault is Fault.DATA
 
     def with_elapsed(self, elapsed_s: float) -> Verdict:
         return Verdict(
@@ -306,5 +319,8 @@ def _check_invariants(v: Verdict) -> None:
         raise ValueError("a passing verdict has score 1.0; use Status.PARTIAL below that")
     if v.status in (Status.ERROR, Status.TIMEOUT) and v.failure is None:
         raise ValueError(f"a {v.status.value} verdict must name its failure (Failure.*)")
-    if v.failure is not None and v.failure.fault is Fault.INFRA and score is not None:
-        raise ValueError("an infrastructure failure has score None: it is never a reward")
+    if v.failure is not None and v.failure.fault is not Fault.MODEL and score is not None:
+        raise ValueError(
+            f"a failure of the {v.failure.fault.value} ({v.failure.value}) has score None: "
+            "it is not the model's doing, so never a reward"
+        )

@@ -232,7 +232,29 @@ def tasks(truth: dict) -> list[dict]:
             "gold": {"label": higher, "amount": diff * 1000},
         }
     )
-    return out
+    return out + chart_tasks()
+
+
+CHART_CLAIMS = {
+    "grouped_bars": "Revenue peaked in 2023. Revenue in 2021 was 151. Operating costs rose "
+    "from 2019 to 2023. Revenue fell from 2021 to 2022.",
+    "secondary_axis": "Revenue in 2020 was 132.5. Operating margin fell 23.4% year over year "
+    "in 2022. The highest operating margin was in 2023.",
+}
+
+
+def chart_tasks() -> list[dict]:
+    """Claims about the bundled charts (`charts/`); `gold` is a set of true claims."""
+    return [
+        {
+            "id": f"chart-{name}",
+            "task": "chart_claims",
+            "prompt": f"Describe the chart in datasets/finance/charts/{name}.pdf.",
+            "reference": {"pdf": f"datasets/finance/charts/{name}.pdf", "page": 1},
+            "gold": claims,
+        }
+        for name, claims in CHART_CLAIMS.items()
+    ]
 
 
 def main(out: Path = HERE) -> None:

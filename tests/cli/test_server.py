@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from rewardsmith.cli.server import ServerConfig, create_app
-from rewardsmith.graders import Grader, weighted
+from rewardsmith.graders import Grader, verify, weighted
 from rewardsmith.verifiers import create
 
 GRADER = Grader(
@@ -25,6 +25,13 @@ def client() -> Iterator[TestClient]:
     )
     with TestClient(create_app(GRADER, config)) as c:
         c.headers["Authorization"] = "Bearer s3cret"
+        yield c
+
+
+@pytest.fixture(scope="module")
+def roomy() -> Iterator[TestClient]:
+    """The default body limit (8 MiB), so hostile bodies reach the JSON parser."""
+    with TestClient(create_app(GRADER, ServerConfig(lanes=1, backend="inline"))) as c:
         yield c
 
 
@@ -104,3 +111,57 @@ def test_server_equals_offline_scoring(client: TestClient, tmp_path: Path) -> No
     offline = [r.value for r in GRADER.score(samples, None)]
     online = client.post("/score", json={"samples": [s.model_dump() for s in samples]}).json()
     assert [r["value"] for r in online["rewards"]] == offline
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"samples": [{"id": "1", "completion": "x", "reference": ' + b"9" * 200_000 + b"}]}",
+         "not valid JSON"),
+        (b'{"samples": [{"id": "1", "completion": "x", "reference": NaN}]}', "NaN"),
+        (b'{"samples": [{"id": "1", "completion": "x", "reference": Infinity}]}', "Infinity"),
+        (b'{"samples": [{"id": "1", "completion": "x", "reference": -Infinity}]}', "Infinity"),
+        (b'{"samples": [{"id": "1", "completion": "x", "reference": 1e999}]}', "overflows"),
+        (b'{"samples": [{"id": "1", "completion": "x", "meta": ' + b'{"a": ' * 100
+         + b"1" + b"}" * 100 + b"}]}", "nests deeper than 64"),
+        (b"[" * 5000 + b"]" * 5000, "nests deeper than 64"),
+        (b"[" * 200_000, "not valid JSON"),
+        (b"\xff\xfe{}", "not valid JSON"),
+    ],
+)  # fmt: skip
+def test_hostile_json_gets_a_400_not_a_500(roomy: TestClient, body: bytes, message: str) -> None:
+    for endpoint in ("/score", "/get_reward"):
+        reply = roomy.post(endpoint, content=body, headers={"content-type": "application/json"})
+        assert reply.status_code == 400, reply.text
+        assert message in reply.json()["error"]
+
+
+def test_nan_references_are_refused_on_the_openrlhf_lane_too(client: TestClient) -> None:
+    body = b'{"query": ["a"], "prompts": [""], "labels": [NaN]}'
+    reply = client.post("/get_reward", content=body, headers={"content-type": "application/json"})
+    assert reply.status_code == 400 and "NaN" in reply.json()["error"]
+
+
+def test_get_reward_routes_by_the_task_in_the_label() -> None:
+    grader = Grader(
+        weighted(
+            {
+                "trivia": verify("exact_match", tasks=["trivia"]),
+                "tagged": verify("format", tasks=["tagged"], patterns=("^A:",)),
+            }
+        )
+    )
+    labels = [
+        json.dumps({"task": "trivia", "reference": "Paris"}),  # a JSON-text column
+        {"task": "tagged", "reference": None},
+        "Paris",  # no task in the label: the server's --task
+    ]
+    config = ServerConfig(lanes=1, backend="inline", task="trivia")
+    with TestClient(create_app(grader, config)) as c:
+        reply = c.post(
+            "/get_reward",
+            json={"query": ["Paris", "A: x", "Lyon"], "prompts": ["", "", ""], "labels": labels},
+        ).json()
+    assert reply["rewards"] == [2.0, 2.0, 0.0]  # one of two leaves applies: rescaled
+    assert reply["extra_logs"]["trivia"] == [1.0, None, 0.0]  # the same keys for every sample
+    assert reply["extra_logs"]["tagged"] == [None, 1.0, None]

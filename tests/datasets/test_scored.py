@@ -52,3 +52,49 @@ def test_parquet_parts_survive_an_interruption_and_combine(tmp_path: Path) -> No
     assert sorted(table["id"].to_pylist()) == ["0", "1", "2", "3", "4"]
     assert json.loads(table["rewardsmith"][1].as_py())["verdicts"]["x"]["score"] == 0.1
     assert not out.with_name("out.parquet.parts").exists()
+
+
+@pytest.mark.parametrize("name", ["out.jsonl", "out.parquet"])
+def test_rows_after_the_last_commit_are_dropped_on_resume(tmp_path: Path, name: str) -> None:
+    """What a killed run leaves mid-chunk is rescored, with the state of the last commit."""
+    out = tmp_path / name
+    writer = ScoredWriter(out, part_rows=100)
+    for i in range(3):
+        writer.write({"id": str(i), "rewardsmith": {"value": i}})
+    writer.commit({"state": {"after": 3}})
+    for i in range(3, 5):  # the chunk being written when the process was killed
+        writer.write({"id": str(i), "rewardsmith": {"value": i}})
+    writer.abandon()
+    resumed = ScoredWriter(out, part_rows=100)
+    assert resumed.done == {"0", "1", "2"} and resumed.run == {"state": {"after": 3}}
+    for i in range(3, 5):
+        resumed.write({"id": str(i), "rewardsmith": {"value": i}})
+    resumed.commit({"state": {"after": 5}})
+    resumed.close()
+    assert ScoredWriter(out).done == {"0", "1", "2", "3", "4"}
+    assert json.loads(out.with_name(name + ".run.json").read_text())["record"]["state"] == {
+        "after": 5
+    }
+
+
+@pytest.mark.parametrize(("name", "kind"), [("a.jsonl", "jsonl"), ("a.json", "jsonl"),
+                                            ("a.ndjson", "jsonl"), ("a.parquet", "parquet"),
+                                            ("a.pq", "parquet")])  # fmt: skip
+def test_the_output_format_is_the_one_the_reader_reads(tmp_path: Path, name: str, kind: str):
+    from rewardsmith.datasets.dumps import DumpReader
+    from rewardsmith.datasets.scored import scored_format
+
+    assert scored_format(tmp_path / name) == kind
+    with ScoredWriter(tmp_path / name) as writer:
+        writer.write({"id": "1", "completion": "x"})
+    assert DumpReader(tmp_path / name).format == kind
+    assert [row.sample.id for row in DumpReader(tmp_path / name)] == ["1"]
+
+
+def test_a_folder_or_unknown_suffix_is_refused(tmp_path: Path) -> None:
+    from rewardsmith.datasets.dumps import DumpError
+
+    with pytest.raises(DumpError, match="unknown dump format"):
+        ScoredWriter(tmp_path / "out.csv")
+    with pytest.raises(DumpError, match="folder"):
+        ScoredWriter(tmp_path)

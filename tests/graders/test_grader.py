@@ -98,7 +98,7 @@ def test_real_verifiers_from_the_registry():
     with Executor("inline") as ex:
         rewards = grader.score(rows, ex)
     assert [r.value for r in rewards[:3]] == [pytest.approx(1.0), pytest.approx(0.2), 0.0]
-    assert rewards[3].infra_failure is Failure.BAD_REFERENCE
+    assert rewards[3].data_error is Failure.BAD_REFERENCE and rewards[3].infra_failure is None
 
 
 def test_one_batch_equals_batches_of_one():

@@ -7,7 +7,7 @@ import math
 import pytest
 from grader_helpers import A, samples, values
 
-from rewardsmith.graders import Executor, Grader, chain, group_normalize, running_normalize
+from rewardsmith.graders import Executor, Grader, Scorer, chain, group_normalize, running_normalize
 
 EPS = 1e-6
 
@@ -40,20 +40,24 @@ def test_group_normalize_rejects_an_unknown_grouping():
         group_normalize(by="promt")
 
 
-def test_running_normalize_threads_explicit_state():
+def test_running_normalize_state_is_carried_by_the_scorer():
     grader = Grader(chain(A, running_normalize(window=3)))
-    with Executor("inline", cache=False) as ex:
-        first, state = grader.score_with_state(samples([{"a": 1.0}, {"a": 0.0}]), None, ex)
-        second, state2 = grader.score_with_state(samples([{"a": 1.0}]), state, ex)
-        third, _ = grader.score_with_state(samples([{"a": 1.0}]), state2, ex)
-        alone = grader.score(samples([{"a": 1.0}]), ex)
+    with Scorer(grader, backend="inline", cache=False) as scorer:
+        first = scorer.score(samples([{"a": 1.0}, {"a": 0.0}]))
+        second = scorer.score(samples([{"a": 1.0}]))
+        state2 = scorer.state
+        third = scorer.score(samples([{"a": 1.0}]))
+    with Scorer(grader, backend="inline", cache=False, state=state2) as resumed:
+        third_resumed = resumed.score(samples([{"a": 1.0}]))
+    alone = grader.score(samples([{"a": 1.0}]), Executor("inline", cache=False))
     assert [r.value for r in first] == pytest.approx([1.0, -1.0], abs=1e-5)
     # window (1, 0, 1): mean 2/3, std sqrt(2)/3
     assert second[0].value == pytest.approx((1 - 2 / 3) / (math.sqrt(2) / 3 + 1e-6))
     # window of 3 drops the first value: (0, 1, 1)
     assert third[0].value == pytest.approx((1 - 2 / 3) / (math.sqrt(2) / 3 + 1e-6))
-    assert list(state2.values()) == [(1.0, 0.0, 1.0)]
-    assert alone[0].value == 0.0  # without state the window is this batch only
+    assert state2 == {"grader": {"root/1": [1.0, 0.0, 1.0]}}
+    assert third_resumed[0].value == third[0].value  # a restored state continues the window
+    assert alone[0].value == 0.0  # a one-off Grader.score: the window is this batch only
 
 
 def test_running_window_needs_two_values():

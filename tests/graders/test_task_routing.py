@@ -57,10 +57,10 @@ def test_jobs_only_for_the_leaves_that_apply():
 
 def test_without_tasks_a_mixed_dump_loses_every_sample_to_bad_references():
     # The bug this feature fixes: the code sandbox judges a math answer, finds no tests,
-    # and the sample is excluded as an infrastructure failure.
+    # and the sample is excluded (a data error now, no longer counted as infrastructure).
     with Executor("inline") as ex:
         rewards = mixed_grader().score(MIXED[:3], ex)
-    assert [r.infra_failure for r in rewards] == [Failure.BAD_REFERENCE] * 3
+    assert [r.data_error for r in rewards] == [Failure.BAD_REFERENCE] * 3
 
 
 @pytest.mark.sandbox

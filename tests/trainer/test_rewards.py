@@ -58,7 +58,8 @@ def test_infrastructure_failure_gives_no_reward_and_is_counted(inline: Executor)
 def test_bad_reference_is_not_the_models_fault(inline: Executor) -> None:
     batch = GraderReward.from_config({"exact_match": {}}, inline).score([s("7", reference=None)])
     assert batch.values == [None]
-    assert batch.metrics["infra_failures"] == 1.0
+    assert batch.metrics["data_errors"] == 1.0  # a data error, not the infrastructure's
+    assert batch.metrics["infra_failures"] == 0.0
 
 
 def test_a_yaml_reward_spec(tmp_path: Path, inline: Executor) -> None:
@@ -81,8 +82,15 @@ def test_a_spec_with_a_typo_fails_before_training(tmp_path: Path) -> None:
 
 
 def test_unknown_verifier_name_fails_with_a_hint() -> None:
-    with pytest.raises(KeyError, match="exact_match"):
+    with pytest.raises(SpecError, match="Did you mean 'exact_match'"):
         build_reward_source({"exact_mach": {}}, None, "inline")
+
+
+def test_two_verifiers_mean_their_mean_as_on_the_cli(inline: Executor) -> None:
+    """``reward: {exact_match: {}, format: {...}}`` is ``-v exact_match -v format:...``."""
+    config = {"exact_match": {}, "format": {"patterns": [r"^\d+$"]}}
+    batch = GraderReward.from_config(config, inline).score([s("8")])
+    assert batch.values == [0.5]  # (0 + 1) / 2, not the sum 1.0
 
 
 def test_process_pool_executor_scores_the_same() -> None:

@@ -39,6 +39,7 @@ class CodeTests:
     name: ClassVar[str] = "code_tests"
     version: ClassVar[str] = "1"
     cost: ClassVar[Cost] = Cost.SANDBOX
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     language: str = "python"
     """The program's language unless the reference names one (``reference["language"]``)."""

@@ -165,6 +165,7 @@ class CompileGate(_LogSettings):
     name: ClassVar[str] = "compile_gate"
     version: ClassVar[str] = "1"
     cost: ClassVar[Cost] = Cost.CPU
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     def __call__(self, sample: Sample) -> Verdict:
         try:
@@ -196,6 +197,7 @@ class DiagnosticsScore(_LogSettings):
     name: ClassVar[str] = "diagnostics_score"
     version: ClassVar[str] = "1"
     cost: ClassVar[Cost] = Cost.CPU
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     warning_weight: float = 0.1
     """What one warning costs relative to one error."""
@@ -240,6 +242,7 @@ class RepairProgress(_LogSettings):
     name: ClassVar[str] = "repair_progress"
     version: ClassVar[str] = "1"
     cost: ClassVar[Cost] = Cost.CPU
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     warning_weight: float = 0.1
     """What one warning costs relative to one error."""

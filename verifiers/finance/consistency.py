@@ -1,9 +1,13 @@
-"""Consistency: arithmetic a financial table must satisfy, with no reference needed.
+"""Consistency: arithmetic a financial statement must satisfy, with no reference needed.
 
-Checks, each run wherever its rows or columns are found:
+Checks, each run wherever its rows or columns are found, each named with the rows it used:
 
-- **totals**: a row labelled "total…"/"subtotal…" equals, column by column, the sum of the
-  rows since the previous total row, or of all non-total rows above it (a grand total);
+- **statement arithmetic** (`statement.statement_checks`): every total sums the entries of
+  its own section (totals of totals add each section once), every result row (gross
+  profit, operating income, profit before tax, net income) is the result before it plus
+  the entries since, with signs as statements print them (parentheses, or costs printed
+  positive under labels that say so), and the figure after a "Less:" row is the one
+  before it minus the deduction;
 - **balance sheet**: total assets = total liabilities + total equity (or = "total
   liabilities and equity");
 - **growth**: a column headed "% change"/"growth" equals ``(new - old) / |old| × 100`` of the
@@ -11,19 +15,25 @@ Checks, each run wherever its rows or columns are found:
 - **growth claims in prose**: "revenue fell 18.5% from 150,239 to 122,445" is recomputed.
 
 A figure passes within half a unit in the last place written, times the number of terms
-(rounded statements rarely add exactly), or `abs_tol` when that is larger. The table comes
-from the model's completion, or from a PDF with ``reference={"pdf": ..., "page": ...,
-"table": ...}``. The score is the share of checks that hold; a table with nothing to check
-is skipped (not applicable), never passed.
+(rounded statements rarely add exactly), or `abs_tol` when that is larger. A total row
+whose cell holds something other than a figure fails its check. The table comes from the
+model's completion, or from a PDF with ``reference={"pdf": ..., "page": ..., "table":
+...}``. The score is the share of checks that hold; a table with fewer than `min_checks`
+checks is skipped when `min_checks` is 0 (not applicable), and fails otherwise (a table
+with its totals left out must not escape the check).
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from rewardsmith.verifiers.finance.figures import Figure, is_data_cell, parse_figure
+from rewardsmith.verifiers.exploits import Exploit
+from rewardsmith.verifiers.finance.figures import Figure, parse_figure
+from rewardsmith.verifiers.finance.headers import detect_header
 from rewardsmith.verifiers.finance.reference import (
     ExtractedTable,
     ExtractionLimits,
@@ -31,13 +41,13 @@ from rewardsmith.verifiers.finance.reference import (
     problem_verdict,
     read_pdf_table,
 )
+from rewardsmith.verifiers.finance.statement import statement_checks
 from rewardsmith.verifiers.finance.tables import Table, TableFormatError, read_table
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
 
 __all__ = ["Check", "Consistency", "check_table", "prose_checks"]
 
-_TOTAL = re.compile(r"^\s*(sub-?\s*)?totals?\b|\btotals?\s*$", re.IGNORECASE)
 _GROWTH = re.compile(r"%|change|growth|yoy|var", re.IGNORECASE)
 
 
@@ -45,9 +55,13 @@ _GROWTH = re.compile(r"%|change|growth|yoy|var", re.IGNORECASE)
 class Check:
     kind: str
     where: str
+    """The rule checked, with the row labels it used."""
     expected: float
     stated: float
     ok: bool
+    rows: tuple[int, ...] = ()
+    """Rows of the table the check used (0-based, header rows counted)."""
+    column: str = ""
 
 
 def _slack(figures: list[Figure], abs_tol: float) -> float:
@@ -55,86 +69,46 @@ def _slack(figures: list[Figure], abs_tol: float) -> float:
     return max(abs_tol, 0.5 * ulp * len(figures) + 1e-9)
 
 
-def _body(grid: list[list[str]]) -> list[tuple[int, list[str]]]:
-    """Rows holding figures; rows of bare years count only once data has begun (before
-    that they are the header)."""
-    body, started = [], False
-    for i, row in enumerate(grid):
-        started = started or any(is_data_cell(c) for c in row[1:])
-        if started and any(c.strip() and parse_figure(c) is not None for c in row[1:]):
-            body.append((i, row))
-    return body
-
-
-def _total_checks(grid: list[list[str]], abs_tol: float) -> list[Check]:
-    checks: list[Check] = []
-    body = _body(grid)
-    last_total = -1
-    for pos, (_, row) in enumerate(body):
-        if not _TOTAL.search(row[0]):
-            continue
-        since = [r for _, r in body[last_total + 1 : pos]]
-        if not since:  # a total restated on its own (equity below liabilities): no sum
-            last_total = pos
-            continue
-        plain = [r for _, r in body[:pos] if not _TOTAL.search(r[0])]
-        for col in range(1, len(row)):
-            stated = parse_figure(row[col]) if row[col].strip() else None
-            if stated is None:
-                continue
-            options = [_column(since, col), _column(plain, col)]
-            options = [o for o in options if o]
-            if not options or stated.unit in ("%", "bp"):  # percentages do not add up
-                continue
-            sums = [sum(f.value for f in o) for o in options]
-            ok = any(
-                abs(s - stated.value) <= _slack(o, abs_tol)
-                for s, o in zip(sums, options, strict=True)
-            )
-            best = min(sums, key=lambda s: abs(s - stated.value))
-            checks.append(Check("total", f"{row[0]} / column {col + 1}", best, stated.value, ok))
-        last_total = pos
-    return checks
-
-
-def _column(rows: list[list[str]], col: int) -> list[Figure]:
-    out = []
-    for r in rows:
-        f = parse_figure(r[col]) if col < len(r) and r[col].strip() else None
-        if f is not None:
-            out.append(f)
-    return out
+def _statement_checks(grid: list[list[str]], abs_tol: float) -> list[Check]:
+    return [
+        Check(c.kind, f"{c.rule} ({c.column})", c.expected, c.stated, c.ok, c.rows, c.column)
+        for c in statement_checks(grid, abs_tol)
+    ]
 
 
 def _balance_checks(grid: list[list[str]], abs_tol: float) -> list[Check]:
-    labels = {re.sub(r"[^a-z ]", "", r[0].lower()).strip(): r for r in grid if r}
-    assets = labels.get("total assets")
-    liabilities = labels.get("total liabilities")
-    equity = next(
+    index = {_plain(r[0]): i for i, r in enumerate(grid) if r}
+    assets = index.get("total assets")
+    liabilities = index.get("total liabilities")
+    equities = [i for k, i in index.items() if k.startswith("total") and "equity" in k]
+    equity = next((i for i in equities if "liab" not in _plain(grid[i][0])), None)
+    both = next(
         (
-            r
-            for k, r in labels.items()
-            if k.startswith("total") and "equity" in k and "liabilities" not in k
+            i
+            for k, i in index.items()
+            if k.startswith("total") and re.search(r"(liabilities|equity) and", k)
         ),
         None,
     )
-    both = next((r for k, r in labels.items() if "liabilities and" in k and "equity" in k), None)
+    if assets is None or (both is None and (liabilities is None or equity is None)):
+        return []
+    parts = [both] if both is not None else [liabilities, equity]
+    rows = (assets, *[p for p in parts if p is not None])
+    rule = "Total assets = " + " + ".join(grid[p][0] for p in parts if p is not None)
     checks: list[Check] = []
-    if assets is None:
-        return checks
-    for col in range(1, len(assets)):
-        a = _cell(assets, col)
-        if a is None:
+    for col in range(1, len(grid[assets])):
+        a = _cell(grid[assets], col)
+        terms = [_cell(grid[p], col) for p in parts if p is not None]
+        if a is None or any(t is None for t in terms) or a.unit in ("%", "bp"):
             continue
-        parts = [_cell(both, col)] if both else [_cell(liabilities, col), _cell(equity, col)]
-        if (liabilities is None and both is None) or any(p is None for p in parts):
-            continue
-        total = sum(p.value for p in parts if p is not None)
-        ok = abs(total - a.value) <= _slack([a, *[p for p in parts if p]], abs_tol)
-        checks.append(
-            Check("balance", f"assets = liabilities + equity, column {col + 1}", total, a.value, ok)
-        )
+        total = sum(t.value for t in terms if t is not None)
+        ok = abs(total - a.value) <= _slack([a, *[t for t in terms if t]], abs_tol)
+        checks.append(Check("balance", f"{rule} (column {col + 1})", total, a.value, ok, rows))
     return checks
+
+
+def _plain(label: str) -> str:
+    return " ".join(re.sub(r"[^a-z ]", " ", label.lower()).split())
 
 
 def _cell(row: list[str] | None, col: int) -> Figure | None:
@@ -144,23 +118,26 @@ def _cell(row: list[str] | None, col: int) -> Figure | None:
 
 
 def _growth_checks(grid: list[list[str]], abs_tol: float) -> list[Check]:
-    header = grid[0]
+    header = detect_header(grid)
+    keys = list(header.column_keys)
     checks = []
-    for col in range(3, len(header) + 1):
-        if col >= len(header) or not _GROWTH.search(header[col]) or col < 2:
+    for col in range(3, len(keys)):
+        if not _GROWTH.search(keys[col]):
             continue
         a_col, b_col = col - 2, col - 1
-        years = [re.search(r"(19|20)\d\d", header[c]) for c in (a_col, b_col)]
+        years = [re.search(r"(19|20)\d\d", keys[c]) for c in (a_col, b_col)]
         new, old = (a_col, b_col)
-        if all(years) and int(years[0].group()) < int(years[1].group()):  # type: ignore[union-attr]
+        if years[0] and years[1] and int(years[0].group()) < int(years[1].group()):
             new, old = b_col, a_col
-        for row in grid[1:]:
+        for r in range(header.body_start, len(grid)):
+            row = grid[r]
             n, o, stated = _cell(row, new), _cell(row, old), _cell(row, col)
             if n is None or o is None or stated is None or o.value == 0:
                 continue
             expected = (n.value - o.value) / abs(o.value) * 100
             ok = abs(expected - stated.value) <= max(abs_tol, 0.5 * 10.0**-stated.decimals + 1e-9)
-            checks.append(Check("growth", f"{row[0]} / {header[col]}", expected, stated.value, ok))
+            where = f"{row[0]} / {keys[col]} = ({keys[new]} - {keys[old]}) / |{keys[old]}|"
+            checks.append(Check("growth", where, expected, stated.value, ok, (r,), keys[col]))
     return checks
 
 
@@ -202,7 +179,7 @@ def check_table(table: Table, abs_tol: float = 0.0) -> list[Check]:
     if not grid or len(grid[0]) < 2:
         return []
     return (
-        _total_checks(grid, abs_tol)
+        _statement_checks(grid, abs_tol)
         + _balance_checks(grid, abs_tol)
         + _growth_checks(grid, abs_tol)
     )
@@ -210,16 +187,25 @@ def check_table(table: Table, abs_tol: float = 0.0) -> list[Check]:
 
 @dataclass(frozen=True)
 class Consistency:
-    """Score the share of a table's arithmetic checks (totals, balance, growth) that hold."""
+    """Score the share of a table's arithmetic checks (totals, results, balance, growth)
+    that hold."""
 
     name: ClassVar[str] = "consistency"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     cost: ClassVar[Cost] = Cost.CHEAP
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     abs_tol: float = 0.0
     """Extra absolute slack on every check (beyond rounding of the figures written)."""
+    min_checks: int = 0
+    """Fewer checks than this fail the table (0: a table with nothing to check is skipped).
+    Set it when the task asks for a statement with totals, so leaving them out is no escape."""
     limits: ExtractionLimits = field(default_factory=ExtractionLimits)
     """Limits for reading the table out of a PDF."""
+
+    def __post_init__(self) -> None:
+        if self.min_checks < 0 or self.abs_tol < 0:
+            raise ValueError("min_checks and abs_tol must be >= 0")
 
     def __call__(self, sample: Sample) -> Verdict:
         from_model = pdf_spec(sample.reference) is None
@@ -228,14 +214,18 @@ class Consistency:
         if isinstance(table, Verdict) and not (prose and table.failure is Failure.FORMAT):
             return table
         checks = (check_table(table, self.abs_tol) if isinstance(table, Table) else []) + prose
-        if not checks:
-            return Verdict.skipped(
-                self.name, self.version, "no totals, balance or growth columns found to check"
+        if len(checks) < max(self.min_checks, 1):
+            why = f"{len(checks)} totals, results, balance or growth checks found"
+            if self.min_checks == 0:
+                return Verdict.skipped(self.name, self.version, f"nothing to check: {why}")
+            return Verdict.failed(
+                self.name, self.version, feedback=f"{why}; at least {self.min_checks} needed"
             )
         failed = [c for c in checks if not c.ok]
         evidence = {
             "checks": len(checks),
-            "failed": [vars(c) for c in failed][:20],
+            "failed": [_as_dict(c) for c in failed][:20],
+            "checked": [_as_dict(c) for c in checks][:50],
             "kinds": sorted({c.kind for c in checks}),
         }
         feedback = "; ".join(
@@ -249,6 +239,12 @@ class Consistency:
             feedback=feedback,
         )
 
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """Gamed variants of a right statement (`finance.exploits.consistency_exploits`)."""
+        from rewardsmith.verifiers.finance.exploits import consistency_exploits
+
+        yield from consistency_exploits(sample, self)
+
     def _table(self, sample: Sample) -> Table | Verdict:
         spec = pdf_spec(sample.reference)
         if spec is None:
@@ -261,3 +257,12 @@ class Consistency:
         if not isinstance(found, ExtractedTable):
             return problem_verdict(self.name, self.version, found)
         return found.table
+
+
+def _as_dict(check: Check) -> dict[str, object]:
+    out = vars(check).copy()
+    out["rows"] = list(check.rows)
+    for key in ("expected", "stated"):
+        if math.isnan(out[key]):
+            out[key] = None  # JSON has no NaN: "not a figure"
+    return out

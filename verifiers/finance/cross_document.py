@@ -22,11 +22,14 @@ amount, the label and the amount are half the score each.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.finance.figures import Figure, parse_figure, scale_from_header
 from rewardsmith.verifiers.finance.numeric import (
+    HedgedAnswer,
     TolerancePolicy,
     answer_figure,
     gold_figure,
@@ -85,8 +88,9 @@ class CrossDocument:
     """Grade a comparison across reports against the figures in the reports themselves."""
 
     name: ClassVar[str] = "cross_document"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
     cost: ClassVar[Cost] = Cost.CPU
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     policy: TolerancePolicy = field(default_factory=lambda: TolerancePolicy(rel_tol=0.005))
     """Tolerance on the amount (derived figures are rounded by the model: 0.5 % by default)."""
@@ -121,6 +125,16 @@ class CrossDocument:
                 self.name, self.version, Failure.INPUT_TOO_LARGE, feedback="answer too long"
             )
         return self._grade(ref, [i["label"] for i in ref["items"]], values, text)
+
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """Every label named, a hedged amount, a wrong scale or sign."""
+        from rewardsmith.verifiers.finance.exploits import figure_exploits
+
+        ref = sample.reference
+        items = ref.get("items", []) if isinstance(ref, dict) else []
+        labels = tuple(i["label"] for i in items if isinstance(i, dict) and "label" in i)
+        named = isinstance(ref, dict) and ref.get("ask") in ("higher", "lower")
+        yield from figure_exploits(sample, labels, 0.5 if named else 0.0)  # half: the label
 
     def _grade(
         self, ref: dict[str, Any], labels: list[str], values: list[float], text: str
@@ -162,7 +176,11 @@ class CrossDocument:
                 "ratio": a / b if b else 0.0,
                 "change_pct": (b - a) / abs(a) * 100 if a else 0.0,
             }[ask]
-        got = answer_figure(f"<answer>{rest}</answer>")
+        try:
+            got = answer_figure(f"<answer>{rest}</answer>")
+        except HedgedAnswer as hedge:
+            got = None
+            evidence["hedged"] = hedge.figures
         unit = "%" if ask == "change_pct" else ""
         ok = got is not None and same_quantity(
             got, Figure(gold_amount, unit=unit, decimals=12), self.policy

@@ -41,9 +41,11 @@ __all__ = [
     "SCALE_WORDS",
     "Figure",
     "decimals_of",
+    "find_figure_spans",
     "find_figures",
     "is_data_cell",
     "parse_figure",
+    "restates",
     "scale_from_header",
     "scale_name",
 ]
@@ -184,18 +186,27 @@ def find_figures(text: str) -> list[Figure]:
     Parentheses count as a negative only when they wrap the number alone; a trailing
     full stop or comma is punctuation, not a decimal point.
     """
+    return [figure for figure, _, _ in find_figure_spans(text)]
+
+
+def find_figure_spans(text: str) -> list[tuple[Figure, int, int]]:
+    """`find_figures` with where each figure sits: (figure, start, end) in the NFKC form
+    of `text` (the same as `text` for ordinary prose)."""
     text = unicodedata.normalize("NFKC", text[:MAX_TEXT_CHARS])
-    figures = []
+    found = []
     for match in _FIND.finditer(text):
-        span = match.group(0).strip()
+        span = match.group(0)
+        start = match.start() + len(span) - len(span.lstrip())
+        end = match.end() - (len(span) - len(span.rstrip()))
+        span = span.strip()
         if span.startswith("(") and not span.endswith(")"):
-            span = span[1:]
+            span, start = span[1:], start + 1
         elif span.endswith(")") and not span.startswith("("):
-            span = span[:-1]
+            span, end = span[:-1], end - 1
         figure = parse_figure(span)
         if figure is not None:
-            figures.append(figure)
-    return figures
+            found.append((figure, start, end))
+    return found
 
 
 _HEADER_SCALE = re.compile(
@@ -216,6 +227,20 @@ def scale_from_header(text: str) -> float:
         return 1.0
     word = next(g for g in match.groups() if g).lower()
     return SCALE_WORDS.get(word.lstrip("'"), SCALE_WORDS.get(word, 1.0))
+
+
+def restates(a: Figure, b: Figure) -> bool:
+    """True when `b` states `a`'s quantity again (to the precision of the coarser of the
+    two: "$122,445 thousand" and "$122.4 million"), or a different kind of fact (a
+    percentage beside an amount); False for two different amounts (a hedge)."""
+    if (a.unit in ("%", "bp")) != (b.unit in ("%", "bp")):
+        return True
+    coarse, fine = (a, b) if _precision(a) >= _precision(b) else (b, a)
+    return math.isclose(round(fine.absolute / coarse.scale, coarse.decimals), coarse.value)
+
+
+def _precision(figure: Figure) -> float:
+    return figure.scale * 10.0**-figure.decimals
 
 
 def scale_name(scale: float) -> str:

@@ -3,10 +3,25 @@
 The completion is prose. Each sentence's figures are taken with `figures.find_figures`; a
 page citation in the same sentence ("(p. 3)", "[page 3]", "page 3") says where to look,
 otherwise every page is searched. A model figure is grounded by a PDF figure on that page
-when the digits match, or the quantity matches once the page's declared scale ("in
-thousands") is applied, or the model rounded: ``round(pdf / model_scale, model_decimals)``
+when the digits match (for a figure written without a scale word), or the quantity
+matches once the page's declared scale ("in thousands") is applied, or the model
+rounded: ``round(pdf / model_scale, model_decimals)``
 equals the model's value (only for figures written with two or more significant digits, so
-"1 billion" cannot be grounded by anything between 0.5 and 1.5 billion).
+"1 billion" cannot be grounded by anything between 0.5 and 1.5 billion). So
+``(412,300)`` on a page "in thousands" grounds "$412.3 million", "$412,300 thousand" and
+"412.3m" (scale rewrites) as well as "(412,300)".
+
+Signs. Statements print a cost in parentheses and prose states its size: "Cost of revenue
+was $412.3 million (p. 2)" cites ``(412,300)`` by its magnitude. A positive figure is
+grounded by a negative one only when the words before it in its clause say what it is: a
+cost, expense, loss, outflow, charge, deduction, payment and the like (`OUTFLOW_WORDS`).
+"Revenue was $412.3 million" is not grounded by ``(412,300)``, nor "net income of $5
+million" by a net loss of ``(5,000)``.
+
+Hedges. Two different quantities offered for one claim ("revenue was 122,445 or 150,239",
+"between 40,000 and 45,000", "40,000-45,000", "40,000/45,000") ground neither: each is
+listed as ``hedged``. A restatement of the same quantity ("$122,445 thousand, or $122.4
+million") is not a hedge, nor is "from 150,239 to 122,445".
 
 Figures below `ignore_below` written without unit, scale or decimals ("3 segments") are
 not checked. Invented figures are named in the evidence; the score is the share grounded.
@@ -17,33 +32,86 @@ infrastructure error (the reference is unusable), never a 0 or a 1.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from rewardsmith.verifiers.finance.figures import Figure, find_figures, scale_from_header
+from rewardsmith.verifiers.exploits import Exploit
+from rewardsmith.verifiers.finance.figures import (
+    Figure,
+    find_figure_spans,
+    find_figures,
+    restates,
+    scale_from_header,
+)
 from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document, problem_verdict
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
 
-__all__ = ["Grounding", "cited_figures"]
+__all__ = ["OUTFLOW_WORDS", "Cited", "Grounding", "cited_figures"]
 
 MAX_COMPLETION_CHARS = 100_000
 MAX_FIGURES = 500
 _CITATION = re.compile(r"[(\[]?\b(?:p\.|pp\.|pg\.|page)\s*(\d{1,5})\b[)\]]?", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+(?=[A-Z(])|\n+")
+OUTFLOW_WORDS = re.compile(
+    r"\b(costs?|expenses?|expenditures?|spend(ing)?|spent|loss(es)?|outflows?|charges?|"
+    r"deductions?|depreciation|amorti[sz]ation|impairments?|write-?downs?|paid|payments?|"
+    r"repayments?|purchases?|capex|taxes|tax\s+expense|deficit|used\s+in)\b",
+    re.IGNORECASE,
+)
+_HEDGE_BETWEEN = re.compile(r"^\s*(or|and/or|/|-|–|—|to)\s*$", re.IGNORECASE)
+_CLAUSE = re.compile(r"[,;:]|\b(and|while|whereas|but)\b", re.IGNORECASE)
 
 
-def cited_figures(text: str) -> list[tuple[Figure, int | None]]:
-    """(figure, cited page or None) for every figure in the text, citations excluded."""
-    out: list[tuple[Figure, int | None]] = []
+@dataclass(frozen=True)
+class Cited:
+    """One figure of the completion, where it says it is, and how it is worded."""
+
+    figure: Figure
+    page: int | None
+    outflow: bool
+    """The words before it say it is a cost, expense, loss or outflow."""
+    hedged: bool
+    """It is one of several different quantities offered for one claim."""
+
+
+def cited_figures(text: str) -> list[Cited]:
+    """Every figure in the text with its cited page and wording, citations excluded."""
+    out: list[Cited] = []
     for sentence in _SENTENCE.split(text):
         pages = [int(m) for m in _CITATION.findall(sentence)]
         bare = _CITATION.sub(" ", sentence)
-        for figure in find_figures(bare):
-            out.append((figure, pages[0] if pages else None))
+        spans = find_figure_spans(bare)
+        hedged = _hedged(bare, spans)
+        previous_end = 0
+        for i, (figure, start, end) in enumerate(spans):
+            before = bare[previous_end:start]
+            clause = _CLAUSE.split(before)[-1] if _CLAUSE.search(before) else before
+            words = clause if clause.strip() else bare[:start]
+            outflow = bool(OUTFLOW_WORDS.search(words))
+            out.append(Cited(figure, pages[0] if pages else None, outflow, i in hedged))
+            previous_end = end
     return out[:MAX_FIGURES]
+
+
+def _hedged(text: str, spans: list[tuple[Figure, int, int]]) -> set[int]:
+    """Indices of figures offered as alternatives of one another (see module doc)."""
+    hedged: set[int] = set()
+    for i in range(len(spans) - 1):
+        (a, _, a_end), (b, b_start, _) = spans[i], spans[i + 1]
+        between = text[a_end:b_start]
+        before = text[max(0, spans[i][1] - 12) : spans[i][1]].casefold()
+        ranged = between.strip().casefold() == "and" and before.rstrip().endswith("between")
+        alternative = bool(_HEDGE_BETWEEN.match(between)) and not (
+            between.strip().casefold() == "to" and not before.rstrip().endswith("between")
+        )
+        if (ranged or alternative) and not restates(a, b):
+            hedged |= {i, i + 1}
+    return hedged
 
 
 def _significant(figure: Figure) -> int:
@@ -51,13 +119,18 @@ def _significant(figure: Figure) -> int:
     return len(digits.lstrip("0"))
 
 
-def _grounded_by(figure: Figure, pdf: Figure, page_scale: float) -> bool:
+def _grounded_by(cited: Cited, pdf: Figure, page_scale: float) -> bool:
+    figure = cited.figure
     if figure.unit in ("%", "bp") and pdf.unit not in ("%", "bp", ""):
         return False
-    if math.isclose(figure.value, pdf.value, rel_tol=1e-9, abs_tol=1e-12):
+    magnitude = cited.outflow and pdf.value < 0 < figure.value  # a cost cited by its size
+    value = abs(pdf.value) if magnitude else pdf.value
+    # The same digits ground a figure written without a scale word ("122,445" as
+    # printed); with one ("12,035 million"), the quantity must match.
+    if figure.scale == 1.0 and math.isclose(figure.value, value, rel_tol=1e-9, abs_tol=1e-12):
         return True
     for scale in {pdf.scale, pdf.scale * page_scale}:
-        quantity = pdf.value * scale
+        quantity = value * scale
         if math.isclose(figure.absolute, quantity, rel_tol=1e-9):
             return True
         if _significant(figure) >= 2 and figure.scale:
@@ -72,8 +145,9 @@ class Grounding:
     """Score the share of cited figures found in the PDF (on the cited page if given)."""
 
     name: ClassVar[str] = "grounding"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     cost: ClassVar[Cost] = Cost.CPU
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     ignore_below: float = 10.0
     """Bare integers below this (counts, list numbers) are not checked."""
@@ -98,10 +172,11 @@ class Grounding:
                 Failure.INPUT_TOO_LARGE,
                 feedback=f"completion longer than {MAX_COMPLETION_CHARS} characters",
             )
-        cited = [(f, p) for f, p in cited_figures(text) if self._checked(f)]
+        cited = [c for c in cited_figures(text) if self._checked(c.figure)]
         if not cited:
             return Verdict.skipped(self.name, self.version, "the completion cites no figures")
-        pages = None if any(p is None for _, p in cited) else sorted({p for _, p in cited if p})
+        cited_pages = {c.page for c in cited}
+        pages = None if None in cited_pages else sorted(p for p in cited_pages if p is not None)
         result = load_document(path, pages, tables=False, limits=self.limits)
         if result.document is None and pages and "does not exist" in result.problem:
             return self._grade(cited, {})  # every cited page is past the end: invented
@@ -110,7 +185,7 @@ class Grounding:
         document = result.document
         scanned = set(document.pages_without_text)
         # A figure cited on a page with no text layer cannot be checked either way.
-        checkable = [(f, p) for f, p in cited if p not in scanned]
+        checkable = [c for c in cited if c.page not in scanned]
         if not checkable or len(scanned) == len(document.text):
             return Verdict.errored(
                 self.name,
@@ -121,35 +196,30 @@ class Grounding:
             )
         verdict = self._grade(checkable, document.text)
         if len(checkable) < len(cited):
-            unchecked = [{"figure": f.text, "page": p} for f, p in cited if p in scanned]
+            unchecked = [
+                {"figure": c.figure.text, "page": c.page} for c in cited if c.page in scanned
+            ]
             evidence = {**verdict.evidence, "unchecked_scanned": unchecked[:50]}
-            verdict = Verdict(
-                verdict.name,
-                verdict.version,
-                verdict.status,
-                verdict.score,
-                verdict.failure,
-                evidence,
-                verdict.feedback,
-            )
+            verdict = dataclasses.replace(verdict, evidence=evidence)
         return verdict
+
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """Gamed variants of a grounded answer (`finance.exploits.grounding_exploits`)."""
+        from rewardsmith.verifiers.finance.prose_exploits import grounding_exploits
+
+        yield from grounding_exploits(sample)
 
     def _checked(self, figure: Figure) -> bool:
         plain = figure.unit == "" and figure.scale == 1.0 and figure.decimals == 0
         return not (plain and abs(figure.value) < self.ignore_below)
 
-    def _grade(self, cited: list[tuple[Figure, int | None]], text: dict[int, str]) -> Verdict:
+    def _grade(self, cited: list[Cited], text: dict[int, str]) -> Verdict:
         on_page = {n: (find_figures(t), scale_from_header(t)) for n, t in text.items()}
         invented = []
-        for figure, page in cited:
-            if page is not None and page not in on_page:
-                invented.append({"figure": figure.text, "page": page, "why": "no such page"})
-                continue
-            where = [page] if page is not None else list(on_page)
-            if not any(
-                _grounded_by(figure, f, on_page[n][1]) for n in where for f in on_page[n][0]
-            ):
-                invented.append({"figure": figure.text, "page": page, "why": "not found"})
+        for c in cited:
+            why = self._why_not(c, on_page)
+            if why:
+                invented.append({"figure": c.figure.text, "page": c.page, "why": why})
         evidence = {"figures": len(cited), "invented": invented[:50]}
         feedback = ", ".join(
             f"{i['figure']} ({'p. ' + str(i['page']) if i['page'] else 'anywhere'}: {i['why']})"
@@ -163,3 +233,14 @@ class Grounding:
             evidence=evidence,
             feedback=f"figures not in the PDF: {feedback}" if invented else "",
         )
+
+    @staticmethod
+    def _why_not(c: Cited, on_page: dict[int, tuple[list[Figure], float]]) -> str:
+        if c.hedged:
+            return "hedged: one of several different figures offered for one claim"
+        if c.page is not None and c.page not in on_page:
+            return "no such page"
+        where = [c.page] if c.page is not None else list(on_page)
+        if any(_grounded_by(c, f, on_page[n][1]) for n in where for f in on_page[n][0]):
+            return ""
+        return "not found"

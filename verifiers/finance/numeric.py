@@ -31,14 +31,17 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.finance.figures import (
     SCALE_WORDS,
     Figure,
     find_figures,
     parse_figure,
+    restates,
     scale_from_header,
     scale_name,
 )
@@ -46,6 +49,7 @@ from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
 
 __all__ = [
+    "HedgedAnswer",
     "NumericAnswer",
     "TolerancePolicy",
     "answer_figure",
@@ -146,10 +150,21 @@ def tagged_answer(text: str) -> str | None:
     return text[start + len("<answer>") : end] if start >= 0 else None
 
 
+class HedgedAnswer(ValueError):
+    """A marked answer offers several different figures ("122,445 or 150,239")."""
+
+    def __init__(self, figures: list[str]) -> None:
+        super().__init__(f"the answer offers several different figures: {', '.join(figures)}")
+        self.figures = figures
+
+
 def answer_figure(text: str) -> Figure | None:
     """The model's figure: inside ``<answer>``, after "answer:", or the last one written.
 
     A scale stated after the figure ("1,200 (in thousands)") applies when the figure has none.
+    A marked answer holding several different figures raises `HedgedAnswer` (restating the
+    same quantity, "$1.2 billion (1,200 million)", is not a hedge); free text is read for
+    its last figure, so the reasoning before it may hold any numbers.
     """
     tagged = tagged_answer(text)
     marked = re.findall(r"answer\s*(?:is)?\s*[:=]\s*([^\n]*)", text, re.IGNORECASE)
@@ -159,6 +174,8 @@ def answer_figure(text: str) -> Figure | None:
         return None
     # A marked answer starts with its figure; free text ends with its conclusion.
     figure = figures[0] if tagged is not None or marked else figures[-1]
+    if (tagged is not None or marked) and not all(restates(figure, f) for f in figures[1:]):
+        raise HedgedAnswer([f.text for f in figures][:10])
     if figure.scale == 1.0:
         header_scale = scale_from_header(span)
         if header_scale != 1.0:
@@ -171,8 +188,9 @@ class NumericAnswer:
     """Pass when the model's figure states the gold quantity under the tolerance policy."""
 
     name: ClassVar[str] = "numeric_answer"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
     cost: ClassVar[Cost] = Cost.CHEAP
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
     policy: TolerancePolicy = TolerancePolicy()
     """How close is equal (tolerances, FinQA rounding, percent as ratio)."""
@@ -202,12 +220,23 @@ class NumericAnswer:
                 Failure.INPUT_TOO_LARGE,
                 feedback=f"answer longer than {MAX_ANSWER_CHARS} characters",
             )
-        got = answer_figure(text)
+        try:
+            got = answer_figure(text)
+        except HedgedAnswer as hedge:
+            return Verdict.failed(
+                self.name, self.version, evidence={"hedged": hedge.figures}, feedback=str(hedge)
+            )
         if got is None:
             return Verdict.failed(
                 self.name, self.version, Failure.FORMAT, feedback="no figure found in the answer"
             )
         return self._grade(got, gold)
+
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """Wrong scale, lost sign and hedged variants of a right answer."""
+        from rewardsmith.verifiers.finance.exploits import figure_exploits
+
+        yield from figure_exploits(sample)
 
     def _grade(self, got: Figure, gold: Figure) -> Verdict:
         joint = same_quantity(got, gold, self.policy)

@@ -1,11 +1,20 @@
 """Raw extraction from one PDF, run inside a killable worker (never in the scoring process).
 
-`extract_pdf` opens a PDF with pypdf (page count, encryption), pdfplumber (words with
-positions, page text, tables by its ``lines`` and ``text`` strategies) and camelot (tables by
-the ``lattice``, ``stream``, ``network`` and ``hybrid`` flavors), and returns plain JSON-able
-data: every candidate table from every extractor, each with its page and bounding box in
-pdfplumber's top-left coordinates. Choosing among the candidates happens later, in
-`rewardsmith.verifiers.finance.reference`.
+`extract_pdf` opens a PDF with PLAYA (the parser under camelot 2), lays out each page once
+(`page_layout.read_page`) and returns plain JSON-able data per page: its text, words, text
+lines (for captions) and images, and every candidate table from every extractor asked for,
+each with its bounding box in top-left coordinates:
+
+- ``stream`` and ``network``: camelot's text-alignment parsers, handed the page's layout
+  (so the page is parsed once, not once per flavor);
+- ``ruled``: tables drawn with ruling lines, read from the vector graphics (`ruled`).
+
+camelot's ``lattice`` and ``hybrid`` render every page to an image first (several times a
+parse) and are not used; ``ruled`` reads the same lines from the drawing operations.
+Choosing among the candidates happens later, in `rewardsmith.verifiers.finance.reference`.
+
+A PDF encrypted with only an owner password (permissions, no user password) opens with
+the empty password, as every viewer opens it; one that needs a user password is refused.
 
 It must stay a module-level function of an importable module: `call_with_limits` sends it to
 a worker process by name.
@@ -18,15 +27,16 @@ import os
 import warnings
 from typing import Any
 
-__all__ = ["CAMELOT_FLAVORS", "PLUMBER_STRATEGIES", "PdfProblem", "extract_pdf", "pdf_problem"]
+from rewardsmith.verifiers.finance.page_layout import PageLayout, read_page
+from rewardsmith.verifiers.finance.ruled import ruled_tables
 
-CAMELOT_FLAVORS = ("lattice", "stream", "network", "hybrid")
-PLUMBER_STRATEGIES = ("lines", "text")
-MAX_WORDS_PER_PAGE = 20_000
+__all__ = ["EXTRACTORS", "PdfProblem", "extract_pdf", "pdf_problem"]
+
+EXTRACTORS = ("stream", "network", "ruled")
 
 
 class PdfProblem(ValueError):
-    """The PDF cannot be read as asked (encrypted, not a PDF, too many pages, no text layer)."""
+    """The PDF cannot be read as asked (encrypted, not a PDF, too many pages)."""
 
 
 def pdf_problem(path: str, max_bytes: int) -> str | None:
@@ -46,15 +56,7 @@ def pdf_problem(path: str, max_bytes: int) -> str | None:
     return None
 
 
-def _page_numbers(
-    path: str, pages: tuple[int, ...] | None, max_pages: int
-) -> tuple[int, list[int]]:
-    import pypdf
-
-    reader = pypdf.PdfReader(path, strict=False)
-    if reader.is_encrypted:
-        raise PdfProblem("PDF is encrypted: it cannot be read without its password")
-    total = len(reader.pages)
+def _wanted(total: int, pages: tuple[int, ...] | None, max_pages: int) -> list[int]:
     if total == 0:
         raise PdfProblem("PDF has no pages")
     # Pages past the end are skipped (a cited page may be invented); none left is an error.
@@ -66,70 +68,83 @@ def _page_numbers(
             f"PDF has {total} pages and {len(wanted)} were asked for; the limit is {max_pages} "
             "(name the pages to read)"
         )
-    return total, wanted
+    return wanted
+
+
+def _open(path: str) -> Any:
+    import playa
+
+    try:
+        return playa.open(path, space="page", password="")
+    except playa.PDFPasswordIncorrect:
+        raise PdfProblem("PDF is encrypted: it cannot be read without its password") from None
 
 
 def extract_pdf(
     path: str,
     pages: tuple[int, ...] | None = None,
-    tables: tuple[str, ...] = (*CAMELOT_FLAVORS, "plumber-lines", "plumber-text"),
+    tables: tuple[str, ...] = EXTRACTORS,
     max_pages: int = 50,
 ) -> dict[str, Any]:
-    """Words, text and candidate tables of the given pages (1-based; None = all).
-
-    `tables` names the extractors to run: camelot flavors by name and pdfplumber strategies
-    as ``"plumber-lines"``/``"plumber-text"``; ``()`` extracts only words and text.
-    """
-    import pdfplumber
-
-    logging.getLogger("pdfminer").setLevel(logging.ERROR)
-    total, wanted = _page_numbers(path, pages, max_pages)
-    out: dict[str, Any] = {"n_pages": total, "pages": {}, "problems": []}
-    with pdfplumber.open(path) as pdf:
+    """Text, words, lines, images and candidate tables of the given pages (1-based; None =
+    all). `tables` names the extractors to run (`EXTRACTORS`); ``()`` reads text only."""
+    unknown = set(tables) - set(EXTRACTORS)
+    if unknown:
+        raise ValueError(f"unknown table extractors {sorted(unknown)}; known: {EXTRACTORS}")
+    logging.getLogger("playa").setLevel(logging.ERROR)
+    logging.getLogger("camelot").setLevel(logging.ERROR)
+    with _open(path) as pdf:
+        total = len(pdf.pages)
+        wanted = _wanted(total, pages, max_pages)
+        out: dict[str, Any] = {"n_pages": total, "pages": {}, "problems": []}
         for number in wanted:
-            out["pages"][number] = _plumber_page(pdf.pages[number - 1], tables)
-    for flavor in (t for t in tables if t in CAMELOT_FLAVORS):
-        _camelot_tables(path, wanted, flavor, out)
+            layout = read_page(pdf.pages[number - 1])
+            out["pages"][number] = _page_data(path, layout, tables, out["problems"])
     return out
 
 
-def _plumber_page(page: Any, tables: tuple[str, ...]) -> dict[str, Any]:
-    words = page.extract_words(keep_blank_chars=False, use_text_flow=False)[:MAX_WORDS_PER_PAGE]
-    found = []
-    for strategy in PLUMBER_STRATEGIES:
-        if f"plumber-{strategy}" not in tables:
-            continue
-        settings = {"vertical_strategy": strategy, "horizontal_strategy": strategy}
-        for table in page.find_tables(settings):
-            cells = [[c if c is not None else "" for c in row] for row in table.extract()]
-            found.append(
-                {"source": f"plumber-{strategy}", "bbox": list(table.bbox), "cells": cells}
-            )
+def _page_data(
+    path: str, layout: PageLayout, tables: tuple[str, ...], problems: list[str]
+) -> dict[str, Any]:
+    found = ruled_tables(layout) if "ruled" in tables else []
+    for flavor in ("stream", "network"):
+        if flavor in tables:
+            found += _camelot_tables(path, layout, flavor, problems)
     return {
-        "width": float(page.width),
-        "height": float(page.height),
-        "text": page.extract_text() or "",
-        "words": [[w["text"], w["x0"], w["top"], w["x1"], w["bottom"]] for w in words],
+        "width": layout.width,
+        "height": layout.height,
+        "text": layout.text,
+        "words": [list(w) for w in layout.words],
+        "lines": [list(line) for line in layout.lines],
+        "images": [list(box) for box in layout.images],
+        "marks": [list(box) for box in layout.marks],
         "tables": found,
     }
 
 
-def _camelot_tables(path: str, wanted: list[int], flavor: str, out: dict[str, Any]) -> None:
-    import camelot
+def _camelot_tables(
+    path: str, layout: PageLayout, flavor: str, problems: list[str]
+) -> list[dict[str, Any]]:
+    from camelot.parsers import Network, Stream
 
+    page_layout, dimensions, images, horizontal, vertical, rotation = layout.camelot
+    parser = (Stream if flavor == "stream" else Network)()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            found = camelot.read_pdf(path, flavor=flavor, pages=",".join(map(str, wanted)))
-        except Exception as exc:  # one flavor failing leaves the others' candidates
-            out["problems"].append(f"camelot {flavor}: {type(exc).__name__}: {exc}"[:300])
-            return
+            parser.prepare_page_parse(
+                path, page_layout, dimensions, layout.number, images, horizontal, vertical,
+                rotation, {},
+            )  # fmt: skip
+            found = parser.extract_tables()
+        except Exception as exc:  # one flavor failing on a page leaves the others' candidates
+            problem = f"camelot {flavor}, page {layout.number}: {type(exc).__name__}: {exc}"
+            problems.append(problem[:300])
+            return []
+    out = []
     for table in found:
-        page = out["pages"].get(int(table.page))
-        if page is None:
-            continue
         x1, y1, x2, y2 = table._bbox  # PDF space: origin bottom left
-        height = page["height"]
         cells = table.df.fillna("").astype(str).values.tolist()
-        bbox = [x1, height - y2, x2, height - y1]
-        page["tables"].append({"source": flavor, "bbox": bbox, "cells": cells})
+        bbox = [x1, layout.height - y2, x2, layout.height - y1]
+        out.append({"source": flavor, "bbox": bbox, "cells": cells})
+    return out

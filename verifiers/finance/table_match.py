@@ -3,9 +3,21 @@
 The model writes its table as Markdown, CSV, HTML or JSON (`tables.read_table`). The
 reference is a table in any of those forms (or a list of rows), or a table of a PDF,
 ``{"pdf": path, "page": 2, "table": 0}``, taken from the reference extraction
-(`reference.load_document`). Three scores go into the evidence (`metrics`): cell precision,
-recall and F1 on (row label, column header, value) triples; GriTS-style content similarity;
-TEDS-style structure similarity. `score_by` picks the one that becomes the verdict's score.
+(`reference.load_document`). Both tables' header rows are found the same way
+(`headers.detect_header`: title and units rows, multi-level and spanning headers, stub
+columns), and the rows chosen are in the evidence.
+
+Measures (`score_by` picks the score; `report` adds others to the evidence):
+
+- ``cell_f1`` (default): precision, recall and F1 on (row label, column key, value);
+- ``grid``: the figure-aware grid similarity (`metrics.grid_similarity`);
+- ``grits_con``, ``grits_top``: GriTS as Smock et al. 2023 define it (`grits`);
+- ``teds``, ``teds_struct``: TEDS as Zhong et al. 2020 define it (`teds`); a tree past
+  `teds.MAX_NODES` nodes is scored by the row-aligned lower bound of TEDS-Struct instead,
+  and the evidence says so (``teds_exact: false``).
+
+GriTS_Con and TEDS give partial credit to a near-miss string, so a figure off by one digit
+earns most of a cell there; ``cell_f1`` and ``grid`` give it nothing.
 
     >>> from rewardsmith.verifiers.types import Sample
     >>> gold = "Item,2023\\nRevenue,\\"1,234\\"\\nCosts,(200)"
@@ -17,15 +29,15 @@ TEDS-style structure similarity. `score_by` picks the one that becomes the verdi
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
-from rewardsmith.verifiers.finance.metrics import (
-    cell_prf,
-    cell_triples,
-    grits_content,
-    teds_structure,
-)
+from rewardsmith.verifiers.exploits import Exploit
+from rewardsmith.verifiers.finance.exploits import table_exploits
+from rewardsmith.verifiers.finance.grits import grits_con, grits_top
+from rewardsmith.verifiers.finance.headers import detect_header
+from rewardsmith.verifiers.finance.metrics import cell_prf, cell_triples, grid_similarity
 from rewardsmith.verifiers.finance.reference import (
     ExtractedTable,
     ExtractionLimits,
@@ -34,10 +46,16 @@ from rewardsmith.verifiers.finance.reference import (
     read_pdf_table,
 )
 from rewardsmith.verifiers.finance.tables import Table, TableFormatError, read_table
+from rewardsmith.verifiers.finance.teds import TreeTooLarge, row_aligned, teds, teds_struct
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
 
-__all__ = ["TableMatch"]
+__all__ = ["MEASURES", "TableMatch"]
+
+MEASURES = ("cell_f1", "grid", "grits_con", "grits_top", "teds", "teds_struct")
+_RENAMED = {
+    "grits": "'grits' was renamed: 'grits_con' (GriTS, Smock et al.) or 'grid' (figure-aware)"
+}
 
 
 @dataclass(frozen=True)
@@ -45,19 +63,22 @@ class TableMatch:
     """Score a model's table against the reference table."""
 
     name: ClassVar[str] = "table_match"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     cost: ClassVar[Cost] = Cost.CPU
+    takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
-    score_by: Literal["cell_f1", "grits", "teds"] = "cell_f1"
-    """Which measure becomes the score: cell F1, GriTS-style content or TEDS-style structure."""
+    score_by: str = "cell_f1"
+    """Which measure becomes the score (`MEASURES`)."""
+    report: tuple[str, ...] = ("cell_f1", "grid")
+    """Measures computed into the evidence (TEDS costs up to a second on a large table)."""
     limits: ExtractionLimits = field(default_factory=ExtractionLimits)
     """Limits for reading a reference table out of a PDF."""
 
     def __post_init__(self) -> None:
-        if self.score_by not in ("cell_f1", "grits", "teds"):
-            raise ValueError(
-                f"score_by must be 'cell_f1', 'grits' or 'teds', not {self.score_by!r}"
-            )
+        for measure in (self.score_by, *self.report):
+            if measure not in MEASURES:
+                hint = _RENAMED.get(measure) or f"choose from {', '.join(MEASURES)}"
+                raise ValueError(f"unknown table measure {measure!r}: {hint}")
 
     def __call__(self, sample: Sample) -> Verdict:
         gold = self._gold(sample.reference)
@@ -67,24 +88,34 @@ class TableMatch:
             pred = read_table(sample.completion_text)
         except TableFormatError as exc:
             return Verdict.failed(self.name, self.version, Failure.FORMAT, feedback=str(exc))
-        cells = cell_prf(pred, gold)
-        scores = {
-            "cell_f1": cells.f1,
-            "grits": grits_content(pred, gold),
-            "teds": teds_structure(pred, gold),
-        }
-        p, g = cell_triples(pred.grid()), cell_triples(gold.grid())
-        evidence = {
-            **scores,
-            "cell_precision": cells.precision,
-            "cell_recall": cells.recall,
-            "missing": [list(t) for t in (g - p)][:20],
-            "extra": [list(t) for t in (p - g)][:20],
-        }
-        feedback = _feedback(evidence)
+        evidence = self._measure(pred, gold)
         return Verdict.graded(
-            self.name, self.version, scores[self.score_by], evidence=evidence, feedback=feedback
+            self.name,
+            self.version,
+            evidence[self.score_by],
+            evidence=evidence,
+            feedback=_feedback(evidence),
         )
+
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """Gamed variants of a right table (`finance.exploits.table_exploits`); their
+        bounds hold for ``score_by="cell_f1"``, so other measures get none."""
+        if self.score_by == "cell_f1":
+            yield from table_exploits(sample)
+
+    def _measure(self, pred: Table, gold: Table) -> dict[str, Any]:
+        pred_grid, gold_grid = pred.grid(), gold.grid()
+        heads = detect_header(pred_grid), detect_header(gold_grid)
+        head = tuple(h.body_start for h in heads)
+        evidence: dict[str, Any] = {
+            "header": {"model": heads[0].evidence(), "reference": heads[1].evidence()}
+        }
+        for measure in dict.fromkeys((self.score_by, *self.report)):
+            evidence.update(_MEASURE[measure](pred, gold, head))
+        p, g = cell_triples(pred_grid), cell_triples(gold_grid)
+        evidence["missing"] = [list(t) for t in (g - p)][:20]
+        evidence["extra"] = [list(t) for t in (p - g)][:20]
+        return evidence
 
     def _gold(self, reference: Any) -> Table | Verdict:
         spec = pdf_spec(reference)
@@ -110,6 +141,51 @@ class TableMatch:
             "table_match needs `reference`: a table (text or rows) or "
             '{"pdf": path, "page": n, "table": i}',
         )
+
+
+Head = tuple[int, int]
+
+
+def _cells(pred: Table, gold: Table, _: Head) -> dict[str, Any]:
+    result = cell_prf(pred, gold)
+    return {"cell_f1": result.f1, "cell_precision": result.precision, "cell_recall": result.recall}
+
+
+def _grid(pred: Table, gold: Table, _: Head) -> dict[str, Any]:
+    result = grid_similarity(pred, gold)
+    return {"grid": result.f1, "grid_precision": result.precision, "grid_recall": result.recall}
+
+
+def _grits(name: str, measure: Callable[[Table, Table], Any]) -> Callable[..., dict[str, Any]]:
+    def run(pred: Table, gold: Table, _: Head) -> dict[str, Any]:
+        result = measure(pred, gold)
+        return {
+            name: result.f1,
+            f"{name}_precision": result.precision,
+            f"{name}_recall": result.recall,
+        }
+
+    return run
+
+
+def _teds(name: str, measure: Callable[..., float], content: bool) -> Callable[..., dict]:
+    def run(pred: Table, gold: Table, head: Head) -> dict[str, Any]:
+        try:
+            return {name: measure(pred, gold, head), f"{name}_exact": True}
+        except TreeTooLarge:  # a lower bound never pays more than the exact score would
+            return {name: row_aligned(pred, gold, content), f"{name}_exact": False}
+
+    return run
+
+
+_MEASURE = {
+    "cell_f1": _cells,
+    "grid": _grid,
+    "grits_con": _grits("grits_con", grits_con),
+    "grits_top": _grits("grits_top", grits_top),
+    "teds": _teds("teds", teds, content=True),
+    "teds_struct": _teds("teds_struct", teds_struct, content=False),
+}
 
 
 def _feedback(evidence: dict[str, Any]) -> str:

@@ -59,10 +59,18 @@ class Table:
     def n_cells(self) -> int:
         return sum(len(r) for r in self.rows)
 
-    def grid(self) -> list[list[str]]:
-        """Cells laid on a rectangular grid; a spanning cell fills every slot it covers."""
-        placed: dict[tuple[int, int], str] = {}
-        width = 0
+    @property
+    def cells(self) -> list[Cell]:
+        """Every cell in reading order (the index `placements` refers to)."""
+        return [cell for row in self.rows for cell in row]
+
+    def placements(self) -> dict[tuple[int, int], tuple[int, int, int]]:
+        """Each grid slot a cell covers -> (the cell's index, its top row, its left column).
+
+        Cells fill a row from the left, skipping slots that a cell spanning down from a
+        row above already covers (HTML's table layout)."""
+        placed: dict[tuple[int, int], tuple[int, int, int]] = {}
+        index = 0
         for r, row in enumerate(self.rows):
             c = 0
             for cell in row:
@@ -70,11 +78,20 @@ class Table:
                     c += 1
                 for dr in range(cell.rowspan):
                     for dc in range(cell.colspan):
-                        placed[(r + dr, c + dc)] = cell.text
+                        placed[(r + dr, c + dc)] = (index, r, c)
                 c += cell.colspan
-                width = max(width, c)
+                index += 1
+        return placed
+
+    def grid(self) -> list[list[str]]:
+        """Cells laid on a rectangular grid; a spanning cell fills every slot it covers."""
+        placed, cells = self.placements(), self.cells
         height = max((r for r, _ in placed), default=-1) + 1
-        return [[placed.get((r, c), "") for c in range(width)] for r in range(height)]
+        width = max((c for _, c in placed), default=-1) + 1
+        return [
+            [cells[placed[(r, c)][0]].text if (r, c) in placed else "" for c in range(width)]
+            for r in range(height)
+        ]
 
 
 def split_stacked_rows(grid: list[list[Any]]) -> list[list[Any]]:

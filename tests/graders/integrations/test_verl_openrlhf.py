@@ -76,7 +76,7 @@ def test_infra_failure_is_never_a_silent_number(
     scorer = VerlScore(spec, backend="pool", workers=1, timeout_s=0.5)
     with pytest.raises(InfraFailureError, match="verifier_timeout"):
         scorer(data_source="x", solution_str="a", ground_truth="a")
-    stated = VerlScore(spec, backend="pool", workers=1, timeout_s=0.5, on_infra_failure=-1.0)
+    stated = VerlScore(spec, backend="pool", workers=1, timeout_s=0.5, fallback=-1.0)
     assert stated(data_source="x", solution_str="a", ground_truth="a")["score"] == -1.0
 
 

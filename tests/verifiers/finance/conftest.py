@@ -20,6 +20,24 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 BUNDLED = REPO_ROOT / "datasets" / "finance"
 
 
+@pytest.fixture
+def bomb(tmp_path: Path) -> Path:
+    """A 30 KB PDF that takes about a minute to parse (`datasets/finance/hostile.py`)."""
+    from rewardsmith.datasets.finance.hostile import flate_bomb
+
+    return flate_bomb(tmp_path / "bomb.pdf")
+
+
+@pytest.fixture(autouse=True)
+def private_failure_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test remembers PDF failures in its own folder: a timeout another test (or
+    another engineer's run on this machine) remembered must not answer for this one."""
+    from rewardsmith.verifiers.finance import reference
+    from rewardsmith.verifiers.finance.doc_cache import FailureCache
+
+    monkeypatch.setattr(reference, "_failures", FailureCache(tmp_path / "pdf-failures"))
+
+
 @pytest.fixture(scope="session")
 def bundled() -> Path:
     return BUNDLED
@@ -58,6 +76,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "scanned": root / "scanned.pdf",
         "long": root / "long.pdf",
         "mixed": root / "mixed.pdf",
+        "owner_only": root / "owner_only.pdf",
     }
     files["empty"].write_bytes(b"")
     files["truncated"].write_bytes(source[: len(source) // 3])
@@ -66,6 +85,10 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     writer.encrypt(user_password="secret", owner_password="owner")
     with open(files["encrypted"], "wb") as handle:
         writer.write(handle)
+    owner = PdfWriter(clone_from=PdfReader(io.BytesIO(source)))
+    owner.encrypt(user_password="", owner_password="owner", algorithm="AES-256")
+    with open(files["owner_only"], "wb") as handle:  # permissions only: opens with ""
+        owner.write(handle)
     _scanned(files["scanned"])
     _long(files["long"], pages=500)
     mixed = PdfWriter(clone_from=PdfReader(io.BytesIO(source)))  # 4 text pages, then a scan

@@ -70,6 +70,8 @@ def _right_answer(task: dict, tasks: dict, truth: dict) -> str:
         return f"Revenue was ${revenue:,} thousand (p. 1). Total assets were {assets:,} (p. 2)."
     if task["task"] == "cross_document":
         return f"<answer>{task['gold']['label']}, by {task['gold']['amount']:,}</answer>"
+    if task["task"] == "chart_claims":
+        return str(task["gold"])
     return ""  # consistency reads the PDF table itself
 
 

@@ -21,7 +21,8 @@ def test_cited_figures_pair_sentences_with_pages() -> None:
     found = cited_figures(
         "Revenue was $122,445 thousand (p. 1). Cash rose to 12,035 [page 2]. Also 2024."
     )
-    assert [(f.value, page) for f, page in found] == [(122445.0, 1), (12035.0, 2), (2024.0, None)]
+    expected = [(122445.0, 1), (12035.0, 2), (2024.0, None)]
+    assert [(c.figure.value, c.page) for c in found] == expected
 
 
 def test_true_figures_in_every_notation_are_grounded(bundled: Path, truth: dict) -> None:
@@ -120,3 +121,69 @@ def test_citing_only_pages_past_the_end_is_the_models_fault(hostile: dict[str, P
     verdict = _check("Segment revenue was 250,007 thousand (p. 9999).", hostile["long"])
     assert verdict.status is Status.FAIL and verdict.failure is Failure.WRONG_ANSWER
     assert verdict.evidence["invented"][0]["why"] == "no such page"
+
+
+@pytest.fixture(scope="module")
+def ifrs_pdf(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, int]]:
+    """An IFRS income statement in thousands, costs in parentheses, and its 2024 figures."""
+    from rewardsmith.datasets.finance.statements import default_layout, draw_pdf, statement
+
+    s = statement("ifrs_income", 3)
+    path = tmp_path_factory.mktemp("grounding") / "ifrs.pdf"
+    draw_pdf(s, default_layout(s), str(path))
+    return path, {line.label: line.values[0] for line in s.lines if line.values}
+
+
+def _millions(value: int) -> str:
+    return f"${abs(value) / 1000:,.1f} million"
+
+
+NATURAL = [
+    # (sentence template, label, grounded?)
+    ("Cost of sales was {m} (p. 1).", "Cost of sales", True),
+    ("Cost of sales was ${t:,} thousand (p. 1).", "Cost of sales", True),
+    ("The company spent {m} on distribution costs (p. 1).", "Distribution costs", True),
+    ("Administrative expenses amounted to {m} (p. 1).", "Administrative expenses", True),
+    ("Finance costs of {m} were charged (p. 1).", "Finance costs", True),
+    ("Income tax expense was {m} (p. 1).", "Income tax expense", True),
+    ("Cost of sales was {p} (p. 1).", "Cost of sales", True),  # as printed
+    ("Revenue was {m} (p. 1).", "Revenue", True),
+    ("Revenue was {neg} (p. 1).", "Revenue", False),  # the wrong sign
+    ("Cost of sales was ${t:,} million (p. 1).", "Cost of sales", False),  # the wrong scale
+    ("Revenue was {m} (p. 1).", "Cost of sales", False),  # a cost is not a revenue
+    ("Gross profit was {m} (p. 1).", "Distribution costs", False),  # nor a profit
+]
+
+
+@pytest.mark.parametrize(("template", "label", "grounded"), NATURAL)
+def test_natural_citations_of_costs_are_grounded(
+    ifrs_pdf: tuple[Path, dict[str, int]], template: str, label: str, grounded: bool
+) -> None:
+    path, values = ifrs_pdf
+    value = values[label]
+    text = template.format(
+        m=_millions(value), t=abs(value), p=f"({abs(value):,})", neg=f"-{_millions(value)}"
+    )
+    verdict = _check(text, path)
+    assert verdict.status is (Status.PASS if grounded else Status.FAIL), (text, verdict.evidence)
+
+
+@pytest.mark.parametrize(
+    ("text", "hedged"),
+    [
+        ("Revenue was {a} or {b} (p. 1).", True),
+        ("Revenue was between {a} and {b} (p. 1).", True),
+        ("Revenue was {a}/{b} (p. 1).", True),
+        ("Revenue was {a}, or {a_m} (p. 1).", False),  # the same quantity restated
+        ("Revenue rose from {b} to {a} (p. 1).", False),
+    ],
+)
+def test_hedged_figures_are_not_grounded(
+    ifrs_pdf: tuple[Path, dict[str, int]], text: str, hedged: bool
+) -> None:
+    path, values = ifrs_pdf
+    revenue, profit = values["Revenue"], values["Gross profit"]
+    sentence = text.format(a=f"{revenue:,}", b=f"{profit:,}", a_m=_millions(revenue))
+    verdict = _check(sentence, path)
+    whys = {i["why"].split(":")[0] for i in verdict.evidence.get("invented", [])}
+    assert ("hedged" in whys) is hedged, verdict.evidence

@@ -117,3 +117,50 @@ def test_nics_report_columns_sum_to_its_totals_row(shared_data: Path) -> None:
     totals = [c for c in checks if c.kind == "total" and c.where.startswith("Totals")]
     assert len(totals) >= 20 and all(c.ok for c in totals), [c for c in totals if not c.ok]
     assert totals[0].stated == 804_006
+
+
+def test_owner_password_only_pdf_opens_with_the_empty_password(
+    hostile: dict[str, Path], tasks: dict
+) -> None:
+    result = load_document(str(hostile["owner_only"]))
+    assert result.document is not None, result.problem
+    income = result.document.tables[0].table.grid()
+    assert income == tasks["acme-income-table"]["reference"]["table"]
+
+
+def test_a_bomb_costs_its_time_once(bomb: Path) -> None:
+    from rewardsmith.verifiers.finance import reference
+    from rewardsmith.verifiers.finance.doc_cache import FailureCache
+
+    limits = ExtractionLimits(timeout_s=2.0)
+    first = load_document(str(bomb), limits=limits)
+    assert first.failure is Failure.VERIFIER_TIMEOUT and not first.remembered
+    # The next samples citing it get the same verdict without a parse (`remembered` is
+    # only set when no worker was asked), with these limits or tighter ones.
+    for same_or_tighter in (limits, ExtractionLimits(timeout_s=1.0, memory_bytes=1 << 30)):
+        again = load_document(str(bomb), limits=same_or_tighter)
+        assert again.failure is Failure.VERIFIER_TIMEOUT and again.remembered
+        assert "remembered" in again.problem
+    # Another process (a pool worker) finds the record on disk.
+    other = FailureCache(reference._failures.directory)
+    found = other.find(reference._failures._memory[0][0], limits.remember_failures_s)
+    assert found is not None and found.failure == "verifier_timeout"
+    assert other.find(reference._failures._memory[0][0], ttl_s=0) is None  # 0: never
+
+
+def test_a_remembered_failure_answers_only_requests_that_ask_as_much(tmp_path: Path) -> None:
+    from rewardsmith.verifiers.finance.doc_cache import FailureCache, FailureRecord, RequestKey
+
+    failed = RequestKey("d" * 64, (3,), ("stream",), 2, 50, 10.0, 1 << 30)
+    cache = FailureCache(tmp_path)
+    cache.add(failed, FailureRecord("verifier_timeout", "too slow", time.time()))
+    same = failed
+    more = RequestKey("d" * 64, (3, 4), ("stream", "ruled"), 2, 50, 5.0, 1 << 29)
+    fewer_pages = RequestKey("d" * 64, (4,), ("stream",), 2, 50, 10.0, 1 << 30)
+    looser = RequestKey("d" * 64, (3,), ("stream",), 2, 50, 60.0, 1 << 30)
+    other_file = RequestKey("e" * 64, (3,), ("stream",), 2, 50, 10.0, 1 << 30)
+    for key, remembered in ((same, True), (more, True), (fewer_pages, False),
+                            (looser, False), (other_file, False)):  # fmt: skip
+        assert (cache.find(key, ttl_s=3600) is not None) is remembered, key
+    assert FailureCache(tmp_path).find(more, ttl_s=3600) is not None  # from disk
+    assert cache.find(same, ttl_s=0) is None

@@ -10,7 +10,14 @@ from rewardsmith.verifiers import finance
 from rewardsmith.verifiers.protocol import Verifier
 from rewardsmith.verifiers.registry import create
 
-NAMES = ["consistency", "cross_document", "grounding", "numeric_answer", "table_match"]
+NAMES = [
+    "chart_claims",
+    "consistency",
+    "cross_document",
+    "grounding",
+    "numeric_answer",
+    "table_match",
+]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -22,6 +29,7 @@ def test_created_by_name_and_pickles(name: str) -> None:
 
 def test_public_surface_is_pinned() -> None:
     assert finance.__all__ == [
+        "ChartClaims",
         "Consistency",
         "CrossDocument",
         "ExtractionLimits",

@@ -52,8 +52,8 @@ def test_one_wrong_cell_is_partial_and_named(tasks: dict, edit, missing: str) ->
 
 def test_score_by_structure_ignores_content(tasks: dict) -> None:
     rows = tasks["acme-income-table"]["reference"]["table"]
-    blanked = [[r[0]] + ["0"] * (len(r) - 1) for r in rows]
-    verdict = TableMatch(score_by="teds")(_sample(_markdown(blanked), {"table": rows}))
+    blanked = [rows[0]] + [[r[0]] + ["0"] * (len(r) - 1) for r in rows[1:]]
+    verdict = TableMatch(score_by="teds_struct")(_sample(_markdown(blanked), {"table": rows}))
     assert verdict.status is Status.PASS and verdict.evidence["cell_f1"] < 0.5
 
 
@@ -101,7 +101,9 @@ def test_bad_reference(reference: object) -> None:
 
 
 def test_config_is_validated_and_pickles() -> None:
-    with pytest.raises(ValueError, match="score_by"):
-        TableMatch(score_by="accuracy")  # type: ignore[arg-type]
-    check = TableMatch(score_by="grits")
+    with pytest.raises(ValueError, match="unknown table measure 'accuracy'"):
+        TableMatch(score_by="accuracy")
+    with pytest.raises(ValueError, match="renamed"):  # it claimed GriTS without being it
+        TableMatch(score_by="grits")
+    check = TableMatch(score_by="grits_con", report=("teds",))
     assert pickle.loads(pickle.dumps(check)) == check

@@ -1,0 +1,345 @@
+"""Chart claims: a model's statements about a chart, graded against the chart itself.
+
+The chart is read from the PDF (`chart_read`: each series' values on its own axis) or given
+as data (``{"chart": {"series": {name: {category: value}}, "tick_step": {...}, "axis":
+{...}}}``). Each sentence of the completion that names a series (or any sentence, for a
+chart of one series) and a category becomes a claim:
+
+- **value**: "Revenue in 2021 was 151" (several figures for one value are a hedge: false);
+- **maximum / minimum**: "Revenue peaked in 2023", "costs were lowest in 2019";
+- **trend**: "revenue rose from 2019 to 2023"; "rose every year" (each step);
+- **change**: "revenue grew 13.9% from 2020 to 2021", "rose by 18.5 from 2020 to 2021",
+  "margin fell 23% year over year in 2022" (from the category before).
+
+A reader of a chart sees its values to within some fraction of the axis's tick step, so
+each claim is graded with a tolerance from the axis resolution: ``tol = tolerance_ticks ×
+step`` of the series' axis. A value passes within ``tol``; a direction holds only when the
+change exceeds ``tol`` (a flat pair supports neither "rose" nor "fell"); a maximum holds
+for a category within ``tol`` of the top; a change in percent passes when it lies in the
+range the values ± ``tol`` allow. Claims compare in the chart's own units ("$151 million"
+on an axis in $ millions reads 151). The score is the share of claims that hold; a
+completion with no claim the chart can decide fails (``format``). A chart drawn as a
+picture cannot be read: that is an error of the reference (score None), never a guess.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from rewardsmith.verifiers.exploits import Exploit
+from rewardsmith.verifiers.finance.doc_cache import (
+    FailureRecord,
+    RequestKey,
+    ResultCache,
+    sha256_of,
+)
+from rewardsmith.verifiers.finance.figures import Figure, find_figure_spans
+from rewardsmith.verifiers.finance.pdf import pdf_problem
+from rewardsmith.verifiers.finance.reference import ExtractionLimits
+from rewardsmith.verifiers.killable import call_with_limits
+from rewardsmith.verifiers.protocol import Cost
+from rewardsmith.verifiers.types import Failure, Sample, Verdict
+
+__all__ = ["ChartClaims", "Claim", "parse_claims"]
+
+_MAX = re.compile(r"\b(highest|peak(ed|s)?|maximum|largest|biggest|record high|most)\b", re.I)
+_MIN = re.compile(r"\b(lowest|minimum|smallest|least|trough|bottomed)\b", re.I)
+_UP = re.compile(r"\b(rose|rise[sn]?|increased?|grew|grow[sn]?|climbed|up|gained|improved)\b", re.I)
+_DOWN = re.compile(r"\b(fell|falls?|decreased?|declined?|dropped|down|shrank|lower(ed)?)\b", re.I)
+_EVERY = re.compile(r"\b(every|each)\s+year\b|\bsteadily\b|\bconsecutive", re.I)
+_YOY = re.compile(
+    r"year[- ]over[- ]year|year[- ]on[- ]year|\byoy\b|from the (previous|prior) year", re.I
+)
+_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
+MAX_CLAIMS = 200
+MAX_TEXT = 50_000
+
+
+@dataclass(frozen=True)
+class Claim:
+    kind: str
+    """``value``, ``max``, ``min``, ``trend``, ``monotonic``, ``change`` or ``change_pct``."""
+    series: str
+    categories: tuple[str, ...]
+    stated: float | None = None
+    """The figure claimed (a value, a change); for a trend +1 (up) or -1 (down)."""
+    text: str = ""
+    hedged: bool = False
+
+
+@dataclass(frozen=True)
+class _Chart:
+    categories: list[str]
+    values: dict[str, dict[str, float]]
+    tolerance: dict[str, float]
+    """Per series: tolerance_ticks × its axis's tick step."""
+
+
+def _names(series: list[str]) -> dict[str, re.Pattern[str]]:
+    """How each series may be named: in full, or without a parenthesis ("(%)")."""
+    out = {}
+    for name in series:
+        core = re.sub(r"\s*\(.*?\)\s*", " ", name).strip() or name
+        out[name] = re.compile(rf"(?<!\w)({re.escape(name)}|{re.escape(core)})(?!\w)", re.I)
+    return out
+
+
+def parse_claims(text: str, series: list[str], categories: list[str]) -> list[Claim]:
+    """The claims in `text` about a chart with these series and categories."""
+    names = _names(series)
+    out: list[Claim] = []
+    for sentence in _SENTENCE.split(text[:MAX_TEXT]):
+        named = [s for s, pattern in names.items() if pattern.search(sentence)]
+        if not named and len(series) == 1:
+            named = list(series)
+        if len(named) != 1:
+            continue  # no series, or several: not one decidable claim
+        cats = _categories_in(sentence, categories)
+        figures = [f for f, *_ in find_figure_spans(_strip(sentence, categories, names))]
+        out += _claims(named[0], sentence, cats, figures, categories)
+        if len(out) >= MAX_CLAIMS:
+            break
+    return out[:MAX_CLAIMS]
+
+
+def _categories_in(sentence: str, categories: list[str]) -> list[str]:
+    found = []
+    for c in categories:
+        for m in re.finditer(rf"(?<![\w.,]){re.escape(c)}(?![\w%])", sentence):
+            found.append((m.start(), c))
+    return [c for _, c in sorted(found)]
+
+
+def _strip(sentence: str, categories: list[str], names: dict[str, re.Pattern[str]]) -> str:
+    """The sentence without its category labels and series names (a year is no figure)."""
+    for c in categories:
+        sentence = re.sub(rf"(?<![\w.,]){re.escape(c)}(?![\w%])", " ", sentence)
+    for pattern in names.values():
+        sentence = pattern.sub(" ", sentence)
+    return sentence
+
+
+def _claims(
+    series: str, sentence: str, cats: list[str], figures: list[Figure], categories: list[str]
+) -> list[Claim]:
+    up, down = bool(_UP.search(sentence)), bool(_DOWN.search(sentence))
+    direction = 1.0 if up and not down else -1.0 if down and not up else 0.0
+    pct = [f for f in figures if f.unit == "%"]
+    if direction and _EVERY.search(sentence):
+        return [Claim("monotonic", series, tuple(categories), direction, sentence)]
+    if direction and len(cats) == 1 and (_YOY.search(sentence) or pct):
+        i = categories.index(cats[0])
+        cats = [categories[i - 1], cats[0]] if i > 0 else cats
+    if direction and len(cats) == 2:
+        return [_change(series, tuple(cats), direction, figures, sentence)]
+    if len(cats) == 1 and (_MAX.search(sentence) or _MIN.search(sentence)):
+        kind = "max" if _MAX.search(sentence) else "min"
+        claims = [Claim(kind, series, tuple(cats), None, sentence)]
+        return claims + _values(series, cats, figures, sentence)
+    if cats and figures and not direction:
+        return _values(series, cats, figures, sentence)
+    return []
+
+
+def _change(
+    series: str, cats: tuple[str, ...], direction: float, figures: list[Figure], sentence: str
+) -> Claim:
+    if not figures:
+        return Claim("trend", series, cats, direction, sentence)
+    kind = "change_pct" if figures[0].unit == "%" else "change"
+    stated = direction * abs(figures[0].value)
+    hedged = len({abs(f.value) for f in figures}) > 1
+    return Claim(kind, series, cats, stated, sentence, hedged)
+
+
+def _values(series: str, cats: list[str], figures: list[Figure], sentence: str) -> list[Claim]:
+    if not figures:
+        return []
+    if len(figures) == len(cats):  # "118.5 in 2019 and 132.5 in 2020": in order
+        return [
+            Claim("value", series, (c,), f.value, sentence)
+            for c, f in zip(cats, figures, strict=True)
+        ]
+    if len(cats) == 1:  # one value, several figures offered: a hedge
+        return [Claim("value", series, (cats[0],), figures[0].value, sentence, hedged=True)]
+    return []
+
+
+def grade(claim: Claim, chart: _Chart) -> tuple[bool, dict[str, Any]]:
+    """Whether the claim holds on the chart, and what it was compared with."""
+    values = chart.values[claim.series]
+    tol = chart.tolerance[claim.series]
+    shown = {c: values.get(c) for c in claim.categories}
+    detail: dict[str, Any] = {"chart": shown, "tolerance": tol}
+    if claim.hedged or any(v is None for v in shown.values()):
+        return False, detail
+    if claim.kind == "value":
+        return abs(values[claim.categories[0]] - (claim.stated or 0.0)) <= tol, detail
+    if claim.kind in ("max", "min"):
+        extreme = max(values.values()) if claim.kind == "max" else min(values.values())
+        v = values[claim.categories[0]]
+        return (v >= extreme - tol) if claim.kind == "max" else (v <= extreme + tol), detail
+    if claim.kind == "monotonic":
+        path = [values[c] for c in claim.categories if c in values]
+        steps = [b - a for a, b in itertools.pairwise(path)]
+        return bool(steps) and all(s * (claim.stated or 0) > tol for s in steps), detail
+    a, b = (values[c] for c in claim.categories)
+    if claim.kind == "trend":
+        return (b - a) * (claim.stated or 0) > tol, detail
+    if claim.kind == "change":
+        return abs((b - a) - (claim.stated or 0)) <= 2 * tol, detail
+    low, high = _pct_range(a, b, tol)
+    detail["range_pct"] = [low, high]
+    stated = claim.stated or 0.0
+    return low - 0.05 <= stated <= high + 0.05, detail
+
+
+def _pct_range(a: float, b: float, tol: float) -> tuple[float, float]:
+    if abs(a) <= tol:
+        return float("-inf"), float("inf")  # from about zero any percentage is possible
+    options = [(bb - aa) / abs(aa) * 100 for aa in (a - tol, a + tol) for bb in (b - tol, b + tol)]
+    return min(options), max(options)
+
+
+@dataclass(frozen=True)
+class ChartClaims:
+    """Score the share of a model's claims about a chart that the chart supports."""
+
+    name: ClassVar[str] = "chart_claims"
+    version: ClassVar[str] = "1"
+    cost: ClassVar[Cost] = Cost.CPU
+
+    tolerance_ticks: float = 0.25
+    """Tolerance as a fraction of the series' axis tick step (the axis resolution)."""
+    limits: ExtractionLimits = field(default_factory=ExtractionLimits)
+    """Limits for reading the chart out of a PDF."""
+
+    def __post_init__(self) -> None:
+        if not 0 < self.tolerance_ticks <= 1:
+            raise ValueError("tolerance_ticks must be in (0, 1]: a fraction of one tick step")
+
+    def __call__(self, sample: Sample) -> Verdict:
+        chart = self._chart(sample.reference)
+        if isinstance(chart, Verdict):
+            return chart
+        claims = parse_claims(sample.completion_text, list(chart.values), chart.categories)
+        if not claims:
+            return Verdict.failed(
+                self.name, self.version, Failure.FORMAT,
+                feedback="no claim names a series and a category of the chart",
+            )  # fmt: skip
+        graded = [(c, *grade(c, chart)) for c in claims]
+        failed = [(c, d) for c, ok, d in graded if not ok]
+        evidence = {
+            "claims": [_record(c, ok, d) for c, ok, d in graded][:50],
+            "series": list(chart.values),
+        }
+        feedback = "; ".join(f"{c.text.strip()[:80]} (chart: {d['chart']})" for c, d in failed[:3])
+        return Verdict.graded(
+            self.name, self.version, 1 - len(failed) / len(claims), evidence=evidence,
+            feedback=f"not supported by the chart: {feedback}" if failed else "",
+        )  # fmt: skip
+
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """False claims made from the right ones (`finance.exploits.chart_exploits`)."""
+        from rewardsmith.verifiers.finance.prose_exploits import chart_exploits
+
+        chart = self._chart(sample.reference)
+        if isinstance(chart, _Chart):
+            yield from chart_exploits(sample, chart.values, chart.categories, chart.tolerance)
+
+    def _chart(self, reference: Any) -> _Chart | Verdict:
+        if isinstance(reference, dict) and isinstance(reference.get("chart"), dict):
+            return self._from_truth(reference["chart"])
+        if isinstance(reference, dict) and isinstance(reference.get("pdf"), str):
+            page = reference.get("page", 1)
+            if not isinstance(page, int) or isinstance(page, bool):
+                return self._bad("`page` must be an integer")
+            read = load_chart(reference["pdf"], page, self.limits)
+            if "problem" in read:
+                failure = Failure(read.get("failure", Failure.BAD_REFERENCE.value))
+                if failure is Failure.VERIFIER_TIMEOUT:
+                    return Verdict.timed_out(self.name, self.version, failure, read["problem"])
+                return Verdict.errored(self.name, self.version, failure, read["problem"])
+            return self._from_read(read)
+        return self._bad(
+            'chart_claims needs `reference`: {"pdf": path, "page": n} or {"chart": ...}'
+        )
+
+    def _bad(self, message: str) -> Verdict:
+        return Verdict.errored(self.name, self.version, Failure.BAD_REFERENCE, message)
+
+    def _from_truth(self, truth: dict[str, Any]) -> _Chart | Verdict:
+        try:
+            values = {s: {c: float(v) for c, v in vs.items()} for s, vs in truth["series"].items()}
+            steps, axis = truth["tick_step"], truth.get("axis", {})
+            tolerance = {
+                s: self.tolerance_ticks * float(steps[axis.get(s, "left")]) for s in values
+            }
+            categories = list(dict.fromkeys(c for vs in values.values() for c in vs))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            return self._bad(f"chart data needs series, tick_step and axis: {exc}")
+        return _Chart(categories, values, tolerance)
+
+    def _from_read(self, read: dict[str, Any]) -> _Chart:
+        values = {s: dict(info["values"]) for s, info in read["series"].items()}
+        steps = {side: a["step"] for side, a in read["axes"].items()}
+        tolerance = {s: self.tolerance_ticks * steps[read["series"][s]["axis"]] for s in values}
+        return _Chart(list(read["categories"]), values, tolerance)
+
+
+def _record(claim: Claim, ok: bool, detail: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "kind": claim.kind, "series": claim.series, "categories": list(claim.categories),
+        "stated": claim.stated, "hedged": claim.hedged, "ok": ok,
+        "text": claim.text.strip()[:200], **detail,
+    }  # fmt: skip
+
+
+_charts = ResultCache()
+
+
+def load_chart(path: str, page: int, limits: ExtractionLimits) -> dict[str, Any]:
+    """The chart on `page` of `path` as `chart_read.read_charts` gives it, or ``{"problem":
+    ..., "failure": ...}``; read in a killable worker, cached by content (failures too)."""
+    from rewardsmith.verifiers.finance import reference
+    from rewardsmith.verifiers.finance.chart_read import read_chart_pdf
+
+    problem = pdf_problem(path, limits.max_bytes)
+    if problem:
+        return {"problem": problem, "failure": Failure.BAD_REFERENCE.value}
+    key = RequestKey(sha256_of(path), (page,), ("chart",), 1, limits.max_pages,
+                     limits.timeout_s, limits.memory_bytes)  # fmt: skip
+    hit = _charts.get(key)
+    if hit is not None:
+        return hit
+    failed = reference._failures.find(key, limits.remember_failures_s)
+    if failed is not None:
+        return {"problem": f"{failed.problem} (remembered)", "failure": failed.failure}
+    outcome = call_with_limits(
+        read_chart_pdf, path, page, timeout_s=limits.timeout_s,
+        memory_bytes=limits.memory_bytes, preload=("playa",),
+    )  # fmt: skip
+    if outcome.timed_out or outcome.died:
+        failure = Failure.VERIFIER_TIMEOUT if outcome.timed_out else Failure.WORKER_DIED
+        problem = f"reading the chart {'timed out' if outcome.timed_out else 'killed its worker'}"
+        reference._failures.add(key, FailureRecord(failure.value, problem, _now()))
+        return {"problem": problem, "failure": failure.value}
+    if outcome.error is not None:
+        result = {"problem": f"unreadable PDF: {outcome.error}"[:500], "failure": "bad_reference"}
+    else:
+        result = outcome.value
+        if "problem" in result:
+            result = {**result, "failure": Failure.BAD_REFERENCE.value}
+    _charts.put(key, result)
+    return result
+
+
+def _now() -> float:
+    import time
+
+    return time.time()
