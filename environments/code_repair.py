@@ -43,9 +43,7 @@ REPAIR_REWARD: dict[str, Any] = {
         "weighted": {
             "components": {
                 "tests": "code_tests",
-                "progress": {
-                    "product": {"components": {"t": "code_tests", "gain": "repair_progress"}}
-                },
+                "progress": {"product": {"tests": "code_tests", "gain": "repair_progress"}},
             },
             "weights": {"tests": 0.8, "progress": 0.2},
         }
@@ -67,7 +65,7 @@ class CodeRepair(ToolEnvironment):
     def reset(self, task: Mapping[str, Any]) -> tuple[EpisodeState, str]:
         state, _ = super().reset(task)
         given = str(task["broken"])
-        probe = state.with_attempt(given, None, kind="given")
+        probe = state.with_attempt(given, None, kind="probe")  # scored as a program
         log = self._log(self.score(TESTS_REWARD, probe))
         state = state.with_attempt(given, log, kind="given")
         prompt = self.prompt(task) + f"\n\nTest results:\n{log}"
