@@ -15,6 +15,7 @@ answer verifiers score it 0 (the model's failure, never "no reward").
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -42,6 +43,8 @@ class ToolEnvironment:
 
     name: ClassVar[str] = "tool_environment"
     tools: Sequence[Tool] = ()
+    _scorers_lock: ClassVar[threading.Lock] = threading.Lock()
+    """Episodes step in threads: two first calls must not both start a Scorer."""
 
     def __init__(
         self,
@@ -129,10 +132,11 @@ class ToolEnvironment:
     def _scorer_for(self, reward: Any) -> Scorer:
         # One Scorer per spec, built on first use and never pickled (it restarts anywhere).
         key = json.dumps(reward, sort_keys=True, default=str)
-        scorers = self.__dict__.setdefault("_scorers", {})
-        if key not in scorers:
-            scorers[key] = Scorer(reward, **self.scorer_settings)
-        scorer: Scorer = scorers[key]
+        with self._scorers_lock:
+            scorers = self.__dict__.setdefault("_scorers", {})
+            if key not in scorers:
+                scorers[key] = Scorer(reward, **self.scorer_settings)
+            scorer: Scorer = scorers[key]
         return scorer
 
     def close(self) -> None:

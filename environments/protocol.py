@@ -23,7 +23,7 @@ gives one, the final reward when `done`. The verdicts inside it say why.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from rewardsmith.graders import Reward
@@ -70,8 +70,6 @@ class EpisodeState:
     done: bool = False
     end: str = ""
     """How it ended: 'answered', 'turn_limit', 'token_budget', or a driver's reason."""
-    memo: Mapping[str, Any] = field(default_factory=dict)
-    """An environment's own JSON-serialisable notes (the best test score so far, ...)."""
 
     def after_turn(self, action_tokens: int) -> EpisodeState:
         return replace(self, turn=self.turn + 1, tokens=self.tokens + action_tokens)
