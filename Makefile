@@ -16,7 +16,7 @@ $(VENV)/.installed-dev: $(DEPS)
 	@# bpy's wheel is tagged cp39 although built for 3.11; pip check reports only that tag
 	@# as "not supported on this platform". Any other line is a real conflict and fails.
 	@$(BIN)/pip check | grep -v '^bpy [0-9.]* is not supported on this platform$$' \
-		| grep -v '^No broken requirements found' | grep -Ev '^(verl|openrlhf|tensordict) ' \
+		| grep -v '^No broken requirements found' | grep -Ev '^(verl|openrlhf|tensordict|pyvers) ' \
 		| (! grep .) || (echo 'pip check failed' && false)
 	touch $@
 

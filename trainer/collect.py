@@ -80,7 +80,7 @@ def collect(
     ]
     cut = sum(prompts.truncated[t] for t in picks)
     gen_s = time.perf_counter() - t0
-    return Pending(step, rollout, samples, pipeline.submit(samples), gen_s, cut)
+    return Pending(step, rollout, samples, pipeline.submit(samples, step), gen_s, cut)
 
 
 def _score(

@@ -105,7 +105,9 @@ class TrainConfig:
     reward: dict[str, dict[str, Any]] = field(
         default_factory=lambda: {"exact_match": {"weight": 1.0}}
     )
-    """Verifier name -> its settings plus `weight`: the default reward when no grader spec."""
+    """Verifier name -> its settings plus `weight` (default 1), used when no `reward_spec`:
+    the reward is their weighted mean, sum_k w_k v_k / sum_k w_k over the verifiers that
+    apply to the sample (`rewardsmith.graders.build`; ``-v a -v b`` on the CLI means the same)."""
     reward_spec: str | None = None
     """A rewardsmith.graders YAML reward spec; when set it replaces `reward`."""
     reward_executor: Literal["inline", "pool", "ray"] = "pool"

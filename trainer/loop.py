@@ -90,11 +90,12 @@ def train(
     source = reward or build_reward_source(
         cfg.reward, cfg.reward_spec, cfg.reward_executor, cfg.reward_workers, cfg.reward_timeout_s
     )
-    pipeline = RewardPipeline(DeadlineSource(source, cfg.reward_batch_timeout_s))
+    guard = DeadlineSource(source, cfg.reward_batch_timeout_s)
+    pipeline = RewardPipeline(guard)
     engine, pushes_weights = _build_engine(cfg, models, ctx)
     metrics: dict[str, float] = {}
     try:
-        start = _resume(cfg, ctx, models, optimizer, state, pipeline)
+        start = _resume(cfg, ctx, models, optimizer, state, pipeline, guard)
         if start and pushes_weights:
             engine.update_weights(models.lm_state())
         logger = MetricsLogger(cfg.output_dir, ctx.is_main, cfg.tensorboard, start)
@@ -115,7 +116,7 @@ def train(
                 on_step(step, metrics)
             last = step + 1 == cfg.steps
             if last or (cfg.checkpoint_every and (step + 1) % cfg.checkpoint_every == 0):
-                _save(cfg, ctx, models, optimizer, state, step + 1)
+                _save(cfg, ctx, models, optimizer, state, step + 1, guard)
         logger.close()
     finally:
         engine.close()
@@ -297,9 +298,13 @@ def _save(
     optimizer: torch.optim.Optimizer,
     state: RunState,
     step: int,
+    guard: DeadlineSource,
 ) -> None:
     pending = state.pending
-    own: dict[str, Any] = {"rng": ckpt.rng_state(), "pending": None}
+    # The reward's state (this rank's running normalisation) as of the last batch trained
+    # on: the pending batch, already scored, is scored again on resume.
+    reward_state = guard.state_through(step - 1)
+    own: dict[str, Any] = {"rng": ckpt.rng_state(), "pending": None, "reward": reward_state}
     if pending is not None:
         own["pending"] = {
             "step": pending.step,
@@ -332,6 +337,7 @@ def _resume(
     optimizer: torch.optim.Optimizer,
     state: RunState,
     pipeline: RewardPipeline,
+    guard: DeadlineSource,
 ) -> int:
     """Load the newest intact checkpoint (every rank agreeing on which); returns its step."""
     if not cfg.resume:
@@ -347,6 +353,7 @@ def _resume(
             problems.append(str(exc))
             intact = 0.0
         if float(all_reduce_sum(torch.tensor([1.0 - intact]), ctx)[0]) == 0.0:
+            guard.load_state(own.get("reward"))
             return _restore(ctx, models, optimizer, state, pipeline, shared, own)
     if problems:
         raise ckpt.CheckpointError(
@@ -377,7 +384,7 @@ def _restore(
             saved["step"],
             rollout,
             samples,
-            pipeline.submit(samples),
+            pipeline.submit(samples, saved["step"]),
             saved["gen_s"],
             saved.get("prompts_cut", 0),
         )

@@ -10,14 +10,22 @@ update that step, a warning with the cause, and a count in `reward/skipped_batch
 A call that hangs keeps running in a daemon thread (a Python thread cannot be killed), so
 it never blocks the run or the process's exit; verifiers themselves are killed at their
 own hard limit by the executor.
+
+The training step reaches the source as ``step=`` when its `score` (or `ascore`) takes
+one (a `GraderReward` does: step-dependent shaping). A source with a `state` (running
+normalisation) has it snapshotted after each batch, so a checkpoint saves the state as of
+the last batch trained on, not one that includes the batch already scored for the next
+step (`reward_overlap: one_step`), which is scored again on resume.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
+import inspect
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -36,14 +44,20 @@ class DeadlineSource:
     `RewardPipeline` around it runs each call on its thread and gets the error back.
     """
 
+    KEEP_STATES = 4
+    """Reward-state snapshots kept (by step): the one a checkpoint needs is at most one
+    step behind the newest."""
+
     def __init__(self, source: RewardSource, timeout_s: float) -> None:
         self.source = source
         self.timeout_s = timeout_s
+        self._states: dict[int, dict[str, Any]] = {}
+        self._states_lock = threading.Lock()  # written on the reward thread, read at save
 
-    def score(self, samples: Sequence[Sample]) -> RewardBatch:
+    def score(self, samples: Sequence[Sample], step: int | None = None) -> RewardBatch:
         box: Future[RewardBatch] = Future()
         worker = threading.Thread(
-            target=self._call, args=(list(samples), box), daemon=True, name="reward-call"
+            target=self._call, args=(list(samples), step, box), daemon=True, name="reward-call"
         )
         worker.start()
         try:
@@ -59,13 +73,49 @@ class DeadlineSource:
             )
         return batch
 
-    def _call(self, samples: list[Sample], box: Future[RewardBatch]) -> None:
+    def _call(self, samples: list[Sample], step: int | None, box: Future[RewardBatch]) -> None:
         try:
             ascore: Any = getattr(self.source, "ascore", None)
-            result = asyncio.run(ascore(samples)) if ascore else self.source.score(samples)
+            call = ascore or self.source.score
+            kwargs = {"step": step} if step is not None and _takes_step(call) else {}
+            result = asyncio.run(ascore(samples, **kwargs)) if ascore else call(samples, **kwargs)
+            if step is not None:
+                self._snapshot(step)
             box.set_result(result)
         except BaseException as exc:  # handed to the waiting thread, which reports it
             box.set_exception(exc)
+
+    def _snapshot(self, step: int) -> None:
+        state = getattr(self.source, "state", None)  # a property (GraderReward) or a method
+        if callable(state):
+            state = state()
+        if state is None:
+            return
+        with self._states_lock:
+            self._states[step] = copy.deepcopy(dict(state))
+            for old in sorted(self._states)[: -self.KEEP_STATES]:
+                del self._states[old]
+
+    def state_through(self, step: int) -> dict[str, Any] | None:
+        """The source's state after the newest batch of step <= `step` (None: no state)."""
+        with self._states_lock:
+            done = [s for s in self._states if s <= step]
+            return self._states[max(done)] if done else None
+
+    def load_state(self, state: Mapping[str, Any] | None) -> None:
+        """Restore the source's state from a checkpoint (nothing when either has none)."""
+        load: Callable[[Mapping[str, Any]], None] | None = getattr(self.source, "load_state", None)
+        if state is not None and load is not None:
+            load(state)
+
+
+def _takes_step(call: Callable[..., Any]) -> bool:
+    """Whether `call` accepts ``step=`` (the RewardSource protocol does not require it)."""
+    try:
+        params = inspect.signature(call).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "step" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
 def await_rewards(
@@ -93,7 +143,7 @@ def await_rewards(
                 exc,
             )
             if attempt < retries:
-                future = pipeline.submit(samples)
+                future = pipeline.submit(samples, step)
     log.error(
         "step %d: no rewards after %d attempts; the batch is skipped (no update this step)",
         step,

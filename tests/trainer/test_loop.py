@@ -13,7 +13,7 @@ from typing import ClassVar
 import pytest
 import torch
 
-from rewardsmith.graders import Executor, Grader, weighted
+from rewardsmith.graders import Executor, Grader, chain, running_normalize, weighted
 from rewardsmith.trainer.checkpoint import (
     CheckpointError,
     latest_checkpoint,
@@ -299,3 +299,60 @@ def test_lora_trains_adapters_against_the_adapter_free_base(
     train(small_config(tiny_model, tmp_path / "run", steps=3, resume=True, **settings))
     again = read_metrics(tmp_path / "run")
     assert again[2]["loss/policy"] == pytest.approx(rows[2]["loss/policy"], abs=1e-6)
+
+
+@dataclass(frozen=True)
+class LengthScore:
+    """A graded reward that varies from sample to sample (so normalisation has a spread)."""
+
+    name: ClassVar[str] = "length_score"
+    version: ClassVar[str] = "1"
+    cost: ClassVar[Cost] = Cost.CHEAP
+
+    def __call__(self, sample: Sample) -> Verdict:
+        return Verdict.graded(self.name, self.version, len(sample.completion_text) % 5 / 4)
+
+
+def normalised_reward() -> GraderReward:
+    return GraderReward(Grader(chain(weighted({"length": LengthScore()}), running_normalize(64))))
+
+
+def test_the_reward_state_is_checkpointed_as_of_the_last_trained_batch_and_resumed(
+    tiny_model: str, tmp_path: Path
+) -> None:
+    settings = {"steps": 4, "checkpoint_every": 2}
+    straight = tmp_path / "straight"
+    train(small_config(tiny_model, straight, **settings), reward=normalised_reward())
+    folder = straight / "checkpoints" / "step_000002"
+    history = next(iter(load_rank_state(folder, 0)["reward"]["grader"].values()))
+    # Steps 0 and 1 (8 samples each); step 2's batch, already scored under one_step
+    # overlap, is not in it: it is scored again on resume.
+    assert len(history) == 16
+    resumed = tmp_path / "resumed"
+    shutil.copytree(folder, resumed / "checkpoints" / "step_000002")
+    (resumed / "checkpoints" / "latest").write_text("step_000002")
+    train(small_config(tiny_model, resumed, resume=True, **settings), reward=normalised_reward())
+    a, b = read_metrics(straight), read_metrics(resumed)
+    assert [r["step"] for r in b] == [2, 3]
+    for key in ("reward/mean", "loss/policy"):
+        assert [r[key] for r in a[2:]] == pytest.approx([r[key] for r in b], abs=1e-6), key
+
+
+class RecordsSteps:
+    """A reward source that takes ``step=`` and notes each one it is given."""
+
+    def __init__(self) -> None:
+        self.inner = GraderReward(Grader(weighted({"exact_match": ExactMatch()})))
+        self.steps: list[int] = []
+
+    def score(self, samples, step=0):
+        self.steps.append(step)
+        return self.inner.score(samples, step=step)
+
+
+def test_the_training_step_reaches_a_reward_source_that_takes_it(
+    tiny_model: str, tmp_path: Path
+) -> None:
+    source = RecordsSteps()
+    train(small_config(tiny_model, tmp_path, steps=3), reward=source)
+    assert source.steps == [0, 1, 2]
