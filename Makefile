@@ -81,7 +81,7 @@ bench: $(VENV)/.installed-bench
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy verifiers graders datasets cli trainer reward_models
+	$(BIN)/mypy verifiers graders datasets cli trainer reward_models environments
 
 format: $(VENV)/.installed-dev
 	$(BIN)/ruff check --fix .
