@@ -5,6 +5,8 @@ raised and hid the cause)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from code_cases import ADD_PYTEST, FAST, judge
 
@@ -19,10 +21,10 @@ RIGHT = "def add(a, b):\n    return a + b\n"
 def test_an_exception_inside_the_judge_is_kept_with_its_traceback(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    header = "def run_pytest(spec: dict[str, Any], link: Link, ns: dict[str, Any])"
-    header += " -> list[dict[str, Any]]:\n"
+    # Right after run_pytest's signature, whatever its parameters are today.
+    header = re.compile(r"^def run_pytest\([^)]*\)[^:]*:\n", re.MULTILINE)
     fail = "    raise ImportError('no module named _pytest._argcomplete (a test of the path)')\n"
-    broken = function_tests._JUDGE.replace(header, header + fail)
+    broken = header.sub(lambda found: found.group(0) + fail, function_tests._JUDGE, count=1)
     assert broken != function_tests._JUDGE
     monkeypatch.setattr(function_tests, "_JUDGE", broken)
     verdict = judge(FAST, RIGHT, ADD_PYTEST)
