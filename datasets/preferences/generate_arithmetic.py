@@ -76,6 +76,7 @@ def rows(seed: int = 0) -> list[dict[str, str]]:
                     "chosen": chosen,
                     "rejected": rejected,
                     "subset": subset,
+                    "reference": str(OPS[op](a, b)),
                 }
             )
     rng.shuffle(out)
