@@ -12,8 +12,9 @@ depends on nothing else, a run resumed from a checkpoint sees the same batches.
 Every checkpoint records the mean and spread of the model's raw scores on (a seeded subset
 of) its training rows, in its ``reward_model.json`` (`RewardModel.normalize` reads them).
 
-**Divergence** is detected and reported, never trained through: a loss that is not finite,
-or scores that collapse to a constant (their spread within a batch below `collapse_tol`
+**Divergence** is detected and reported, never trained through: a loss that is not finite
+or that explodes (`explosion_factor` times the first step's), or scores that collapse to a
+constant (their spread within a batch below `collapse_tol`
 for `collapse_patience` steps in a row, or over the statistics subset when a checkpoint is
 written), stops the run with `TrainResult.diverged` saying what happened and what to change
 (the usual cause is a learning rate too high: every input then gets the same score, e.g.
@@ -90,6 +91,8 @@ class TrainConfig:
     """Scores spread less than this (population std of raw scores) count as collapsed."""
     collapse_patience: int = 10
     """Steps in a row of collapsed batches that stop the run as diverged."""
+    explosion_factor: float = 100.0
+    """A loss this many times the first step's (and above 10) stops the run as diverged."""
 
     def __post_init__(self) -> None:
         if self.batch_size < 1 or self.grad_accum < 1:
@@ -105,6 +108,8 @@ class TrainConfig:
             raise ValueError("the loss coefficients must be >= 0")
         if self.stats_rows < 0 or self.collapse_patience < 1 or self.collapse_tol < 0:
             raise ValueError("stats_rows and collapse_tol must be >= 0, collapse_patience >= 1")
+        if self.explosion_factor <= 1:
+            raise ValueError("explosion_factor must be above 1")
 
 
 @dataclass
@@ -168,7 +173,7 @@ def train(
     start = _resume(model, optimizer, scheduler, output_dir) if resume and output_dir else 0
     _broadcast_parameters(model, world)
     result = TrainResult(steps=start)
-    watch = _Watch(config.collapse_tol, config.collapse_patience)
+    watch = _Watch(config.collapse_tol, config.collapse_patience, config.explosion_factor)
     stats_items = seeded_subset(encoded, config.stats_rows, config.seed + 7)
     model.train()
     for step in range(start, total):
@@ -210,12 +215,18 @@ class _Watch:
 
     tol: float
     patience: int
+    explosion: float
+    first_loss: float | None = None
     flat_steps: int = 0
 
     def check(self, step: int, loss: float, metrics: dict[str, float]) -> str | None:
-        if not math.isfinite(loss):
+        if self.first_loss is None:
+            self.first_loss = loss
+        limit = max(self.explosion * self.first_loss, 10.0)
+        if not math.isfinite(loss) or loss > limit:
+            what = "became" if not math.isfinite(loss) else f"exploded (above {limit:.3g}) to"
             return (
-                f"the loss became {loss} at step {step}: lower the learning rate (or clip "
+                f"the loss {what} {loss:.4g} at step {step}: lower the learning rate (or clip "
                 "gradients with max_grad_norm); the last checkpoint written is the one to keep"
             )
         spread = metrics.get("score_std")
