@@ -5,6 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/pip install --quiet --constraint constraints.txt
 DEPS   := pyproject.toml setup.py constraints.txt
+CAD_VENV := .venv-cad
 
 .PHONY: demo test test-fast bench lint format typecheck clean
 
@@ -29,6 +30,16 @@ $(VENV)/.installed-clients: $(VENV)/.installed-dev
 	$(BIN)/python -c "import torch; assert torch.__version__.startswith('2.13.0+cpu'), torch.__version__"
 	touch $@
 
+# CadQuery and build123d in their own venv (numpy 2; see verifiers/cad/requirements.txt).
+# build123d's OCP without VTK overwrites cadquery's, so cadquery's is put back last.
+$(CAD_VENV)/.installed: verifiers/cad/requirements.txt
+	test -x $(CAD_VENV)/bin/python || $(PYTHON) -m venv $(CAD_VENV)
+	$(CAD_VENV)/bin/pip install --quiet -r verifiers/cad/requirements.txt
+	$(CAD_VENV)/bin/pip install --quiet --force-reinstall --no-deps \
+		$$(grep '^cadquery-ocp==' verifiers/cad/requirements.txt)
+	$(CAD_VENV)/bin/python -c 'import cadquery, build123d, OCP.IVtkOCC'
+	touch $@
+
 $(VENV)/.installed-bench: $(VENV)/.installed-dev
 	$(PIP) --editable '.[dev,bench]'
 	touch $@
@@ -38,10 +49,10 @@ demo: $(VENV)/.installed-dev
 		--output build/demo/mixed-scored.jsonl --no-resume
 	$(BIN)/rewardsmith report build/demo/mixed-scored.jsonl --output build/demo/report.html
 
-test: $(VENV)/.installed-dev $(VENV)/.installed-clients
+test: $(VENV)/.installed-dev $(VENV)/.installed-clients $(CAD_VENV)/.installed
 	$(BIN)/python -m pytest
 
-test-fast: $(VENV)/.installed-dev $(VENV)/.installed-clients
+test-fast: $(VENV)/.installed-dev $(VENV)/.installed-clients $(CAD_VENV)/.installed
 	$(BIN)/python -m pytest -m "not slow"
 
 # Every script in benchmarks/ that can run on its own (helper modules have no __main__).

@@ -1,8 +1,9 @@
 """Executor benchmark: rewardsmith's executor beside multiprocessing.Pool.imap and plain Ray
 tasks, on the same jobs, in one run.
 
-    .venv/bin/python benchmarks/executor.py            # full run (about 3 minutes)
+    .venv/bin/python benchmarks/executor.py            # full run (about 6 minutes)
     .venv/bin/python benchmarks/executor.py --quick    # smaller workload, no Ray
+    .venv/bin/python benchmarks/executor.py --compare-with OLD --rounds 2 --no-ray
 
 Workloads:
 - cheap: N exact-match checks (the real `exact_match` verifier, microseconds each):
@@ -13,18 +14,28 @@ Workloads:
   lower bound on the optimum, max(total work / workers, longest job). Expensive-first
   uses the executor's measured history from one earlier pass over the same dump (cache
   off), which is how a trainer rescoring the same prompts sees it.
+- restart: a job killed at its 0.2 s limit, then one cheap job on the same one-worker
+  executor: how long the cheap job takes, which is mostly the start of the killed
+  worker's replacement (the cost a hostile sample that hangs adds beyond its limit).
 
 Every pool is started and warmed before its clock starts: start-up is not measured.
 Figures are wall-clock medians of ``--repeats`` runs on a shared machine; read ratios.
+
+``--compare-with OLD`` measures another version of rewardsmith beside this one: OLD is a
+folder holding a ``rewardsmith/`` namespace of an older checkout (see `compare`). The
+script runs itself once per version per round, the versions taking turns (old, new, old,
+new ...), and prints each runner's median per version and the ratio new / old.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -35,7 +46,7 @@ from typing import Any
 TESTKIT = str(Path(__file__).resolve().parents[1] / "tests" / "graders")
 sys.path.insert(0, TESTKIT)
 
-from grader_testkit import Sleep, Spin  # noqa: E402  (test-support verifiers, by path)
+from grader_testkit import Hang, Sleep, Spin  # noqa: E402  (test-support verifiers, by path)
 
 from rewardsmith.graders import Executor, Job  # noqa: E402
 from rewardsmith.verifiers.protocol import run_verifier  # noqa: E402
@@ -43,6 +54,8 @@ from rewardsmith.verifiers.text import ExactMatch  # noqa: E402
 from rewardsmith.verifiers.types import Sample, Verdict  # noqa: E402
 
 WORKERS = 2
+RESULTS: dict[str, float] = {}
+"""Every runner's median seconds, by section and runner (what --json writes)."""
 
 
 def run_job(job: Job) -> Verdict:
@@ -79,7 +92,9 @@ def mixed_jobs(
     return [jobs[i] for i in positions], [durations[i] for i in positions]
 
 
-def interleaved(runners: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
+def interleaved(
+    runners: dict[str, Callable[[], Any]], repeats: int, section: str
+) -> dict[str, float]:
     """Median wall time of each runner, the runners taking turns (ABCABC...), so that a
     change in the load of this shared machine hits all of them alike."""
     times: dict[str, list[float]] = {name: [] for name in runners}
@@ -88,7 +103,9 @@ def interleaved(runners: dict[str, Callable[[], Any]], repeats: int) -> dict[str
             start = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    medians = {name: statistics.median(ts) for name, ts in times.items()}
+    RESULTS.update({f"{section}: {name}": t for name, t in medians.items()})
+    return medians
 
 
 def mp_pool(stack: ExitStack) -> Any:
@@ -143,7 +160,7 @@ def bench_cheap(n: int, repeats: int, use_ray: bool) -> list[str]:
             ray_ex = executor(stack, backend="ray")
             runners["plain Ray tasks, one per job"] = plain_ray(jobs)
             runners["rewardsmith Executor('ray')"] = lambda: ray_ex.run(jobs)
-        seconds = interleaved(runners, repeats)
+        seconds = interleaved(runners, repeats, "cheap")
     base = seconds["multiprocessing.Pool.imap, chunksize=1"]
     return [
         f"Cheap jobs: {n} `exact_match` checks, {WORKERS} workers, median of {repeats} "
@@ -171,7 +188,7 @@ def bench_mixed(n_cheap: int, n_slow: int, repeats: int, use_ray: bool, order: s
             ray_lpt.run(jobs)
             runners["plain Ray tasks, one per job"] = plain_ray(jobs)
             runners["rewardsmith Executor('ray'), expensive-first"] = lambda: ray_lpt.run(jobs)
-        seconds = interleaved(runners, repeats)
+        seconds = interleaved(runners, repeats, f"mixed {order}")
     rows = [
         f"Mixed jobs: {n_cheap} cheap checks + {n_slow} jobs sleeping or spinning 0.1-2 s "
         f"(total {sum(durations):.1f} s of work), {order}, {WORKERS} workers, median of "
@@ -185,6 +202,62 @@ def bench_mixed(n_cheap: int, n_slow: int, repeats: int, use_ray: bool, order: s
     return rows
 
 
+def bench_restart(kills: int, repeats: int) -> list[str]:
+    """A hang killed at 0.2 s, then a cheap job: the cheap job's time is mostly the start
+    of the replacement. Back to back, and with 1 s of other work between two kills."""
+    hang = [Job(Hang(), Sample(id="hang", completion="x"), timeout_s=0.2)]
+    cheap = cheap_jobs(1)
+    rows = [
+        f"Restart: {kills * repeats} times a job killed at its 0.2 s limit, then one cheap "
+        "job on the same one-worker executor; the cheap job's time, median and max.",
+        "",
+        "| kills | median s | max s |",
+        "|---|---|---|",
+    ]
+    for gap_s, label in ((0.0, "back to back"), (1.0, "1 s of other work between kills")):
+        with Executor(workers=1, cache=False, timeout_s=60) as ex:
+            ex.run(cheap)
+            times = []
+            for _ in range(kills * repeats):
+                ex.run(hang)
+                start = time.perf_counter()
+                ex.run(cheap)
+                times.append(time.perf_counter() - start)
+                time.sleep(gap_s)
+        median = statistics.median(times)
+        RESULTS[f"restart: next job after a kill, {label}"] = median
+        rows.append(f"| {label} | {median:.3f} | {max(times):.3f} |")
+    return rows
+
+
+def compare(old: str, rounds: int, args: list[str]) -> None:
+    """Run this script on ``old`` and on this checkout in turns; print medians and ratios.
+
+    ``old`` holds ``rewardsmith/<folder>`` for each package folder of an older commit, e.g.
+    ``git archive <commit> | tar -x -C /tmp/old/src`` and, for each folder of setup.py's
+    SUBPACKAGE_FOLDERS, ``ln -s /tmp/old/src/<folder> /tmp/old/ns/rewardsmith/<folder>``:
+    an implicit namespace package found on PYTHONPATH before the editable install.
+    """
+    runs: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
+    for _ in range(rounds):
+        for version in ("old", "new"):
+            env = dict(os.environ)
+            if version == "old":
+                env["PYTHONPATH"] = old + os.pathsep + env.get("PYTHONPATH", "")
+            out = Path(f"/tmp/executor-bench-{os.getpid()}-{version}.json")
+            command = [sys.executable, __file__, *args, "--json", str(out)]
+            subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+            runs[version].append(json.loads(out.read_text()))
+            out.unlink()
+    print(f"Before/after, {rounds} rounds per version, taken in turns (old, new, ...).\n")
+    print("| runner | old s | new s | new / old |")
+    print("|---|---|---|---|")
+    for name in runs["new"][0]:
+        old_s = statistics.median(r[name] for r in runs["old"] if name in r)
+        new_s = statistics.median(r[name] for r in runs["new"])
+        print(f"| {name} | {old_s:.3f} | {new_s:.3f} | {new_s / old_s:.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small workload, no Ray")
@@ -193,8 +266,16 @@ def main() -> None:
         "--order", choices=["shuffled", "ascending"], default="shuffled", help="mixed job order"
     )
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--section", choices=["all", "cheap", "mixed"], default="all")
+    parser.add_argument("--section", choices=["all", "cheap", "mixed", "restart"], default="all")
+    parser.add_argument("--json", help="also write every median to this file")
+    parser.add_argument("--compare-with", help="an older rewardsmith to measure beside this one")
+    parser.add_argument("--rounds", type=int, default=2, help="runs per version (--compare-with)")
     args = parser.parse_args()
+    if args.compare_with:
+        passed = [a for a in sys.argv[1:] if a not in ("--compare-with", args.compare_with)]
+        passed = [a for a in passed if a != "--rounds" and a != str(args.rounds)]
+        compare(args.compare_with, args.rounds, passed)
+        return
     use_ray = not (args.quick or args.no_ray)
     if use_ray:
         import ray
@@ -211,7 +292,12 @@ def main() -> None:
     if args.section in ("all", "cheap"):
         print("\n".join(bench_cheap(n_cheap, args.repeats, use_ray)) + "\n", flush=True)
     if args.section in ("all", "mixed"):
-        print("\n".join(bench_mixed(*slow, max(1, args.repeats // 2), use_ray, args.order)))
+        rows = bench_mixed(*slow, max(1, args.repeats // 2), use_ray, args.order)
+        print("\n".join(rows) + "\n", flush=True)
+    if args.section in ("all", "restart"):
+        print("\n".join(bench_restart(4 if args.quick else 10, args.repeats)))
+    if args.json:
+        Path(args.json).write_text(json.dumps(RESULTS))
 
 
 if __name__ == "__main__":

@@ -4,12 +4,26 @@
     bundled scenes3d tasks: correct scenes, wrong colours, sizes, lights, cameras, script
     errors), both with the same jail, the same two phases and the same checks:
 
-    - ``ours``: `BlenderScene`: children forked from a warm sandbox server that imported
+    - ``warm``: `BlenderScene`: children forked from a warm sandbox server that imported
       `bpy` and reset factory settings once;
     - ``fresh``: the obvious approach: a fresh ``python`` that runs ``import bpy`` (and the
       factory reset) for every phase of every sample, in the same sandbox jail.
 
-    Reported: samples per second for each, their ratio, and whether every verdict agrees.
+    The two interleave in chunks of 10 samples (warm, fresh, warm, fresh, ...), so load on
+    the shared machine falls on both alike. Reported: samples per second for each, their
+    ratio, and whether every verdict agrees.
+
+(c) **CadQuery scripts** (`cad_code`, ``kind="cadquery"``): CadQuery's 27 examples and the
+    generated parts with their one-feature variants, each against its reference:
+
+    - ``warm``: the CAD venv's warm sandbox server (cadquery and build123d imported once),
+      one forked child per phase;
+    - ``fresh``: each phase in a fresh interpreter of the CAD venv that imports what it
+      needs (``import cadquery`` in the script), in the same jail.
+
+    Interleaved in chunks the same way; reported for the runner alone (the two sandboxed
+    phases, what the warm server changes) and end to end (with the mesh comparison, the
+    same on both sides), with the verdicts compared.
 
 (b) **Chamfer distance and IoU** from 1k to 200k faces (a torus against a copy moved by
     0.1 of its size):
@@ -20,8 +34,8 @@
     - IoU: ours (exact, manifold3d booleans) against a plain voxel IoU (trimesh's
       ``voxelized(pitch).fill()`` on a 64^3 shared grid): values side by side, time ratio.
 
-Run: ``.venv/bin/python benchmarks/mesh.py [--workers 2] [--samples 50] [--skip-blender]``.
-Prints a Markdown report (paste into docs/benchmarks.md).
+Run: ``.venv/bin/python benchmarks/mesh.py [--workers 2] [--samples 50] [--skip-blender]
+[--skip-cad] [--skip-metrics]``. Prints a Markdown report (paste into docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -32,7 +46,6 @@ import json
 import platform
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,6 +53,7 @@ from typing import Any
 import numpy as np
 import trimesh
 from scipy.spatial import cKDTree
+from side_by_side import agreement, interleaved, row  # beside this script
 
 from rewardsmith.datasets.scenes3d.tasks import Task, load_tasks
 from rewardsmith.verifiers.blender.run import BlenderRun
@@ -102,7 +116,9 @@ _INSIDE = Path(_SPEC.origin)
 _FRESH = "import sys; sys.path.insert(0, '/box'); import _inside; _inside.{call}"
 
 
-def fresh_run(scripts: list[str], limits: Limits, size: int, samples: int) -> BlenderRun:
+def fresh_run(
+    scripts: list[str], limits: Limits, size: int, samples: int, views: list[dict[str, Any]]
+) -> BlenderRun:
     """The same two phases, each in a fresh interpreter that imports bpy itself."""
     inside = _INSIDE.read_bytes()
     n = len(scripts)
@@ -114,8 +130,9 @@ def fresh_run(scripts: list[str], limits: Limits, size: int, samples: int) -> Bl
     )
     if not build.ok or build.missing:
         return BlenderRun(build)
-    call = f"inspect_blends({n}, {size}, {samples})"
-    collect = ("scene.json", "preview.png") if size else ("scene.json",)
+    call = f"inspect_blends({n}, {size}, {samples}, {json.dumps(views)!r})"
+    view_files = tuple(f"view_{k}.png" for k in range(len(views)))
+    collect = ("scene.json", "preview.png", *view_files) if size else ("scene.json",)
     inspect = run(
         ["python3", "-c", _FRESH.format(call=call)],
         files={"_inside.py": inside, **build.files},
@@ -125,7 +142,9 @@ def fresh_run(scripts: list[str], limits: Limits, size: int, samples: int) -> Bl
     raw = inspect.files.get("scene.json")
     if not inspect.ok or raw is None:
         return BlenderRun(build, inspect)
-    return BlenderRun(build, inspect, json.loads(raw)["steps"], inspect.files.get("preview.png"))
+    rendered = tuple(inspect.files.get(name) for name in view_files)
+    steps = json.loads(raw)["steps"]
+    return BlenderRun(build, inspect, steps, inspect.files.get("preview.png"), rendered)
 
 
 def fresh_verdict(verifier: BlenderScene, sample: Sample) -> Verdict:
@@ -138,41 +157,32 @@ def fresh_verdict(verifier: BlenderScene, sample: Sample) -> Verdict:
     limits = Limits(
         wall_s=verifier.wall_s, cpu_s=verifier.wall_s, memory_bytes=verifier.memory_bytes
     )
-    return verifier._judge(fresh_run(scripts, limits, size, samples), spec, base)
-
-
-def timed_map(
-    fn: Callable[[Sample], Verdict], samples: list[Sample], workers: int
-) -> tuple[list[Verdict], float]:
-    start = time.perf_counter()
-    with ThreadPoolExecutor(workers) as pool:
-        verdicts = list(pool.map(fn, samples))
-    return verdicts, time.perf_counter() - start
-
-
-def row(label: str, seconds: float, n: int) -> str:
-    return f"| {label} | {seconds:.2f} | {n / seconds:.2f} | {1000 * seconds / n:.0f} |"
+    views = (
+        [v.model_dump(include={"location", "look_at"}) for v in spec.image.views]
+        if spec.image
+        else []
+    )
+    return verifier._judge(fresh_run(scripts, limits, size, samples, views), spec, base)
 
 
 def bench_blender(n: int, workers: int) -> list[str]:
     samples = blender_samples(n)
     verifier = BlenderScene(wall_s=60)
     verifier(samples[0])  # start the warm server once, outside the timing
-    ours, ours_s = timed_map(verifier, samples, workers)
-    fresh, fresh_s = timed_map(lambda s: fresh_verdict(verifier, s), samples, workers)
-    key = [(v.status, v.score, v.failure) for v in ours]
-    same = sum(k == (f.status, f.score, f.failure) for k, f in zip(key, fresh, strict=True))
+    ours, ours_s, fresh, fresh_s = interleaved(
+        verifier, lambda s: fresh_verdict(verifier, s), samples, workers
+    )
     statuses = sorted({v.status.value for v in ours})
     return [
-        f"### (a) Blender scene verification, {n} scripts, {workers} workers",
+        f"### (a) Blender scene verification, {n} scripts, {workers} workers, interleaved",
         "",
         "| runner | total s | samples/s | per sample ms |",
         "| --- | ---: | ---: | ---: |",
-        row("ours (warm forked server)", ours_s, n),
+        row("warm forked server", ours_s, n),
         row("fresh `python` + `import bpy`", fresh_s, n),
         "",
         f"Throughput ratio: **{fresh_s / ours_s:.2f}x**. Same verdicts (status, score, failure): "
-        f"{same}/{n}. Statuses seen: {', '.join(statuses)}.",
+        f"{agreement(ours, fresh)}/{n}. Statuses seen: {', '.join(statuses)}.",
         "",
     ]
 
@@ -273,12 +283,27 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=50)
     parser.add_argument("--points", type=int, default=100_000)
     parser.add_argument("--skip-blender", action="store_true")
+    parser.add_argument("--skip-cad", action="store_true")
+    parser.add_argument("--skip-metrics", action="store_true")
     args = parser.parse_args()
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    report = [f"Run {stamp} on {platform.node()} ({platform.processor() or 'cpu'}).", ""]
+    load = Path("/proc/loadavg").read_text().split()[:3]
+    report = [
+        f"Run {stamp} on {platform.node()} ({platform.processor() or 'cpu'}), "
+        f"load average at start {' '.join(load)}.",
+        "",
+    ]
     if not args.skip_blender:
         report += bench_blender(args.samples, args.workers)
-    report += bench_metrics(args.points)
+    if not args.skip_cad:
+        from mesh_cad import bench_cad  # beside this script; needs .venv-cad
+
+        report += bench_cad(args.workers)
+    if not args.skip_metrics:
+        report += bench_metrics(args.points)
+    report.append(
+        f"Load average at the end: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}."
+    )
     print("\n".join(report))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from rewardsmith.cli.audit import audit
+from rewardsmith.cli.cad_report import cad_report
 from rewardsmith.cli.diff import diff
 from rewardsmith.cli.report import report
 from rewardsmith.cli.score import score
@@ -30,6 +31,7 @@ app.command()(diff)
 app.command()(verify)
 app.command()(serve)
 app.command()(audit)
+app.command("cad-report")(cad_report)
 app.command("train")(train_command)
 
 reward_models = typer.Typer(help="Train and evaluate learned reward models.", no_args_is_help=True)

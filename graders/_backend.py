@@ -9,10 +9,11 @@ sat behind a killed one on a dead worker).
 from __future__ import annotations
 
 import pickle
+import sys
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 from rewardsmith.verifiers.protocol import BatchVerifier, Verifier, run_verifier
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
@@ -39,6 +40,8 @@ class Task:
     batch: list[tuple[int, Sample]] | None = None
     alone: bool = False
     """Run with nothing queued behind it (set after an unattributed worker death)."""
+    lost: int = 0
+    """Times the task was lost with its node or Ray worker (not attempts: it did not fail)."""
     _payload: bytes | None = field(default=None, repr=False)
 
     @property
@@ -46,18 +49,43 @@ class Task:
         """What the worker runs the verifier on: a sample, or a list for a batch."""
         return self.sample if self.batch is None else [s for _, s in self.batch]
 
+    @property
+    def module(self) -> str:
+        """The module that defines the verifier's class (a worker imports it first)."""
+        return type(self.verifier).__module__
+
     def payload(self) -> bytes:
         """The pickled (verifier, work), made once (a retried task reuses it)."""
         if self._payload is None:
-            self._payload = pickle.dumps((self.verifier, self.work), pickle.HIGHEST_PROTOCOL)
+            self._payload = _pickle((self.verifier, self.work))
         return self._payload
 
-    def infra_verdict(self, failure: Failure, message: str, elapsed_s: float = 0.0) -> Verdict:
+    def infra_verdict(
+        self,
+        failure: Failure,
+        message: str,
+        elapsed_s: float = 0.0,
+        evidence: dict[str, Any] | None = None,
+    ) -> Verdict:
         name = getattr(self.verifier, "name", type(self.verifier).__name__)
         version = getattr(self.verifier, "version", "?")
+        kw: dict[str, Any] = {"elapsed_s": elapsed_s, "evidence": evidence or {}}
         if failure is Failure.VERIFIER_TIMEOUT:
-            return Verdict.timed_out(name, version, failure, message, elapsed_s=elapsed_s)
-        return Verdict.errored(name, version, failure, message, elapsed_s=elapsed_s)
+            return Verdict.timed_out(name, version, failure, message, **kw)
+        return Verdict.errored(name, version, failure, message, **kw)
+
+
+def _pickle(job: tuple[Verifier, Sample | list[Sample]]) -> bytes:
+    """Plain pickle; Ray's cloudpickle where Ray rebuilt a class by value (one defined in
+    the driver's main module, which no other process can import)."""
+    try:
+        return pickle.dumps(job, pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        cloudpickle = sys.modules.get("ray.cloudpickle")
+        if cloudpickle is None:
+            raise
+        data: bytes = cloudpickle.dumps(job, pickle.HIGHEST_PROTOCOL)
+        return data
 
 
 Event = tuple[Task, Outcome | None]

@@ -1,47 +1,56 @@
-"""The process-pool backend: long-lived workers, a pipe each, killed to enforce timeouts.
+"""The process-pool backend: warm workers (`rewardsmith.verifiers.warm`), killed to enforce
+limits, a queue each.
 
 Why not `multiprocessing.Pool`: it cannot kill one job's process, and a worker that dies
-mid-job leaves that job's result waiting forever. Here every worker has its own pipe and
-its own short queue of jobs; the parent waits on all pipes and all process
-sentinels at once (``multiprocessing.connection.wait``), so it sees a result, a death or
-an expired deadline as soon as it happens.
+mid-job leaves that job's result waiting forever. Here every worker has its own pipes and
+its own short queue of jobs; the parent waits on all pipes and all process sentinels at
+once, so it sees a result, a death or an expired deadline as soon as it happens. Each
+worker is a warm worker: its tree is killed as a whole, its output is captured (each job's
+output, capped, goes into that job's verdict: ``evidence["output"]``) and it has a memory
+limit.
 
-- A job past its deadline: the worker is SIGKILLed and replaced; the job comes back as a
-  VERIFIER_TIMEOUT infrastructure failure.
+- A job past its deadline: the worker's tree is killed and replaced; the job comes back as
+  a VERIFIER_TIMEOUT infrastructure failure naming the job's limit (``evidence["limits"]``).
+- A job whose worker goes over ``memory_bytes``: killed and replaced the same way, as a
+  VERIFIER_MEMORY failure; an overrun found only after the job (its peak) is the same
+  verdict. A worker that finished a job still holding over half its limit is replaced
+  without blame, so one big allocation does not stay behind for every later job.
 - A worker that dies (segfault, OOM kill, ``os._exit``): the job it was running comes back
   as WORKER_DIED. When several cheap jobs were out on that worker, their results come
   back a millisecond's worth at a time, so the culprit is not known: all of them are
-  queued again, each to run alone, where a second death (or hang) names its job. A
-  deterministic killer in a bunch of cheap jobs therefore runs three times, not two.
-  A worker found dead while idle is replaced before it is given a job, blaming none.
+  queued again, each to run alone, where a second death (or hang, or overrun) names its
+  job. A deterministic killer in a bunch of cheap jobs therefore runs three times, not
+  two. A worker found dead while idle is replaced before it is given a job, blaming none.
 - More jobs are sent to a busy worker only when all are estimated cheap (up to
   `PREFETCH_DEPTH`), so a cheap job never waits behind an expensive one, and cheap jobs
   do not pay a round trip each.
-- A job's clock starts only once its worker is ready. A new worker first re-imports the
-  parent's main module (multiprocessing's "prepare" step), which for a big CLI takes
-  about a second; had the clock started at the send, a 1 s limit would kill every fresh
-  worker mid-import, and its replacement too, forever. So a worker says `READY` before
-  it serves, jobs wait in the parent until then, and a ready worker is preferred to a
-  starting one. A worker that dies while starting, or is not ready within
-  ``start_timeout_s``, is killed and each of its jobs comes back as WORKER_DIED (an
-  attempt used, so a worker that can never start ends in a verdict, not a loop).
+- A job's clock starts only once its worker is ready for it. A new worker first imports the
+  parent's main module (as multiprocessing's spawn does, so verifiers defined there
+  unpickle), which for a big CLI takes about a second, and a verifier's module the first
+  time one of its jobs comes. Had the clock started at the send, a 1 s limit would kill
+  every fresh worker mid-import, and its replacement too, forever. So a worker says it is
+  ready, then that it imported the module, before its job's clock starts; jobs wait in the
+  parent until then, and a ready worker is preferred to a starting one. A worker that dies
+  while starting, or is not ready within ``start_timeout_s``, is killed and each of its
+  jobs comes back as WORKER_DIED (an attempt used, so a worker that can never start ends
+  in a verdict, not a loop).
 """
 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import time
 from collections import deque
-from multiprocessing.connection import wait
 from typing import Any
 
 from rewardsmith.graders._backend import Event, Task
-from rewardsmith.graders._worker import READY, worker_main
+from rewardsmith.graders._contained import contained, output_evidence, start_failed
 from rewardsmith.verifiers.types import Failure
+from rewardsmith.verifiers.warm import Ending, Role, WarmProcess, WarmSpec, wait_any
 
-__all__ = ["PoolBackend"]
+__all__ = ["PoolBackend", "WorkerLimits"]
 
+ROLE = "rewardsmith.graders._worker:serve"
 PREFETCH_BELOW_S = 0.005
 """Jobs estimated below this many seconds may queue behind others on the same worker."""
 PREFETCH_DEPTH = 64
@@ -50,6 +59,7 @@ PREFETCH_BUDGET_S = 0.02
 """...and at most this many estimated seconds of them, so a queued job starts soon."""
 START_TIMEOUT_S = 60.0
 """A worker not ready this many seconds after its start is killed (its jobs fail)."""
+_ALREADY_THERE = frozenset({"__main__", "builtins"})
 
 
 def _heavy(task: Task) -> bool:
@@ -58,19 +68,26 @@ def _heavy(task: Task) -> bool:
 
 
 class _Worker:
-    def __init__(self, context: Any, start_timeout_s: float) -> None:
-        self.conn, child = context.Pipe(duplex=True)
-        self.process = context.Process(target=worker_main, args=(child,), daemon=True)
-        self.process.start()
-        child.close()
-        self.born = time.monotonic()
-        self.start_timeout_s = start_timeout_s
-        self.ready = False  # True once the worker said READY
+    """One warm worker as the pool sees it: its queue of jobs and the clock of the head."""
+
+    def __init__(self, spec: WarmSpec) -> None:
+        self.proc = WarmProcess(spec)
         self.queue: deque[Task] = deque()
         self.queued_s = 0.0  # estimated seconds of the queued jobs
         self.expensive = 0  # queued jobs that must run alone (see _heavy)
-        self.outbox: list[tuple[int, bytes]] = []
-        self.head_started = 0.0  # when the head job's clock started (once ready)
+        self.outbox: list[tuple[int, bytes, float | None]] = []
+        self.modules: set[str] = set(_ALREADY_THERE)  # imported in the worker, or asked for
+        self.importing: list[str] = []  # to ask for with the next flush
+        self.awaiting_import = False  # asked; its answer starts the head's clock
+        self.import_asked = 0.0
+        self.head_started = 0.0  # when the head job's clock started
+        self.mark = 0  # where in the output file the head job's output begins
+        self.next_watch = 0.0
+        self.retire = False  # said it must be replaced (memory): no more jobs
+
+    @property
+    def ready(self) -> bool:
+        return self.proc.ready
 
     def can_queue(self, task: Task) -> bool:
         """A cheap job may wait behind others only if all are cheap, few and short."""
@@ -83,39 +100,33 @@ class _Worker:
     def send(self, task: Task) -> None:
         if not self.queue:
             self.head_started = time.monotonic()
+            self.next_watch = self.head_started + self.proc.spec.watch_s
+            self.mark = self.proc.output.size()
         self.queued_s += task.estimate_s
         self.expensive += _heavy(task)
         self.queue.append(task)
-        self.outbox.append((task.run_id, task.payload()))
+        if task.module not in self.modules:
+            self.modules.add(task.module)
+            self.importing.append(task.module)
+        self.outbox.append((task.run_id, task.payload(), task.timeout_s))
 
     def flush(self) -> None:
         """Send what was queued since the last flush as one message (one write, one wake-up).
+        Nothing goes to a worker still starting: it would not read it yet."""
+        if self.ready and (self.outbox or self.importing):
+            if self.importing:
+                self.proc.send(("import", self.importing))
+                self.importing = []
+                self.awaiting_import, self.import_asked = True, time.monotonic()
+            if self.outbox:
+                batch, self.outbox = self.outbox, []
+                self.proc.send(("jobs", batch))
+        self.proc.flush()
 
-        Nothing goes to a worker still starting: it would not read it, and a large
-        message would block this process on a full pipe.
-        """
-        if self.outbox and self.ready:
-            batch, self.outbox = self.outbox, []
-            self.conn.send(batch)
-
-    def mark_ready(self) -> None:
-        """The worker finished starting: the head job's clock starts now."""
-        self.ready = True
+    def started(self) -> None:
+        """The worker became ready for the head job (started, or imported): clock on."""
         self.head_started = time.monotonic()
-
-    def check_ready(self) -> bool:
-        """Whether the worker is ready, reading its READY if it is waiting (no blocking).
-
-        Only for an idle worker: a busy one's messages are read by the pool's drain.
-        """
-        if not self.ready and not self.queue:
-            with contextlib.suppress(EOFError, OSError):
-                if self.conn.poll() and self.conn.recv() == READY:
-                    self.mark_ready()
-        return self.ready
-
-    def start_expired(self) -> bool:
-        return not self.ready and time.monotonic() >= self.born + self.start_timeout_s
+        self.next_watch = self.head_started + self.proc.spec.watch_s
 
     def pop(self) -> Task:
         task = self.queue.popleft()
@@ -129,53 +140,62 @@ class _Worker:
         if not self.queue:
             return None
         if not self.ready:
-            return self.born + self.start_timeout_s
+            return self.proc.start_deadline
+        if self.awaiting_import:
+            return self.import_asked + self.proc.spec.start_timeout_s
         if self.queue[0].timeout_s is None:
             return None
         return self.head_started + self.queue[0].timeout_s
 
-    def kill(self) -> None:
-        self.process.kill()
-        self.process.join(5)
-        self.conn.close()
-
-    def stop(self) -> None:
-        with contextlib.suppress(OSError):
-            self.conn.send(None)
-        self.process.join(1)
-        if self.process.is_alive():
-            self.kill()
-        else:
-            self.conn.close()
+    def watching(self) -> bool:
+        """Whether the head job runs now (so memory and output are worth a look)."""
+        return bool(self.queue) and self.ready and not self.awaiting_import
 
 
-class PoolBackend:
-    """A fixed number of worker processes; dead or killed ones are replaced at once."""
+class WorkerLimits:
+    """What every worker of a pool runs under (kept together: one `WarmSpec`)."""
 
     def __init__(
         self,
-        workers: int,
-        start_method: str = "forkserver",
+        memory_bytes: int | None = None,
+        output_bytes: int = 8192,
         start_timeout_s: float = START_TIMEOUT_S,
+        main_module: bool = True,
     ) -> None:
-        self._context = multiprocessing.get_context(start_method)
-        if start_method == "forkserver":
-            # Workers fork from a server that has already imported the worker loop and the
-            # caller's main module, so a replacement for a killed worker starts in
-            # milliseconds instead of re-importing the main module (a CLI, a trainer).
-            self._context.set_forkserver_preload(["__main__", "rewardsmith.graders._worker"])
-        self._start_timeout_s = start_timeout_s
-        self._workers = [self._new_worker() for _ in range(workers)]
+        self.spec = WarmSpec(
+            Role(ROLE, preload=("rewardsmith.graders._worker",), main_module=main_module),
+            memory_bytes=memory_bytes,
+            output_bytes=output_bytes,
+            start_timeout_s=start_timeout_s,
+        )
+
+
+class PoolBackend:
+    """A fixed number of warm workers; dead, killed or bloated ones are replaced at once."""
+
+    def __init__(self, workers: int, limits: WorkerLimits | None = None) -> None:
+        self._spec = (limits or WorkerLimits()).spec
+        self._workers = [_Worker(self._spec) for _ in range(workers)]
+        self._spare: _Worker | None = None
         self._unsent: list[Event] = []
         self._picked: _Worker | None = None
 
-    def _new_worker(self) -> _Worker:
-        return _Worker(self._context, self._start_timeout_s)
-
     def _restart(self, index: int) -> _Worker:
-        """Kill worker ``index`` and start its replacement (its queue is the caller's)."""
-        self._workers[index].kill()
-        worker = self._workers[index] = self._new_worker()
+        """Kill worker ``index`` and put the spare in its place (its queue is the caller's).
+
+        A new worker takes a fresh interpreter and its imports (a few tenths of a second,
+        more for a big main module). So after the first replacement the pool keeps one
+        spare starting or ready, and the next replacement is at once the spare while a
+        new spare starts: a verifier that keeps getting killed costs its limits, not
+        start-ups as well. (One more idle worker, only in a pool that has replaced one.)
+        """
+        self._workers[index].proc.kill()
+        worker, self._spare = self._spare, _Worker(self._spec)
+        if worker is None or not worker.proc.alive:
+            if worker is not None:
+                worker.proc.kill()
+            worker = _Worker(self._spec)
+        self._workers[index] = worker
         return worker
 
     @property
@@ -195,14 +215,13 @@ class PoolBackend:
         for index, worker in enumerate(self._workers):
             if worker.queue:
                 continue
-            worker.check_ready()
-            if not worker.process.is_alive() or worker.start_expired():
+            if worker.proc.check_start() is not None or not worker.proc.alive:
                 worker = self._restart(index)  # died idle or never started: blame none
             if worker.ready:
                 return worker
             starting = starting or worker
         cheap = [] if _heavy(task) else [w for w in self._workers if w.queue and w.can_queue(task)]
-        ready = [w for w in cheap if w.ready]
+        ready = [w for w in cheap if w.ready and not w.retire]
         if ready:
             return min(ready, key=lambda w: w.queued_s)
         if any(w.ready for w in self._workers):
@@ -228,71 +247,135 @@ class PoolBackend:
             unsent, self._unsent = self._unsent, []
             return unsent
         for worker in self._workers:
-            # A worker that died before we noticed fails the send; the checks below report it.
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError):  # died before we noticed: reported below
                 worker.flush()
-        deadlines = [d for w in self._workers if (d := w.deadline()) is not None]
-        if deadlines:
-            until = max(0.0, min(deadlines) - time.monotonic())
-            timeout = until if timeout is None else min(timeout, until)
-        handles: list[Any] = []
-        for worker in self._workers:
-            if worker.queue:
-                handles += [worker.conn, worker.process.sentinel]
-            elif not worker.ready:  # its READY may free a job that waits for a worker
-                handles.append(worker.conn)
-        ready = set(wait(handles, timeout)) if handles else set()
+        self._wait(timeout)
         events: list[Event] = []
         for index, worker in enumerate(self._workers):
             events += self._drain(worker)
-            if not worker.queue:
-                if not worker.check_ready() and not worker.process.is_alive():
-                    self._restart(index)  # died while starting, before it had a job
-            elif worker.process.sentinel in ready or not worker.process.is_alive():
-                events += self._replace(index, Failure.WORKER_DIED, "the worker process died")
-            elif (d := worker.deadline()) is not None and time.monotonic() >= d:
-                timeout_s = worker.queue[0].timeout_s
-                message = f"killed after the {timeout_s} s time limit"
-                events += self._replace(index, Failure.VERIFIER_TIMEOUT, message)
+            events += self._check(index, worker)
         return events
 
+    def _wait(self, timeout: float | None) -> None:
+        """Until a reply, a death, a drained pipe, a deadline or a look at memory is due."""
+        now = time.monotonic()
+        wake = [d for w in self._workers if (d := w.deadline()) is not None]
+        wake += [w.next_watch for w in self._workers if w.watching()]
+        if wake:
+            until = max(0.0, min(wake) - now)
+            timeout = until if timeout is None else min(timeout, until)
+        read: list[int] = []
+        write: list[int] = []
+        for worker in self._workers:
+            if worker.queue or not worker.ready:  # a hello may free a job that waits
+                r, w = worker.proc.handles()
+                read += r
+                write += w
+        if read or write:
+            wait_any(read, write, timeout)
+
     def _drain(self, worker: _Worker) -> list[Event]:
-        events: list[Event] = []
+        if not worker.queue:
+            return []
+        was_ready = worker.ready
         try:
-            while worker.queue and worker.conn.poll():
-                message = worker.conn.recv()
-                if message == READY:  # start-up is over: send its jobs, start the clock
-                    worker.mark_ready()
-                    worker.flush()
-                    continue
-                for run_id, verdict in message:
-                    task = worker.pop()
-                    if run_id == task.run_id:
-                        events.append((task, verdict))
-        except (EOFError, OSError):
-            pass  # died mid-message: the sentinel check reports it
+            frames = worker.proc.receive()
+        except Exception:  # a message that does not unpickle: the worker is broken
+            worker.proc.kill()
+            return []
+        events: list[Event] = []
+        if worker.ready and not was_ready:  # start-up is over: send its jobs, start the clock
+            worker.started()
+        for kind, *body in frames:
+            if kind == "imported":
+                worker.awaiting_import = False
+                worker.started()
+            elif kind == "results":
+                events += self._results(worker, *body)
+        if worker.ready and (worker.outbox or worker.importing):
+            with contextlib.suppress(OSError):
+                worker.flush()
+        if not worker.queue:
+            worker.proc.output.empty_if_large()
+            worker.mark = 0 if worker.proc.output.size() == 0 else worker.mark
         return events
+
+    def _results(self, worker: _Worker, results: list[Any], stop: bool) -> list[Event]:
+        events: list[Event] = []
+        for run_id, outcome, unit in results:
+            task = worker.pop()
+            worker.mark = unit.output[1]
+            if run_id == task.run_id:
+                events.append((task, contained(task, outcome, unit, worker.proc)))
+        if stop:
+            worker.retire = True
+        return events
+
+    def _check(self, index: int, worker: _Worker) -> list[Event]:
+        """Deaths, start failures, deadlines and limits of one worker, after the drain."""
+        if worker.retire:
+            requeue = [(task, None) for task in worker.queue]  # never ran on it
+            self._restart(index)
+            return requeue
+        if not worker.queue:
+            if not worker.ready and worker.proc.check_start() is not None:
+                self._restart(index)  # died while starting, before it had a job
+            return []
+        if not worker.ready:
+            if worker.proc.check_start() is not None:
+                return self._replace(index, Failure.WORKER_DIED, "")
+            return []
+        if worker.proc.replies.closed or not worker.proc.alive:
+            return self._replace(index, Failure.WORKER_DIED, worker.proc.why(Ending.DIED))
+        now = time.monotonic()
+        if (deadline := worker.deadline()) is not None and now >= deadline:
+            if worker.awaiting_import:
+                return self._replace_unready(index, worker, "did not import its verifier")
+            limit = worker.queue[0].timeout_s
+            return self._replace(
+                index, Failure.VERIFIER_TIMEOUT, worker.proc.why(Ending.TIMEOUT, limit)
+            )
+        if worker.watching() and now >= worker.next_watch:
+            worker.next_watch = now + self._spec.watch_s
+            over = worker.proc.watch()
+            if over is Ending.MEMORY:
+                return self._replace(index, Failure.VERIFIER_MEMORY, worker.proc.why(over))
+            if over is Ending.OUTPUT:
+                return self._replace(index, Failure.VERIFIER_CRASH, worker.proc.why(over))
+        return []
 
     def _replace(self, index: int, failure: Failure, message: str) -> list[Event]:
         worker = self._workers[index]
         elapsed = time.monotonic() - worker.head_started
-        exitcode = worker.process.exitcode
+        output = worker.proc.output.text(
+            worker.mark, worker.proc.output.size(), self._spec.output_bytes
+        )
+        if not worker.ready:
+            message = worker.proc.ready_error or message
         self._restart(index)
         if not worker.queue:
             return []
         if not worker.ready:
-            return _start_failed(worker, failure, exitcode)
+            return start_failed(list(worker.queue), worker.proc.born, message)
         head, *rest = worker.queue
         if rest:
             # Several cheap jobs were out and their results come back in bunches: the
-            # culprit may be any of them. Run each again alone, where a death or a hang
-            # names its job; none of them has used up an attempt.
+            # culprit may be any of them. Run each again alone, where a death, a hang or
+            # an overrun names its job; none of them has used up an attempt.
             for task in worker.queue:
                 task.alone = True
             return [(task, None) for task in worker.queue]
-        if failure is Failure.WORKER_DIED:
-            message = f"{message} (exit code {exitcode if exitcode is not None else 'unknown'})"
-        return [(head, head.infra_verdict(failure, message, elapsed))]
+        evidence = output_evidence(*output)
+        if failure is Failure.VERIFIER_TIMEOUT and head.timeout_s is not None:
+            evidence["limits"] = [
+                {"layer": "job", "limit_s": head.timeout_s, "elapsed_s": round(elapsed, 6)}
+            ]
+        return [(head, head.infra_verdict(failure, message, elapsed, evidence))]
+
+    def _replace_unready(self, index: int, worker: _Worker, why: str) -> list[Event]:
+        worker.proc.ready_error = f"{why} {self._spec.start_timeout_s:g} s after it was asked"
+        worker.proc.ready = False
+        return self._replace(index, Failure.WORKER_DIED, worker.proc.ready_error)
 
     def abort(self) -> None:
         self._unsent = []
@@ -301,23 +384,10 @@ class PoolBackend:
                 self._restart(index)
 
     def close(self) -> None:
-        for worker in self._workers:
-            worker.stop()
-        self._workers = []
-
-
-def _start_failed(worker: _Worker, failure: Failure, exitcode: int | None) -> list[Event]:
-    """Each job of a worker that never became ready fails as WORKER_DIED, using an attempt:
-    none of them ran, but a worker that can never start must end in verdicts, not a loop."""
-    if failure is Failure.WORKER_DIED:
-        why = f"died while starting (exit code {exitcode if exitcode is not None else 'unknown'})"
-    else:
-        why = f"was not ready {worker.start_timeout_s} s after it started and was killed"
-    message = (
-        f"the worker process {why}, before it ran the job. A new worker first re-imports "
-        "the main module of the parent process: check that it imports quickly and cleanly"
-    )
-    elapsed = time.monotonic() - worker.born
-    return [
-        (task, task.infra_verdict(Failure.WORKER_DIED, message, elapsed)) for task in worker.queue
-    ]
+        everyone = [*self._workers, *([self._spare] if self._spare is not None else [])]
+        for worker in everyone:
+            worker.proc.begin_stop()
+        until = time.monotonic() + 1.0
+        for worker in everyone:
+            worker.proc.finish_stop(until)
+        self._workers, self._spare = [], None

@@ -17,11 +17,18 @@ What it guarantees, whatever the backend:
   default a dead worker, a crashed verifier, a sandbox that did not start) are retried
   ``retries`` times (default once) before they are reported. Timeouts are not retried by
   default: a hang usually hangs again, and each try costs the whole limit.
-- **A limit times the job, not the start-up.** On "pool", a job's clock starts when its
-  worker is ready, not when the job is handed over: a new worker (and each replacement
-  of a killed one) first re-imports the caller's main module, which for a large CLI can
-  outlast a short limit. A worker not ready ``start_timeout_s`` after it started is
-  killed, and each of its jobs is a WORKER_DIED verdict (retried like any).
+- **A limit times the job, not the start-up.** On "pool" and "ray", a job's clock starts
+  when its worker is ready for it, not when the job is handed over: a new worker (and
+  each replacement of a killed one) first imports the caller's main module and the
+  verifier's module, which for a large CLI can outlast a short limit. A worker not ready
+  ``start_timeout_s`` after it started is killed, and each of its jobs is a WORKER_DIED
+  verdict (retried like any).
+- **Contained.** Pool and Ray jobs run in warm workers (`rewardsmith.verifiers.warm`): a
+  kill takes the worker's whole tree; a worker over ``memory_bytes`` is killed (its job a
+  VERIFIER_MEMORY verdict) and one left holding over half of it is replaced; what a job
+  prints goes into its verdict (``evidence["output"]``), never to the caller's stdout;
+  nested limits (a killable call, a sandbox run) share the job's clock, and the verdict
+  names the limit that ended the work (``evidence["limits"]``).
 - **Streaming.** `stream` yields results as they finish; `run` returns them in job order;
   `astream` and `arun` are the asyncio forms (the work runs on a helper thread).
 - **Expensive first.** Jobs start in decreasing order of estimated cost: the measured
@@ -48,17 +55,19 @@ import asyncio
 import contextlib
 import os
 import threading
+import warnings
 from collections import OrderedDict, defaultdict, deque
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rewardsmith.graders._backend import Backend, InlineBackend, Outcome, Task
+from rewardsmith.graders._pool import WorkerLimits
 from rewardsmith.graders.cache import Cache, MemoryCache, job_key, verifier_key
 from rewardsmith.verifiers.protocol import BatchVerifier, Cost, Verifier
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
 
-__all__ = ["COST_PRIOR_S", "Executor", "Job", "JobResult"]
+__all__ = ["COST_PRIOR_S", "DEFAULT_MEMORY_BYTES", "Executor", "Job", "JobResult"]
 
 BackendName = Literal["inline", "pool", "ray"]
 
@@ -69,6 +78,9 @@ COST_PRIOR_S: dict[str, float] = {
     Cost.GPU: 1.0,
 }
 """Seconds assumed for a verifier never measured, by its cost hint."""
+
+DEFAULT_MEMORY_BYTES = 4 << 30
+"""A pool or Ray worker's resident memory limit by default (4 GiB)."""
 
 DEFAULT_RETRY_ON = frozenset({Failure.WORKER_DIED, Failure.VERIFIER_CRASH, Failure.SANDBOX_ERROR})
 
@@ -127,9 +139,12 @@ class Executor:
         retry_on: Iterable[Failure] = DEFAULT_RETRY_ON,
         cache: Cache | bool = True,
         schedule: Literal["expensive_first", "fifo"] = "expensive_first",
-        start_method: str = "forkserver",
+        start_method: str | None = None,
         batch_size: int = 32,
         start_timeout_s: float = 60.0,
+        memory_bytes: int | None = DEFAULT_MEMORY_BYTES,
+        output_bytes: int = 8192,
+        ray_address: str | None = None,
     ) -> None:
         if backend not in ("inline", "pool", "ray"):
             raise ValueError(f"backend must be 'inline', 'pool' or 'ray', got {backend!r}")
@@ -137,16 +152,28 @@ class Executor:
             raise ValueError(f"schedule must be 'expensive_first' or 'fifo', got {schedule!r}")
         if not start_timeout_s > 0:
             raise ValueError(f"start_timeout_s must be > 0 seconds, got {start_timeout_s}")
+        if memory_bytes is not None and memory_bytes <= 0:
+            raise ValueError(f"memory_bytes must be > 0 (or None for no limit), got {memory_bytes}")
+        if start_method is not None:
+            warnings.warn(
+                "Executor(start_method=...) is ignored: pool workers are warm workers "
+                "(rewardsmith.verifiers.warm), each a fresh interpreter",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         self.backend_name = backend
+        self._workers_asked = workers
         self.workers = workers or os.cpu_count() or 1
         self.timeout_s = timeout_s
         self.retries = retries
         self.retry_on = frozenset(retry_on)
         self.cache: Cache | None = MemoryCache() if cache is True else (cache or None)
         self.schedule = schedule
-        self.start_method = start_method
         self.batch_size = batch_size
         self.start_timeout_s = start_timeout_s
+        self.memory_bytes = memory_bytes
+        self.output_bytes = output_bytes
+        self.ray_address = ray_address
         self.history = _History()
         self._backend: Backend | None = None
         self._lock = threading.Lock()
@@ -161,12 +188,18 @@ class Executor:
             elif self.backend_name == "pool":
                 from rewardsmith.graders._pool import PoolBackend
 
-                self._backend = PoolBackend(self.workers, self.start_method, self.start_timeout_s)
+                self._backend = PoolBackend(self.workers, self._limits(main_module=True))
             else:
                 from rewardsmith.graders._ray import RayBackend
 
-                self._backend = RayBackend(self.workers)
+                limits = self._limits(main_module=False)
+                self._backend = RayBackend(self._workers_asked, limits, self.ray_address)
         return self._backend
+
+    def _limits(self, main_module: bool) -> WorkerLimits:
+        return WorkerLimits(
+            self.memory_bytes, self.output_bytes, self.start_timeout_s, main_module=main_module
+        )
 
     def close(self) -> None:
         """Stop the workers. The executor starts new ones if used again."""

@@ -10,33 +10,44 @@ kills and replaces the worker when the call passes its deadline.
     >>> outcome.ok, outcome.value
     (True, 6)
 
-What it covers: wall-clock time (the worker is SIGKILLed at the deadline), address-space
-size (``RLIMIT_AS`` in the worker), a worker that dies (segfault, OOM kill, ``os._exit``)
-costing only its call. What it does not: isolation. The function is trusted code working on
-untrusted *data*; untrusted *code* goes to `rewardsmith.verifiers.sandbox`.
+The workers are `rewardsmith.verifiers.warm` workers, so each call gets what they give:
 
-Workers are per process and per `preload` set, one per concurrent caller; the pool is
-dropped in a forked child so no pipe is ever shared between processes. They are plain
-``python -m`` subprocesses, not `multiprocessing` children, so they can be started from a
-daemonic executor worker and never re-import the caller's main module (no
-``if __name__ == "__main__"`` guard is needed); a worker whose parent dies exits within a
-second, even in the middle of a call that never returns.
+- wall-clock time: the worker's whole tree is killed at the deadline. Inside an executor
+  job, the call's limit is also bounded by what is left of the job (one clock per job,
+  `warm.budget`): a call cut short by the job's deadline ends the job (`JobDeadline`)
+  instead of coming back as the call's own timeout.
+- memory: ``memory_bytes`` bounds the worker's resident memory, checked while the call
+  runs and by its peak after; an overrun is `CallOutcome.memory_exceeded` (with ``died``),
+  and a worker left holding over half its limit is replaced.
+- a worker that dies (segfault, OOM kill, ``os._exit``) costs only its call; its output
+  (stdout and stderr) comes back capped in `CallOutcome.output` and never reaches yours.
+
+What it does not cover: isolation. The function is trusted code working on untrusted
+*data*; untrusted *code* goes to `rewardsmith.verifiers.sandbox`.
+
+Workers are per process and per (`preload`, ``memory_bytes``), one per concurrent caller;
+the pool is dropped in a forked child so no pipe is ever shared between processes. They are
+plain subprocesses, not `multiprocessing` children, so they can be started from a daemonic
+executor worker and never re-import the caller's main module (no
+``if __name__ == "__main__"`` guard is needed); a worker whose parent dies is killed with
+its tree within a second, even in the middle of a call that never returns.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from typing import Any
 
+from rewardsmith.verifiers.warm import Ending, Layer, Role, WarmProcess, WarmSpec, allowance
+
 __all__ = ["CallOutcome", "call_with_limits"]
+
+ROLE = "rewardsmith.verifiers._killable_worker:serve"
+START_TIMEOUT_S = 120.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,83 +61,25 @@ class CallOutcome:
     died: bool = False
     """The worker process ended without answering (killed, crashed, out of memory)."""
     elapsed_s: float = 0.0
+    memory_exceeded: bool = False
+    """The worker went over ``memory_bytes`` during the call (``died`` is set too)."""
+    output: str = ""
+    """What the call printed (stdout and stderr, capped: head and tail)."""
 
     @property
     def ok(self) -> bool:
         return self.error is None and not self.timed_out and not self.died
 
 
-_START_TIMEOUT_S = 120.0
-
-
-class _Worker:
-    """A warm worker process (see `_killable_worker`) and its two pipes."""
-
-    def __init__(self, preload: tuple[str, ...], memory_bytes: int | None) -> None:
-        request_read, self._request_write = os.pipe()
-        self._reply_read, reply_write = os.pipe()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "rewardsmith.verifiers._killable_worker",
-             str(request_read), str(reply_write)],
-            pass_fds=(request_read, reply_write),
-            stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        os.close(request_read)
-        os.close(reply_write)
-        self.requests = Connection(self._request_write, readable=False)
-        self.replies = Connection(self._reply_read, writable=False)
-        self.requests.send_bytes(pickle.dumps((list(sys.path), memory_bytes, preload)))
-        self.ready_error = self._await_ready()
-
-    def _await_ready(self) -> str | None:
-        if not self.replies.poll(_START_TIMEOUT_S):
-            self.kill()
-            return f"worker did not start within {_START_TIMEOUT_S} s"
-        try:
-            status, payload = self.replies.recv()
-        except (EOFError, OSError):
-            self.kill()
-            return "worker exited while starting"
-        return None if status == "ready" else str(payload)
-
-    def call(
-        self, fn: Callable[..., Any], args: tuple, kwargs: dict, timeout_s: float
-    ) -> CallOutcome:
-        start = time.perf_counter()
-        try:
-            self.requests.send_bytes(pickle.dumps((fn, args, kwargs)))
-            if not self.replies.poll(timeout_s):
-                self.kill()
-                return CallOutcome(timed_out=True, elapsed_s=time.perf_counter() - start)
-            status, payload = self.replies.recv()
-        except (EOFError, OSError):
-            self.kill()
-            return CallOutcome(died=True, elapsed_s=time.perf_counter() - start)
-        elapsed = time.perf_counter() - start
-        if status == "ok":
-            return CallOutcome(value=payload, elapsed_s=elapsed)
-        return CallOutcome(error=payload, elapsed_s=elapsed)
-
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
-        for connection in (self.requests, self.replies):
-            connection.close()
-
-
+_Key = tuple[tuple[str, ...], int | None]
 _lock = threading.Lock()
-_idle: dict[tuple[tuple[str, ...], int | None], list[_Worker]] = {}
+_idle: dict[_Key, list[WarmProcess]] = {}
 
 
 def _forget_pool_in_child() -> None:
     global _lock
     _lock = threading.Lock()
-    _idle.clear()
+    _idle.clear()  # the parent's workers: not ours to use, nor to kill
 
 
 os.register_at_fork(after_in_child=_forget_pool_in_child)
@@ -146,16 +99,59 @@ def call_with_limits(
     picklable. `preload` names modules the worker imports once at start (``("sympy",)``),
     so the first call does not pay for them. Safe to call from many threads at once.
     """
+    try:
+        call = pickle.dumps((fn, args, kwargs), pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:
+        return CallOutcome(error=f"the call could not be pickled: {type(exc).__name__}: {exc}")
     key = (tuple(preload), memory_bytes)
+    worker = _take(key)
+    start_error = worker.wait_ready()  # a start counts against a job's clock, not the call's
+    if start_error is not None:
+        return CallOutcome(error=f"the worker {start_error}")
+    try:
+        allowed = allowance(timeout_s, Layer.CALL)  # inside a job: at most what it has left
+    except BaseException:
+        _give_back(key, worker)
+        raise
+    reply = worker.call((call, allowed.seconds), allowed.seconds)
+    if reply.ending is Ending.ANSWER:
+        return _answered(key, worker, reply.answer, reply.elapsed_s, reply.output)
+    if reply.ending is Ending.TIMEOUT:
+        allowed.expired()  # raises JobDeadline if the job's clock, not the call's, ran out
+        return CallOutcome(timed_out=True, elapsed_s=reply.elapsed_s, output=reply.output)
+    memory = reply.ending is Ending.MEMORY
+    return CallOutcome(
+        died=True, memory_exceeded=memory, elapsed_s=reply.elapsed_s, output=reply.output
+    )
+
+
+def _take(key: _Key) -> WarmProcess:
     with _lock:
-        pool = _idle.setdefault(key, [])
-        worker = pool.pop() if pool else None
-    if worker is None or not worker.alive:
-        worker = _Worker(key[0], memory_bytes)
-        if worker.ready_error is not None:
-            return CallOutcome(error=worker.ready_error)
-    outcome = worker.call(fn, args, kwargs, timeout_s)
-    if worker.alive and not (outcome.timed_out or outcome.died):
-        with _lock:
-            _idle.setdefault(key, []).append(worker)
-    return outcome
+        idle = _idle.setdefault(key, [])
+        while idle:
+            worker = idle.pop()
+            if worker.alive:
+                return worker
+    preload, memory_bytes = key
+    spec = WarmSpec(Role(ROLE, preload), memory_bytes=memory_bytes, start_timeout_s=START_TIMEOUT_S)
+    return WarmProcess(spec)
+
+
+def _give_back(key: _Key, worker: WarmProcess) -> None:
+    with _lock:
+        _idle.setdefault(key, []).append(worker)
+
+
+def _answered(
+    key: _Key, worker: WarmProcess, answer: Any, elapsed: float, output: str
+) -> CallOutcome:
+    status, value, unit = answer
+    if unit.recycle:
+        worker.kill()  # over its limit, or still holding over half of it: a fresh one next
+    else:
+        _give_back(key, worker)
+    if unit.peak_bytes is not None:
+        return CallOutcome(died=True, memory_exceeded=True, elapsed_s=elapsed, output=output)
+    if status == "ok":
+        return CallOutcome(value=value, elapsed_s=elapsed, output=output)
+    return CallOutcome(error=value, elapsed_s=elapsed, output=output)

@@ -1,5 +1,7 @@
 """The Ray backend on a real local cluster (ray.init(num_cpus=2)): same rewards as the pool,
-timeouts kill, a dead worker is an infrastructure failure. Ray starts slowly: few tests."""
+timeouts kill, a dead worker is an infrastructure failure, the pool's containment holds on
+Ray too. Ray starts slowly: few tests. (Joining a cluster started apart, with a node
+lost mid-run: test_ray_cluster.py.)"""
 
 from __future__ import annotations
 
@@ -7,7 +9,10 @@ import os
 from pathlib import Path
 
 import pytest
+from containment_kit import Allocate, Say
 from grader_testkit import Die, Hang, MetaScore, Sleep
+from slow_import_kit import ENV as SLOW_IMPORT
+from slow_import_kit import SlowToImport
 
 from rewardsmith.graders import (
     Executor,
@@ -28,14 +33,18 @@ pytestmark = pytest.mark.slow
 def ray_cluster():
     ray = pytest.importorskip("ray")
     here = str(Path(__file__).resolve().parent)
+    repo = str(Path(here).parents[1])
     old = os.environ.get("PYTHONPATH")
-    # Ray's worker processes must import grader_testkit, as the pool's workers do.
-    os.environ["PYTHONPATH"] = here + (os.pathsep + old if old else "")
+    # Ray's worker processes must import grader_testkit, as the pool's workers do; and the
+    # slow verifier module is slow in every process but this one.
+    os.environ["PYTHONPATH"] = os.pathsep.join([here, repo, *([old] if old else [])])
+    os.environ[SLOW_IMPORT] = f"{os.getpid()}:1.5"
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         yield ray
     finally:
         ray.shutdown()
+        del os.environ[SLOW_IMPORT]
         if old is None:
             del os.environ["PYTHONPATH"]
         else:
@@ -86,3 +95,26 @@ def test_ray_kills_a_hang_and_reports_a_dead_worker(ray_cluster):
     assert results[0].verdict.failure is Failure.VERIFIER_TIMEOUT
     assert results[1].verdict.failure is Failure.WORKER_DIED and results[1].attempts == 2
     assert results[2].verdict.status is Status.PASS
+
+
+def test_on_ray_a_jobs_clock_starts_when_its_worker_is_ready(ray_cluster):
+    # A hang is killed at 1 s; the jobs after it need a new warm worker, whose import of
+    # the verifier's module takes 1.5 s, over their 1 s limit: they must still pass.
+    hang = [Job(Hang(), Sample(id="hang", completion="x"), timeout_s=1.0)]
+    slow = [Job(SlowToImport(), Sample(id=str(i), completion="x")) for i in range(4)]
+    with Executor("ray", timeout_s=1.0, cache=False) as ex:
+        (killed,) = ex.run(hang)
+        results = list(ex.stream(slow))
+    assert killed.failure is Failure.VERIFIER_TIMEOUT
+    assert [(r.verdict.status, r.attempts) for r in results] == [(Status.PASS, 1)] * 4
+
+
+def test_on_ray_memory_and_output_are_contained(ray_cluster):
+    jobs = [
+        Job(Allocate(800, 5.0), Sample(id="big", completion="x")),
+        Job(Say(), Sample(id="talk", completion="x")),
+    ]
+    with Executor("ray", memory_bytes=400 << 20, cache=False) as ex:
+        big, talk = ex.run(jobs)
+    assert big.failure is Failure.VERIFIER_MEMORY and "400 MiB" in big.feedback
+    assert talk.evidence["output"] == "stdout: job talk\nstderr: job talk\n"

@@ -40,7 +40,7 @@ def test_slow_starting_workers_do_not_time_out_trivial_jobs():
     first, with_hang, after = run_scenario("spiral", RS_TEST_WORKER_IMPORT_S="2")
     assert [r["status"] for r in first] == ["pass"]
     hang, trivial = with_hang
-    assert hang["failure"] == "verifier_timeout" and "1.0 s" in hang["feedback"]
+    assert hang["failure"] == "verifier_timeout" and "1 s time limit" in hang["feedback"]
     assert trivial["status"] == "pass"  # on the cold replacement of the killed worker
     assert [r["status"] for r in after] == ["pass", "pass"]
     assert all(r["attempts"] == 1 for batch in (first, with_hang, after) for r in batch)
@@ -62,8 +62,8 @@ def test_jobs_wait_for_a_ready_worker_rather_than_a_starting_one(tmp_path):
 @pytest.mark.parametrize(
     ("scenario", "env", "words"),
     [
-        ("never_ready", {"RS_TEST_WORKER_IMPORT_S": "3600"}, "was not ready 1.0 s after it"),
-        ("import_fails", {"RS_TEST_WORKER_IMPORT_FAILS": "1"}, "died while starting (exit code 1)"),
+        ("never_ready", {"RS_TEST_WORKER_IMPORT_S": "3600"}, "was not ready 1 s after it"),
+        ("import_fails", {"RS_TEST_WORKER_IMPORT_FAILS": "1"}, "failed to start (worker set-up"),
     ],
 )
 def test_a_worker_that_cannot_start_is_a_worker_failure_not_a_hang(scenario, env, words):

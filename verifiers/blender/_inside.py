@@ -112,16 +112,57 @@ def _value(v: Any) -> Any:
         return None
 
 
+_MAX_EVALUATED_VERTICES = 5_000_000
+
+
+def _evaluated_bounds(obj: Any, depsgraph: Any) -> tuple[list[Any], list[Any]] | None:
+    """(local corners, world corners) of the evaluated mesh's vertices, modifiers applied.
+
+    ``bound_box`` of an evaluated object can be the *unevaluated* box (a Subdivision
+    Surface modifier left to the GPU, or to the drawing code, is not in it: a subdivided
+    2 m cube read 2.0 where its mesh is 1.68 across), so the vertices are measured."""
+    if obj.type not in ("MESH", "CURVE", "SURFACE", "FONT", "META"):
+        return None
+    evaluated = obj.evaluated_get(depsgraph)
+    try:
+        mesh = evaluated.to_mesh()
+    except RuntimeError:
+        return None
+    try:
+        if mesh is None or not len(mesh.vertices) or len(mesh.vertices) > _MAX_EVALUATED_VERTICES:
+            return None
+        local = [v.co.copy() for v in mesh.vertices]
+    finally:
+        evaluated.to_mesh_clear()
+    world = [obj.matrix_world @ v for v in local]
+    return _box(local), _box(world)
+
+
+def _box(points: list[Any]) -> list[Any]:
+    return [
+        [min(p[i] for p in points) for i in range(3)],
+        [max(p[i] for p in points) for i in range(3)],
+    ]
+
+
 def _object(obj: Any, depsgraph: Any) -> dict[str, Any]:
     evaluated = obj.evaluated_get(depsgraph)  # with modifiers applied
     corners = [obj.matrix_world @ Vector(c) for c in evaluated.bound_box]
+    low = [min(c[i] for c in corners) for i in range(3)]
+    high = [max(c[i] for c in corners) for i in range(3)]
+    dimensions = list(evaluated.dimensions)
+    measured = _evaluated_bounds(obj, depsgraph)
+    if measured is not None:
+        (local_low, local_high), (low, high) = measured
+        scale = obj.matrix_world.to_scale()
+        dimensions = [abs(scale[i]) * (local_high[i] - local_low[i]) for i in range(3)]
     return {
         "name": obj.name,
         "type": obj.type,
         "location": _vec(obj.matrix_world.translation),
-        "dimensions": _vec(evaluated.dimensions),
-        "bbox_min": _vec([min(c[i] for c in corners) for i in range(3)]),
-        "bbox_max": _vec([max(c[i] for c in corners) for i in range(3)]),
+        "dimensions": _vec(dimensions),
+        "bbox_min": _vec(low),
+        "bbox_max": _vec(high),
         "modifiers": [{"name": m.name, "type": m.type} for m in obj.modifiers],
         "materials": [s.material.name for s in obj.material_slots if s.material],
         "parent": obj.parent.name if obj.parent else None,
@@ -168,6 +209,7 @@ def _camera(scene: Any) -> dict[str, Any] | None:
         "location": _vec(cam.matrix_world.translation),
         "direction": _vec(forward.normalized()),
         "lens": round(float(cam.data.lens), 6),
+        "sensor": round(float(max(cam.data.sensor_width, cam.data.sensor_height)), 6),
         "projection": cam.data.type,
     }
 
@@ -217,8 +259,31 @@ def _preview(size: int, samples: int, path: str) -> bool:
     return True
 
 
-def inspect_blends(n_steps: int, preview_size: int = 0, preview_samples: int = 16) -> None:
-    """Dump each ``step_<k>.blend`` to ``scene.json``; render the last when asked."""
+def _view_camera(location: list[float], look_at: list[float]) -> Any:
+    """A 50 mm camera at `location` aimed at `look_at`, made the scene's camera."""
+    camera = bpy.data.objects.new("_RewardsmithView", bpy.data.cameras.new("_RewardsmithView"))
+    bpy.context.scene.collection.objects.link(camera)
+    camera.location = location
+    forward = Vector(look_at) - Vector(location)
+    camera.rotation_euler = forward.to_track_quat("-Z", "Y").to_euler()
+    bpy.context.scene.camera = camera
+    return camera
+
+
+def _render_views(views: list[dict[str, Any]], size: int, samples: int) -> None:
+    """Render the scene from each extra view to ``view_<k>.png``: a scene right from one
+    camera can be a flat cut-out from another."""
+    for k, view in enumerate(views):
+        _view_camera(view["location"], view["look_at"])
+        _preview(size, samples, f"/box/view_{k}.png")
+
+
+def inspect_blends(
+    n_steps: int, preview_size: int = 0, preview_samples: int = 16, views: str = "[]"
+) -> None:
+    """Dump each ``step_<k>.blend`` to ``scene.json``; render the last when asked (from
+    the scene camera, and from each of `views`, a JSON list of {location, look_at})."""
+    bpy.context.preferences.system.use_gpu_subdivision = False  # evaluate on the CPU
     dumps: list[dict[str, Any] | None] = []
     for k in range(n_steps):
         try:  # use_scripts=False: the file's drivers and registered scripts never run
@@ -233,6 +298,7 @@ def inspect_blends(n_steps: int, preview_size: int = 0, preview_samples: int = 1
     rendered = False
     if preview_size and dumps and dumps[-1] is not None:
         rendered = _preview(preview_size, preview_samples, "/box/preview.png")
+        _render_views(json.loads(views), preview_size, preview_samples)
     with open("/box/scene.json", "w", encoding="utf-8") as handle:
         # NaN coordinates (a hostile scene can hold them) go out as NaN tokens, which the
         # trusted side reads and fails every comparison on.
@@ -251,3 +317,4 @@ def export_mesh(path: str = "/box/out.stl") -> None:
 
 _warm_cycles()
 bpy.ops.wm.read_factory_settings(use_empty=True)
+bpy.context.preferences.system.use_gpu_subdivision = False

@@ -7,8 +7,10 @@ stage:
 - **geometry**: each named object exists, with the stated type, location, dimensions,
   world bounding box, modifiers and material slots;
 - **materials**: each named material's Principled BSDF inputs;
-- **lighting**: each light spec met by a distinct light (type, energy, colour);
-- **render**: the camera (location, look-at angle, focal length) and render settings.
+- **lighting**: each light spec met by a distinct light (type, energy, colour, position,
+  direction or look-at);
+- **render**: the camera (location, look-at or direction angle, focal length, and that the
+  scene's meshes are in its view: a camera facing away fails as such) and render settings.
   The preview image comparison is added by the verifier (it needs the rendered file).
 
     >>> from rewardsmith.verifiers.blender.spec import SceneSpec
@@ -63,7 +65,7 @@ def _object_checks(
 ) -> list[Check]:
     if found is None:
         return [Check("geometry", f"object {name!r}", False, f"no object named {name!r}")]
-    checks = [Check("geometry", f"object {name!r}", True)]
+    checks: list[Check] = []
     if spec.type is not None:
         ok = found.get("type") == spec.type.upper()
         checks.append(
@@ -89,7 +91,9 @@ def _object_checks(
         checks.append(
             Check("geometry", f"{name}.materials", not missing, f"missing {missing}; has {have}")
         )
-    return checks
+    # The name alone is worth a check only when the spec asks nothing else of the object:
+    # otherwise a scene of empties with the right names would earn part of the reward.
+    return checks or [Check("geometry", f"object {name!r}", True)]
 
 
 def _material_checks(
@@ -100,7 +104,7 @@ def _material_checks(
     principled = found.get("principled")
     if not principled:
         return [Check("materials", f"material {name!r}", False, "has no Principled BSDF node")]
-    checks = [Check("materials", f"material {name!r}", True)]
+    checks: list[Check] = []
     for key, want in spec.inputs.items():
         entry = principled.get(key)
         if entry is None:
@@ -117,7 +121,7 @@ def _material_checks(
             checks.append(
                 Check("materials", f"{name}[{key}]", ok, f"is {_fmt(got)}, want {_fmt(want)}")
             )
-    return checks
+    return checks or [Check("materials", f"material {name!r}", True)]
 
 
 def _light_matches(light: dict[str, Any], spec: LightSpec, tol: Tolerances) -> list[str]:
@@ -135,7 +139,32 @@ def _light_matches(light: dict[str, Any], spec: LightSpec, tol: Tolerances) -> l
             wrong.append(f"energy {energy}")
     if spec.color is not None and not _close(light.get("color"), spec.color, tol.color):
         wrong.append(f"color {_fmt(light.get('color'))}")
+    location = light.get("location", [math.nan] * 3)
+    if spec.location is not None and not _distance(location, spec.location) <= tol.position:
+        wrong.append(f"location {_fmt(location)}")
+    aims = [("direction", spec.direction)]
+    if spec.look_at is not None:
+        aims.append(("look_at", _towards(location, spec.look_at)))
+    for what, want in aims:
+        if want is not None:
+            angle = _angle_deg(light.get("direction", [0, 0, 0]), want)
+            if not angle <= tol.angle_deg:
+                wrong.append(f"{what} off by {angle:.1f} degrees")
     return wrong
+
+
+def _distance(got: Any, want: Sequence[float]) -> float:
+    try:
+        return math.dist([float(g) for g in got], [float(w) for w in want])
+    except (TypeError, ValueError):
+        return math.inf
+
+
+def _towards(origin: Any, target: Sequence[float]) -> list[float]:
+    try:
+        return [float(t) - float(o) for t, o in zip(target, origin, strict=True)]
+    except (TypeError, ValueError):
+        return [0.0, 0.0, 0.0]
 
 
 def _light_checks(
@@ -174,7 +203,7 @@ def _angle_deg(u: Sequence[float], v: Sequence[float]) -> float:
 def _camera_checks(cam: dict[str, Any] | None, spec: CameraSpec, tol: Tolerances) -> list[Check]:
     if cam is None:
         return [Check("render", "camera", False, "the scene has no active camera")]
-    checks = [Check("render", "camera", True)]
+    checks: list[Check] = []
     if spec.location is not None:
         ok = _close(cam.get("location"), spec.location, tol.length)
         checks.append(
@@ -185,19 +214,53 @@ def _camera_checks(cam: dict[str, Any] | None, spec: CameraSpec, tol: Tolerances
                 f"is {_fmt(cam.get('location'))}, want {_fmt(spec.location)}",
             )
         )
-    if spec.look_at is not None:
-        to_target = [
-            t - c for t, c in zip(spec.look_at, cam.get("location", [0, 0, 0]), strict=False)
-        ]
-        angle = _angle_deg(cam.get("direction", [0, 0, 0]), to_target)
-        checks.append(
-            Check("render", "camera.look_at", angle <= tol.angle_deg, f"off by {angle:.2f} degrees")
-        )
+    view = cam.get("direction", [0, 0, 0])
+    for what, want in (
+        (
+            "camera.look_at",
+            None if spec.look_at is None else _towards(cam.get("location"), spec.look_at),
+        ),
+        ("camera.direction", spec.direction),
+    ):
+        if want is not None:
+            angle = _angle_deg(view, want)
+            detail = f"off by {angle:.2f} degrees"
+            if angle > 90:
+                detail = f"the camera faces away ({angle:.0f} degrees from where it should look)"
+            checks.append(Check("render", what, angle <= tol.angle_deg, detail))
     if spec.lens is not None:
         lens = cam.get("lens")
         ok = isinstance(lens, int | float) and abs(lens - spec.lens) <= tol.lens_mm
         checks.append(Check("render", "camera.lens", ok, f"is {lens} mm, want {spec.lens} mm"))
-    return checks
+    return checks or [Check("render", "camera", True)]
+
+
+def _sees_scene(cam: dict[str, Any], objects: list[dict[str, Any]]) -> Check | None:
+    """Whether the centre of the scene's meshes is inside the camera's view cone: a camera
+    facing away fails this, whatever else the spec states about it."""
+    boxes: list[tuple[Any, Any]] = [
+        (o.get("bbox_min"), o.get("bbox_max")) for o in objects if o.get("type") == "MESH"
+    ]
+    if not boxes or cam.get("projection", "PERSP") != "PERSP":
+        return None
+    try:
+        low = [min(float(b[0][i]) for b in boxes) for i in range(3)]
+        high = [max(float(b[1][i]) for b in boxes) for i in range(3)]
+        lens, sensor = float(cam.get("lens", 50.0)), float(cam.get("sensor", 36.0))
+    except (TypeError, ValueError, IndexError):
+        return None
+    centre = [(a + b) / 2 for a, b in zip(low, high, strict=True)]
+    angle = _angle_deg(cam.get("direction", [0, 0, 0]), _towards(cam.get("location"), centre))
+    half_view = math.degrees(math.atan(0.5 * math.hypot(sensor, sensor * 0.75) / lens))
+    if angle <= half_view:
+        return Check("render", "camera sees the scene", True)
+    if angle > 90:
+        detail = f"the camera faces away from the scene ({angle:.0f} degrees off its centre)"
+    else:
+        detail = (
+            f"the scene's centre is {angle:.0f} degrees off the view axis (field {half_view:.0f})"
+        )
+    return Check("render", "camera sees the scene", False, detail)
 
 
 def check_scene(dump: dict[str, Any], spec: SceneSpec) -> list[Check]:
@@ -213,7 +276,11 @@ def check_scene(dump: dict[str, Any], spec: SceneSpec) -> list[Check]:
     if spec.lights:
         checks += _light_checks(list(dump.get("lights", [])), spec.lights, tol)
     if spec.camera is not None:
-        checks += _camera_checks(dump.get("camera"), spec.camera, tol)
+        camera = dump.get("camera")
+        checks += _camera_checks(camera, spec.camera, tol)
+        sees = _sees_scene(camera, list(dump.get("objects", []))) if camera else None
+        if sees is not None:
+            checks.append(sees)
     if spec.render is not None:
         render = dump.get("render", {})
         for field, want in spec.render.model_dump(exclude_none=True).items():

@@ -35,10 +35,16 @@ class BlenderRun:
     inspect: SandboxResult | None = None
     dumps: list[dict[str, Any] | None] | None = None
     preview: bytes | None = None
+    views: tuple[bytes | None, ...] = ()
+    """The renders from the spec's extra views, in order (None where none came back)."""
 
 
 def run_scripts(
-    scripts: list[str], limits: Limits, preview_size: int = 0, preview_samples: int = 16
+    scripts: list[str],
+    limits: Limits,
+    preview_size: int = 0,
+    preview_samples: int = 16,
+    views: list[dict[str, Any]] | None = None,
 ) -> BlenderRun:
     """Phase 1 then (when it succeeded) phase 2; see the module docstring."""
     n = len(scripts)
@@ -53,19 +59,23 @@ def run_scripts(
     )
     if not build.ok or build.missing:
         return BlenderRun(build)
+    views = list(views or [])
+    view_files = tuple(f"view_{k}.png" for k in range(len(views)))
     inspect = run_python(
         "from rewardsmith.verifiers.blender._inside import inspect_blends\n"
-        f"inspect_blends({n}, {int(preview_size)}, {int(preview_samples)})",
+        f"inspect_blends({n}, {int(preview_size)}, {int(preview_samples)}, "
+        f"{json.dumps(views)!r})",
         readonly_files=dict(build.files),
         limits=limits,
-        collect=("scene.json", "preview.png") if preview_size else ("scene.json",),
+        collect=("scene.json", "preview.png", *view_files) if preview_size else ("scene.json",),
         preload=PRELOAD,
     )
     raw = inspect.files.get("scene.json")
     if not inspect.ok or raw is None or len(raw) > _MAX_DUMP_BYTES:
         return BlenderRun(build, inspect)
     parsed = json.loads(raw)
-    return BlenderRun(build, inspect, parsed["steps"], inspect.files.get("preview.png"))
+    rendered = tuple(inspect.files.get(name) for name in view_files)
+    return BlenderRun(build, inspect, parsed["steps"], inspect.files.get("preview.png"), rendered)
 
 
 def describe_failure(build: SandboxResult) -> tuple[Failure, str]:

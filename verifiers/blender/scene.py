@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -36,6 +37,7 @@ from rewardsmith.verifiers.blender.check import STAGES, Check, check_scene, stag
 from rewardsmith.verifiers.blender.image import psnr, read_image, ssim
 from rewardsmith.verifiers.blender.run import BlenderRun, describe_failure, run_scripts
 from rewardsmith.verifiers.blender.spec import SceneSpec
+from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.sandbox import Limits, SandboxResult
 from rewardsmith.verifiers.types import Failure, Sample, Status, Verdict
@@ -70,7 +72,7 @@ class BlenderScene:
     """Run a Blender script in the sandbox and check its scene against a spec."""
 
     name: ClassVar[str] = "blender_scene"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
     cost: ClassVar[Cost] = Cost.SANDBOX
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
@@ -87,6 +89,14 @@ class BlenderScene:
         if self.staging not in ("mean", "sequential"):
             raise ValueError(f"staging must be 'mean' or 'sequential', not {self.staging!r}")
 
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """Adversarial rewrites of a right scene script (see `exploits.py`)."""
+        from rewardsmith.verifiers.blender.exploits import blender_exploits
+
+        spec, _ = _load_spec(sample.reference)
+        if not isinstance(spec, str):
+            yield from blender_exploits(sample, spec)
+
     def __call__(self, sample: Sample) -> Verdict:
         spec, base = _load_spec(sample.reference)
         if isinstance(spec, str):
@@ -99,8 +109,13 @@ class BlenderScene:
             )
         size = spec.image.size if spec.image else 0
         samples = spec.image.samples if spec.image else 16
+        views = (
+            [v.model_dump(include={"location", "look_at"}) for v in spec.image.views]
+            if spec.image
+            else []
+        )
         limits = Limits(wall_s=self.wall_s, cpu_s=self.wall_s, memory_bytes=self.memory_bytes)
-        outcome = run_scripts(scripts, limits, size, samples)
+        outcome = run_scripts(scripts, limits, size, samples, views)
         return self._judge(outcome, spec, base)
 
     def _input_problem(self, scripts: list[str]) -> str | None:
@@ -137,10 +152,15 @@ class BlenderScene:
             )
         checks = check_scene(final, spec)
         if spec.image is not None:
-            image = _image_check(outcome.preview, spec, base)
-            if isinstance(image, str):
-                return Verdict.errored(name, version, Failure.BAD_REFERENCE, image)
-            checks.append(image)
+            renders = [("preview image", outcome.preview, spec.image.reference)]
+            for k, view in enumerate(spec.image.views):
+                got = outcome.views[k] if k < len(outcome.views) else None
+                renders.append((f"view {k} image", got, view.reference))
+            for what, got, reference in renders:
+                image = _image_check(what, got, reference, spec, base)
+                if isinstance(image, str):
+                    return Verdict.errored(name, version, Failure.BAD_REFERENCE, image)
+                checks.append(image)
         return self._score(checks, per_step, final)
 
     def _inspection_failed(self, inspect: SandboxResult) -> Verdict:
@@ -210,10 +230,12 @@ def _load_spec(reference: Any) -> tuple[SceneSpec | str, Path | None]:
         return f"invalid scene spec: {exc}"[:1500], None
 
 
-def _image_check(preview: bytes | None, spec: SceneSpec, base: Path | None) -> Check | str:
-    """The preview comparison, or a message when the reference image is unusable."""
+def _image_check(
+    what: str, preview: bytes | None, reference: str, spec: SceneSpec, base: Path | None
+) -> Check | str:
+    """One render's comparison, or a message when the reference image is unusable."""
     assert spec.image is not None
-    ref_path = Path(spec.image.reference)
+    ref_path = Path(reference)
     if not ref_path.is_absolute() and base is not None:
         ref_path = base / ref_path
     try:
@@ -221,17 +243,13 @@ def _image_check(preview: bytes | None, spec: SceneSpec, base: Path | None) -> C
     except Exception as exc:  # missing or corrupt reference: a data problem, not the model's
         return f"cannot read the reference image {ref_path}: {exc}"[:500]
     if preview is None:
-        return Check(
-            "render", "preview image", False, "no preview was rendered (no active camera?)"
-        )
+        return Check("render", what, False, "nothing was rendered (no active camera?)")
     try:
         got = read_image(preview)
     except Exception as exc:
-        return Check("render", "preview image", False, f"unreadable preview: {exc}"[:300])
+        return Check("render", what, False, f"unreadable render: {exc}"[:300])
     if got.shape != want.shape:
-        return Check(
-            "render", "preview image", False, f"size {got.shape[:2]}, reference {want.shape[:2]}"
-        )
+        return Check("render", what, False, f"size {got.shape[:2]}, reference {want.shape[:2]}")
     p, s = psnr(got, want), ssim(got, want)
     ok = p >= spec.image.min_psnr and s >= spec.image.min_ssim
-    return Check("render", "preview image", ok, f"PSNR {p:.2f} dB, SSIM {s:.4f}")
+    return Check("render", what, ok, f"PSNR {p:.2f} dB, SSIM {s:.4f}")

@@ -17,8 +17,10 @@ loudly). Every field is optional: a spec states only what the task fixes. Exampl
 Lengths are world-space (after parenting and modifiers); object `dimensions` are the
 evaluated object's bounding-box size; `bbox_min`/`bbox_max` its world-space corners.
 Material `inputs` name Principled BSDF inputs; colours compare on the channels given.
-Each light spec must be met by a different light. The camera's look-at is checked as the
-angle between its view direction and the direction to the point.
+Each light spec must be met by a different light (type, energy, colour, location within a
+distance, direction or look-at within an angle). The camera's look-at is checked as the
+angle between its view direction and the direction to the point; a camera that faces away
+from the scene's objects fails as such. `image.views` adds renders from other cameras.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "RenderSpec",
     "SceneSpec",
     "Tolerances",
+    "ViewSpec",
 ]
 
 Vec3 = Annotated[list[float], Field(min_length=3, max_length=3)]
@@ -56,7 +59,10 @@ class Tolerances(_Strict):
     energy_rel: float = Field(default=0.05, gt=0)
     """Relative, for light energy (watts)."""
     angle_deg: float = Field(default=2.0, gt=0)
-    """Camera look-at: largest angle between view direction and the target."""
+    """Camera and light look-at and direction: largest angle between the view (or light)
+    direction and the one asked for."""
+    position: float = Field(default=0.05, gt=0)
+    """Light location: largest distance from the position asked for."""
     lens_mm: float = Field(default=0.5, gt=0)
 
 
@@ -84,11 +90,19 @@ class LightSpec(_Strict):
     """POINT, SUN, SPOT or AREA."""
     energy: float | None = None
     color: Vec3 | None = None
+    location: Vec3 | None = None
+    """World position, within `tolerances.position` (a distance)."""
+    direction: Vec3 | None = None
+    """Where the light points (its local -Z in the world), within `tolerances.angle_deg`."""
+    look_at: Vec3 | None = None
+    """A point the light must point at, within `tolerances.angle_deg`."""
 
 
 class CameraSpec(_Strict):
     location: Vec3 | None = None
     look_at: Vec3 | None = None
+    direction: Vec3 | None = None
+    """The view direction (the camera's local -Z in the world), within `angle_deg`."""
     lens: float | None = None
     """Focal length in mm."""
 
@@ -100,9 +114,19 @@ class RenderSpec(_Strict):
     samples: int | None = None
 
 
+class ViewSpec(_Strict):
+    location: Vec3
+    look_at: Vec3
+    reference: str
+    """Path of this view's reference render (PNG), made with the same settings."""
+
+
 class ImageSpec(_Strict):
     reference: str
     """Path of the reference preview (PNG), rendered by the same settings."""
+    views: list[ViewSpec] = Field(default_factory=list, max_length=6)
+    """More views to render and compare (a 50 mm camera at `location` aimed at `look_at`):
+    a scene right from the scene camera can be a flat cut-out from another."""
     size: int = Field(default=64, ge=8, le=512)
     """Preview width in pixels (height follows the scene's aspect)."""
     samples: int = Field(default=16, ge=1, le=256)

@@ -11,16 +11,26 @@ Numbers (no free symbols):
   10^30 (above that a 45-digit agreement would not prove the units digit);
 * a caller-given `rel_tol` accepts ``|a - b| <= rel_tol * max(|a|, |b|)``.
 
+Numbers beyond 10^10000 (a gold like ``10^{10^{10}}``: the cost estimate lets an answer
+be that large only when its gold is) are compared by that 45-digit agreement alone, since
+their exact values do not fit in memory.
+
 Expressions with free symbols are compared numerically first, at seeded random points
 (Schwartz-Zippel style identity testing: two different expressions rarely agree at random
 points): one disagreement settles "not equal" at once, and costs microseconds, where
-``simplify`` costs milliseconds. Agreement is then confirmed symbolically (``expand``, then
-``simplify`` of the difference); a symbolic difference that is a nonzero constant means
-"not equal"; one that sympy cannot reduce is accepted on agreement at 3 or more points.
+``simplify`` costs milliseconds. The points are evaluated with 30 significant digits more
+than the values' magnitude, so ``(x+1)^{3000} + 1`` does not agree with ``(x+1)^{3000}``.
+Agreement is then confirmed symbolically (``expand``, then ``simplify`` of the difference);
+a symbolic difference that is a nonzero constant means "not equal"; one that sympy cannot
+reduce is accepted on agreement at 3 or more points. Each symbolic step is bounded: a
+difference whose expansion would have more than 2,000 terms (``(x^2+2x+1)^{1500}``) is not
+expanded, and one of more than 150 operations is not simplified; agreement at 3 or more
+points decides those.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from dataclasses import dataclass
@@ -33,6 +43,10 @@ _DECIMAL = re.compile(r"[-+]?(\d*)\.(\d+)")
 _POINTS = 6
 _POINT_TOL = 1e-10
 _UNBOUNDED = (sympy.oo, -sympy.oo, sympy.zoo, sympy.nan)
+_MAX_EXPANDED_TERMS = 2_000
+_MAX_SIMPLIFY_OPS = 150
+_MAX_EXACT_DIGITS = 10_000
+_EXTRA_DIGITS = 30
 
 
 @dataclass(frozen=True)
@@ -104,6 +118,8 @@ def _numbers_equal(
         return False, "numeric"
     if scale < 1e30:
         return True, "numeric_45_digits"
+    if sympy.log(scale, 10) > _MAX_EXACT_DIGITS:
+        return True, "numeric_45_digits_huge"
     return bool(sympy.expand(a - b) == 0), "symbolic_huge"
 
 
@@ -113,25 +129,80 @@ def _within_tolerance(va: sympy.Expr, vb: sympy.Expr, tolerance: Tolerance) -> b
     return bool(abs(va - vb) <= tolerance.rel_tol * max(abs(va), abs(vb)))
 
 
+def _value(expr: sympy.Expr, point: dict, digits: int) -> sympy.Expr | None:
+    """The value at `point` to `digits` significant digits; None where it is not a finite
+    number (outside a domain, at a pole). Huge magnitudes stay exact in their exponent."""
+    try:
+        value = expr.evalf(digits, subs=point)
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        return None
+    if not value.is_number or value.has(*_UNBOUNDED) or value.has(sympy.Symbol):
+        return None
+    return value
+
+
+def _agree(a: sympy.Expr, b: sympy.Expr, point: dict) -> bool | None:
+    """Whether `a` and `b` agree at `point` (None: not both defined there): to 1e-10 of the
+    larger value, or of 1, whichever is larger (an absolute error of 1e-10 for values
+    above 1). Evaluated with `_EXTRA_DIGITS` digits more than their magnitude, so a "+ 1"
+    beside 10^1800 is still seen."""
+    rough = _value(a, point, 15)
+    if rough is None or _value(b, point, 15) is None:
+        return None
+    size = abs(rough)
+    magnitude = min(int(sympy.log(size, 10)) if size > 1 else 0, _MAX_EXACT_DIGITS)
+    digits = _EXTRA_DIGITS + magnitude
+    va, vb = _value(a, point, digits), _value(b, point, digits)
+    if va is None or vb is None:
+        return None
+    scale = max(abs(va), abs(vb), sympy.Integer(1))
+    tolerance = sympy.Float(_POINT_TOL, digits) * sympy.Integer(10) ** -magnitude
+    return bool(abs(va - vb) <= tolerance * scale)
+
+
+def _expanded_terms(expr: sympy.Expr, cap: int = _MAX_EXPANDED_TERMS) -> int:
+    """An upper bound on the terms of ``expand(expr)``, counted up to `cap` (a tree walk)."""
+    if expr.is_Add:
+        return min(cap + 1, sum(_expanded_terms(arg, cap) for arg in expr.args))
+    if expr.is_Mul:
+        total = 1
+        for arg in expr.args:
+            total = min(cap + 1, total * _expanded_terms(arg, cap))
+        return total
+    if expr.is_Pow and expr.exp.is_Integer and expr.exp > 1 and expr.base.free_symbols:
+        terms = _expanded_terms(expr.base, cap)
+        if terms == 1:
+            return 1
+        exponent = int(expr.exp) if expr.exp < cap else cap
+        return min(cap + 1, math.comb(exponent + terms - 1, terms - 1))
+    return 1
+
+
 def _functions_equal(a: sympy.Expr, b: sympy.Expr) -> tuple[bool, str]:
     symbols = sorted(a.free_symbols | b.free_symbols, key=str)
     agreed = 0
     for point in sample_points(symbols):
-        va, vb = to_complex(a, point), to_complex(b, point)
-        if va is None or vb is None:
+        agrees = _agree(a, b, point)
+        if agrees is None:
             continue  # outside a domain (log of a negative, a pole): try the next point
-        if abs(va - vb) > _POINT_TOL * max(1.0, abs(va), abs(vb)):
+        if not agrees:
             return False, "numeric_points"
         agreed += 1
-    difference = sympy.expand(a - b)
+    by_points = (agreed >= 3, "numeric_points_agree" if agreed >= 3 else "undecided")
+    difference = a - b
+    if _expanded_terms(difference) > _MAX_EXPANDED_TERMS:
+        return by_points  # expanding would explode: the points decide
+    difference = sympy.expand(difference)
     if difference == 0:
         return True, "symbolic"
+    if sympy.count_ops(difference) > _MAX_SIMPLIFY_OPS:
+        return by_points
     difference = sympy.simplify(difference)
     if difference == 0:
         return True, "symbolic"
     if difference.is_number:
         return False, "symbolic"
-    return agreed >= 3, "numeric_points_agree" if agreed >= 3 else "undecided"
+    return by_points
 
 
 def exprs_equal(

@@ -1,14 +1,21 @@
 """Find the final answer in a model's completion.
 
-Rules, in order (the first that finds something decides):
+Only the text after the reasoning counts (`rewardsmith.verifiers.math.endings`: an answer
+only inside ``<think>...</think>`` is none), up to any new chat turn. Rules, in order (the
+first that finds something decides):
 
-1. ``\\boxed{...}`` / ``\\fbox{...}`` (nested braces matched). If the completion boxes two
-   or more *different* answers it is hedging, which must not pay: the extraction reports
-   ``problem="hedged"``.
+1. ``\\boxed{...}`` / ``\\fbox{...}`` (`rewardsmith.verifiers.math.boxes`). Two or more
+   *different* boxed answers, or a box followed by a different stated answer ("The answer
+   is 12", "or $12$"), are hedging, which must not pay: ``problem="hedged"``.
 2. An answer phrase: the last "final answer", "the answer is", "Answer:" and what follows
-   it on that line.
+   it on that line ("Answer: $3$ or $4$" is hedging too).
 3. The last ``$...$``, ``$$...$$``, ``\\(...\\)`` or ``\\[...\\]`` on the last line.
 4. The last number on the last line.
+
+Rules 3 and 4 (and the concluding sentence below) read the answer off the end of the
+text, so the text must have ended there: anything after the answer but punctuation, a unit
+or a finished sentence means the completion was cut off (``problem="truncated"``). Two
+answers joined by "or" on that line are hedging.
 
 Refinements for ways real completions end: a "Final Answer: The final answer is $X$"
 after the last box overrides the boxes (they were intermediate results); a prose answer
@@ -16,8 +23,9 @@ after a phrase that states one plain number answers that number; a concluding
 "Therefore ..." sentence with one plain number after the last math of a paragraph-long
 last line answers that number.
 
-`strict=True` keeps only rule 1. Every step is a linear scan, so a megabyte of hostile
-text costs milliseconds, not a hang; callers cap the size before calling.
+`strict=True` keeps only rule 1 (and the reasoning and turn rules). Every step is a linear
+scan, so a megabyte of hostile text costs milliseconds, not a hang; callers cap the size
+before calling.
 
     >>> extract_answer(r"So $x = 3$, and therefore \\boxed{\\frac{1}{2}}.").answer
     '\\\\frac{1}{2}'
@@ -32,20 +40,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rewardsmith.verifiers.math.boxes import box_starts, from_boxes, hedge_key, matching_braces
+from rewardsmith.verifiers.math.endings import cut_at_turn_end, final_text, finished
+from rewardsmith.verifiers.math.fast import choice_letter
+
 __all__ = [
     "Extraction", "extract_answer", "has_several_items", "matching_braces", "stated_answer"
 ]  # fmt: skip
 
-_BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
-_BRACE_EVENTS = re.compile(r"\\.|[{}]", re.DOTALL)
 _PHRASE = re.compile(
     r"\b(?:final\s+answer|the\s+answer|answer)\b(?:\s+is)?\s*[:：]?[\s*:]*", re.IGNORECASE
 )
 _FINAL_MATH = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+)\$", re.DOTALL)
 # A number not glued to a word before it ("AZYUK2A" has none); a unit may follow ("5cm").
 _NUMBER = re.compile(r"(?<![A-Za-z\d.])(?:-?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+)")
-# Chat-template tokens: text after them is a new turn the model should not have written.
-_TURN_END = re.compile(r"<\|(?:im_start|im_end|endoftext|eot_id|end_of_text)\|>")
 _COMMAND = re.compile(r"\\[A-Za-z]+")
 _WORD = re.compile(r"[A-Za-z]{3,}")
 _EXPLANATION = re.compile(
@@ -57,7 +65,7 @@ _LEADING_MATH = re.compile(
 )
 # "Final Answer: The final answer is $X$" (Minerva's format) after the last box.
 _FINAL_STATEMENT = re.compile(
-    r"\bfinal\s+answer\b\s*[:：]?\s*(?:the\s+final\s+answer\s+is\s*)?(?=\$)", re.IGNORECASE
+    r"\bfinal\s+answer\b\s*[:：]?\s*the\s+final\s+answer\s+is\s*(?=\$)", re.IGNORECASE
 )
 # A sentence that draws the conclusion, after the last math of a paragraph-long last line.
 _CONCLUSION = re.compile(
@@ -68,15 +76,25 @@ _NUMBER_PERCENT = re.compile(_NUMBER.pattern + r"(?:\s*\\?%)?")
 # A prose answer with one of these does not state its number plainly: it qualifies it
 # ("not 5", "at least 5") or computes with it ("the square root of 2", "negative 5").
 _HEDGED_NUMBER = re.compile(
-    r"\b(?:not|no|never|cannot|than|least|most|about|approximately|around|nearly|almost|"
+    r"\b(?:not|no|never|cannot|than|least|most|about|approximately|around|nearly|almost|or|either|"
     r"sqrt|square\s+root|root|pi|over|squared|cubed|power|log|ln|exp|sin|cos|tan|negative|"
     r"minus|plus|times|divided|half|third|quarter|fraction|reciprocal|inverse)\b|n't\b",
     re.IGNORECASE,
 )
 _SPACE_GROUPS = re.compile(r"-?\d{1,3}(?: \d{3})+")
-_MAX_BOXES = 64
 _ITEM_EVENTS = re.compile(r"\\[{}]|\\pm|\\mp|[()\[\]{},;]|\s(?:or|and)\s")
-_HEDGE_SPACES = re.compile(r"\s+|\\[,;!: ]|\\(?:left|right|displaystyle)(?![A-Za-z])")
+# "... or $12$", "(or 12)", "or maybe \frac{7}{4}" right after an answer: a second answer
+# ("or equivalently $0.5$" is one too, compared with the first like any other).
+_OR_AFTER = re.compile(
+    r"(?:\s|\\(?:quad|qquad|[,;: !]))*[,;.]?\s*\(?\s*(?:\\text\{\s*)?"
+    r"(?:or|alternatively|otherwise)\b\s*\}?"
+    r"(?:\s+(?:maybe|possibly|perhaps|equivalently|simply|just|in other words|i\.e\.),?)?\s*"
+    r"(?:\$([^$]{1,500})\$|\\\((.{1,500}?)\\\)"
+    r"|([^\n$]{1,300}?)(?=\s*(?:\)\s*(?:[.;!?]|\n|$)|[.;!?](?:\s|$)|\n|$)))",
+    re.IGNORECASE,
+)
+_QUOTES = re.compile(r'^(?:\\?"|“)|(?:\\?"|”)$')
+_OR_BETWEEN = re.compile(r"\s*,?\s*(?:and/)?or(?:\s+(?:maybe|possibly|perhaps))?\s*", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,81 +103,70 @@ class Extraction:
 
     answer: str | None
     method: str
-    """One of "boxed", "final_statement", "answer_phrase", "conclusion", "final_math",
-    "last_number", "none"."""
+    """One of "boxed", "restated" (a box and a stated answer after it), "final_statement",
+    "answer_phrase", "conclusion", "final_math", "last_number", "none"."""
     problem: str | None = None
-    """"hedged" (different boxed answers), "unbalanced" (a box never closes) or None."""
+    """"hedged" (different answers), "unbalanced" (a box never closes), "empty_box",
+    "truncated" (cut off after a fallback answer), "reasoning_only" or None."""
     candidates: tuple[str, ...] = ()
-    """The distinct boxed answers, when there were several."""
+    """The distinct answers, when there were several."""
 
 
-def matching_braces(text: str) -> dict[int, int]:
-    """Map the index of each ``{`` to the index of its ``}``; escaped braces are skipped.
-
-    One pass over the braces only (``re`` finds them), so it is linear in the text.
-    """
-    pairs: dict[int, int] = {}
-    stack: list[int] = []
-    for match in _BRACE_EVENTS.finditer(text):
-        token = match.group()
-        if token == "{":
-            stack.append(match.start())
-        elif token == "}" and stack:
-            pairs[stack.pop()] = match.start()
-    return pairs
+def _alternative(rest: str) -> str | None:
+    """The second answer in "... or $12$" right after an answer, if there is one."""
+    match = _OR_AFTER.match(rest)
+    if match is None:
+        return None
+    answer = next(g for g in match.groups() if g is not None).strip()
+    return answer if match.group(3) is None or _value_like(answer) else None
 
 
-def _boxed(text: str) -> tuple[list[str], bool]:
-    starts = [m.end() - 1 for m in _BOX.finditer(text)][-_MAX_BOXES:]
-    if not starts:
-        return [], False
-    pairs = matching_braces(text)
-    found: list[str] = []
-    outer_end = -1
-    unbalanced = False
-    for start in starts:
-        end = pairs.get(start)
-        if end is None:
-            unbalanced = True
-            continue
-        if start < outer_end:  # a box inside a box: the outer one is the answer
-            continue
-        outer_end = end
-        found.append(_BOX.sub("{", text[start + 1 : end]).strip())
-    return found, unbalanced
+def _value_like(answer: str) -> bool:
+    """A stated answer that could contradict a box: math, a number or a choice letter."""
+    return bool(re.search(r"[\d\\]", answer)) or choice_letter(answer) is not None
 
 
-def _hedge_key(answer: str) -> str:
-    return _HEDGE_SPACES.sub("", answer).replace("dfrac", "frac").rstrip(".")
+def _restated(after_box: str) -> str | None:
+    """A different answer stated after the last box ("\\boxed{15}. The answer is 12.")."""
+    alternative = _alternative(after_box)
+    if alternative is not None:
+        return alternative
+    phrase = _after_phrase(after_box)
+    return phrase.answer if phrase and phrase.answer and _value_like(phrase.answer) else None
 
 
 def _from_boxes(text: str) -> Extraction | None:
-    boxes, unbalanced = _boxed(text)
-    if not boxes:
-        return Extraction(None, "none", "unbalanced") if unbalanced else None
-    distinct: dict[str, str] = {}
-    for box in boxes:
-        distinct.setdefault(_hedge_key(box), box)
-    if len(distinct) > 1:
-        return Extraction(boxes[-1], "boxed", "hedged", tuple(distinct.values()))
-    return Extraction(boxes[-1], "boxed")
+    boxes = from_boxes(text)
+    if boxes is None:
+        return None
+    found = Extraction(boxes.answer, "boxed", boxes.problem, boxes.candidates)
+    if boxes.problem is None and boxes.answer is not None:
+        other = _restated(text[boxes.last_end :][:20_000])
+        if other is not None and hedge_key(other) != hedge_key(boxes.answer):
+            return Extraction(boxes.answer, "restated", "hedged", (boxes.answer, other))
+    return found
 
 
-def _after_phrase(text: str) -> str | None:
+def _after_phrase(text: str) -> Extraction | None:
     matches = list(_PHRASE.finditer(text[-20_000:]))
     if not matches:
         return None
     rest = text[-20_000:][matches[-1].end() :]
     math = _LEADING_MATH.match(rest)
     if math:
-        return next(g for g in math.groups() if g is not None).strip()
+        answer = next(g for g in math.groups() if g is not None).strip()
+        other = _alternative(rest[math.end() :])  # "Answer: $3$ or $4$"
+        if other is not None and hedge_key(other) != hedge_key(answer):
+            return Extraction(answer, "answer_phrase", "hedged", (answer, other))
+        return Extraction(answer, "answer_phrase")
     line = rest.split("\n", 1)[0]
     line = re.split(r"\.(?:\s|$)", line, maxsplit=1)[0]  # a sentence end, not a decimal point
     line = _EXPLANATION.split(line, maxsplit=1)[0]  # "12 because ..." answers 12
     if " is " in line:  # "Final Answer: The volume of $V$ is 120" answers 120
         line = line.rsplit(" is ", 1)[1]
-    line = line.strip().strip("*").strip()
-    return _number_in_prose(line) or line or None
+    line = _QUOTES.sub("", line.strip().strip("*").strip())  # 'is "$12$ and $13$".'
+    answer = _number_in_prose(line) or line
+    return Extraction(answer, "answer_phrase") if answer else None
 
 
 def _number_in_prose(line: str) -> str | None:
@@ -176,26 +183,38 @@ def stated_answer(text: str, start: int = 0) -> str | None:
     """The math of the last "Final Answer: The final answer is $X$" after ``start``. After
     the last box it is the model's last word and overrides intermediate boxes ("... =
     \\boxed{255}"); in a gold written as a worked solution it is the gold answer."""
+    found = _final_statement(text, start)
+    return found.answer if found else None
+
+
+def _final_statement(text: str, start: int) -> Extraction | None:
     tail = text[start:][-20_000:]
     matches = list(_FINAL_STATEMENT.finditer(tail))
-    if not matches:
+    math = _LEADING_MATH.match(tail, matches[-1].end()) if matches else None
+    if math is None:
         return None
-    math = _LEADING_MATH.match(tail, matches[-1].end())
-    return next(g for g in math.groups() if g is not None).strip() if math else None
+    answer = next(g for g in math.groups() if g is not None).strip()
+    other = _alternative(tail[math.end() :])  # "... is $3$ or $4$"
+    if other is not None and hedge_key(other) != hedge_key(answer):
+        return Extraction(answer, "final_statement", "hedged", (answer, other))
+    return Extraction(answer, "final_statement")
 
 
-def _conclusion(line: str) -> str | None:
+def _conclusion(line: str) -> tuple[str, str] | None:
     """In a paragraph-long last line, a concluding sentence after the last math that states
-    one number ("... $d = \\frac{90}{n}$ ... Therefore, there are 12 sequences.")."""
+    one number ("... $d = \\frac{90}{n}$ ... Therefore, there are 12 sequences."); the
+    number and the text after it."""
     spans = list(_FINAL_MATH.finditer(line[-2_000:]))
     if not spans:
         return None
     tail = line[-2_000:][spans[-1].end() :].lstrip()
     found = None
     for sentence in _CONCLUSION.finditer(tail):
-        if not _HEDGED_NUMBER.search(sentence.group()):
-            numbers = _NUMBER_PERCENT.findall(sentence.group())
-            found = numbers[0].strip() if len(numbers) == 1 else None
+        numbers = list(_NUMBER_PERCENT.finditer(sentence.group()))
+        if not _HEDGED_NUMBER.search(sentence.group()) and len(numbers) == 1:
+            found = (numbers[0].group().strip(), tail[sentence.start() + numbers[0].end() :])
+        else:
+            found = None
     return found
 
 
@@ -206,11 +225,33 @@ def _last_line(text: str) -> str:
     return ""
 
 
-def _final_math(line: str) -> str | None:
+def _last_of(matches: list[re.Match[str]], line: str, method: str) -> Extraction | None:
+    """The last match on the last line as the answer: hedged when an "or" joins it to the
+    one before, truncated when the line goes on unfinished after it."""
+    if not matches:
+        return None
+    last = matches[-1]
+    answer = next((g for g in last.groups() if g is not None), last.group()).strip()
+    if len(matches) > 1 and _OR_BETWEEN.fullmatch(line[matches[-2].end() : last.start()]):
+        before = matches[-2]
+        other = next((g for g in before.groups() if g is not None), before.group()).strip()
+        return Extraction(answer, method, "hedged", (other, answer))
+    if not finished(line[last.end() :]):
+        return Extraction(None, method, "truncated")
+    return Extraction(answer, method)
+
+
+def _final_math(line: str) -> Extraction | None:
     # The last line is capped so that unclosed delimiters cannot make the scan quadratic.
-    matches = _FINAL_MATH.finditer(line[-2_000:])
-    found = [next(g for g in m.groups() if g is not None) for m in matches]
-    return found[-1].strip() if found else None
+    line = line[-2_000:]
+    return _last_of(list(_FINAL_MATH.finditer(line)), line, "final_math")
+
+
+def _last_number(line: str) -> Extraction | None:
+    if _SPACE_GROUPS.fullmatch(line.strip().rstrip(".")):  # "1 000" is one number
+        return Extraction(line.strip().rstrip("."), "last_number")
+    line = line[-2_000:]
+    return _last_of(list(_NUMBER.finditer(line)), line, "last_number")
 
 
 def _final_display(text: str) -> str | None:
@@ -251,30 +292,40 @@ def _bare_latex(line: str) -> str | None:
     return line
 
 
-def extract_answer(text: str, *, strict: bool = False) -> Extraction:
-    """The final answer of a completion; see the module docstring for the rules."""
-    turn_end = _TURN_END.search(text)
-    if turn_end and turn_end.start() > 0:
-        text = text[: turn_end.start()]
-    boxed = _from_boxes(text)
-    if boxed is not None and not strict:
-        stated = stated_answer(text, max(m.start() for m in _BOX.finditer(text)))
-        return Extraction(stated, "final_statement") if stated else boxed
-    if boxed is not None or strict:
-        return boxed if boxed is not None else Extraction(None, "none")
-    phrase = _after_phrase(text)
-    if phrase:
-        return Extraction(phrase, "answer_phrase")
+def _fallback(text: str) -> Extraction:
+    """Rules 3 and 4 and the concluding sentence: the answer read off the end of the text."""
     line = _last_line(text)
     concluded = _conclusion(line)
     if concluded:
-        return Extraction(concluded, "conclusion")
-    math = _final_display(text) or _final_math(line) or _bare_latex(line)
-    if math:
-        return Extraction(math, "final_math")
-    if _SPACE_GROUPS.fullmatch(line.strip().rstrip(".")):  # "1 000" is one number
-        return Extraction(line.strip().rstrip("."), "last_number")
-    numbers = _NUMBER.findall(line)
-    if numbers:
-        return Extraction(numbers[-1].strip(), "last_number")
-    return Extraction(None, "none")
+        answer, tail = concluded
+        return Extraction(answer, "conclusion") if finished(tail) else (
+            Extraction(None, "conclusion", "truncated")
+        )  # fmt: skip
+    display = _final_display(text)
+    if display:
+        return Extraction(display, "final_math")
+    found = _final_math(line)
+    if found is None and _bare_latex(line):
+        found = Extraction(_bare_latex(line), "final_math")
+    return found or _last_number(line) or Extraction(None, "none")
+
+
+def extract_answer(text: str, *, strict: bool = False) -> Extraction:
+    """The final answer of a completion; see the module docstring for the rules."""
+    text, reasoning = final_text(cut_at_turn_end(text))
+    if reasoning == "unclosed":
+        return Extraction(None, "none", "reasoning_only")
+    found = _extract(text, strict)
+    if reasoning and found.answer is None and found.problem is None:
+        return Extraction(None, "none", "reasoning_only")
+    return found
+
+
+def _extract(text: str, strict: bool) -> Extraction:
+    boxed = _from_boxes(text)
+    if boxed is not None and not strict:
+        stated = _final_statement(text, box_starts(text)[-1]) if box_starts(text) else None
+        return stated or boxed
+    if boxed is not None or strict:
+        return boxed if boxed is not None else Extraction(None, "none")
+    return _after_phrase(text) or _fallback(text)

@@ -19,7 +19,10 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["MAX_DIGITS", "SimpleNumber", "as_number", "choice_letter", "numbers_equal"]
+__all__ = [
+    "MAX_DIGITS", "SimpleNumber", "as_number", "choice_letter", "numbers_equal",
+    "other_choices", "split_choice",
+]  # fmt: skip
 
 MAX_DIGITS = 40
 _D = rf"\d{{1,{MAX_DIGITS}}}"
@@ -32,11 +35,15 @@ _FRACTION = re.compile(
 # Delimiters and spaces go; a space between two digits or after a comma stays, so neither
 # "1 2" nor the list "32, 349" is read as one number.
 _WRAPPERS = re.compile(r"^\$+|\$+$|^\\\(|\\\)$|^\\\[|\\\]$|\\[!;]|(?<![\d,])\s+|\s+(?!\d)")
-# "(B)", "B", "B." alone; with trailing text only after "(B)" or "B." ("(B) 12"), never
-# after a bare letter, so "D = (0, 1)" is not the choice D.
-_CHOICE = re.compile(r"\(([A-J])\)(?:\s.*)?|([A-J])(?:[.:)](?:\s.*)?)?", re.DOTALL)
-_CHOICE_ALONE = re.compile(r"\(([A-J])\)|([A-J])[.)]?")
-_CHOICE_TEXT = re.compile(r"\\(?:text|textbf|mathrm|mathbf)\{\s*(\(?[A-J]\)?)\s*\}")
+# "(B)", "B", "B.", "Option B" alone; with trailing text (its value) only after "(B)" or
+# "B." ("(B) 12", "B: 12"), never after a bare letter, so "D = (0, 1)" is not the choice D.
+_CHOICE = re.compile(
+    r"(?:(?i:option|choice)\s*)?(?:\(([A-J])\)|([A-J])([.:)])?)(?:\s+(.*))?", re.DOTALL
+)
+_TEXT_MACRO = re.compile(r"\\(?:text|textbf|textrm|textit|mathrm|mathbf|mbox)\s*\{([^{}]*)\}")
+_SPACING = re.compile(r"\\[,;:! ]|\\q?quad(?![A-Za-z])|~")
+# Another letter in what follows a choice ("(C) or (D)", "C, D"): several choices.
+_ANOTHER_LETTER = re.compile(r"(?:^|[\s,;/])\(?([A-J])\)?(?=$|[\s,;/.])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,16 +113,34 @@ def numbers_equal(
     return False, "exact"
 
 
+def split_choice(text: str) -> tuple[str, str] | None:
+    """``(C) 12`` -> ``("C", "12")``; ``\\text{(C) } 12``, ``Option C``, ``B.`` -> the letter
+    and what follows it ("" when nothing does); None when `text` is not a choice."""
+    text = text.strip().strip("$").strip()
+    if len(text) > 200:
+        return None
+    text = " ".join(_SPACING.sub(" ", _TEXT_MACRO.sub(r" \1 ", text)).split())
+    match = _CHOICE.fullmatch(text)
+    if match is None:
+        return None
+    letter = match.group(1) or match.group(2)
+    rest = (match.group(4) or "").strip()
+    if rest and match.group(2) and not match.group(3):  # "D = (0, 1)": a bare letter
+        return None
+    return letter, rest
+
+
 def choice_letter(text: str, *, alone: bool = False) -> str | None:
     """``B``, ``(B)``, ``B.``, ``(B) 12``, ``\\text{(B)}`` -> ``"B"``; else None.
 
     `alone=True` (for gold answers) accepts the letter with nothing after it.
     """
-    text = text.strip().strip("$").strip()
-    wrapped = _CHOICE_TEXT.fullmatch(text)
-    if wrapped:
-        text = wrapped.group(1)
-    if len(text) > 200:
+    found = split_choice(text)
+    if found is None or (alone and found[1]):
         return None
-    match = (_CHOICE_ALONE if alone else _CHOICE).fullmatch(text)
-    return (match.group(1) or match.group(2)) if match else None
+    return found[0]
+
+
+def other_choices(rest: str, letter: str) -> bool:
+    """Whether the text after a choice names another choice ("(C) or (D)")."""
+    return any(m.group(1) != letter for m in _ANOTHER_LETTER.finditer(rest))

@@ -15,10 +15,12 @@ Relations:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import sympy
 
+from rewardsmith.verifiers.math.budget import BudgetExceeded, cpu_budget
 from rewardsmith.verifiers.math.equivalence import (
     Tolerance,
     exprs_equal,
@@ -26,7 +28,7 @@ from rewardsmith.verifiers.math.equivalence import (
     to_complex,
 )
 from rewardsmith.verifiers.math.normalize import normalise
-from rewardsmith.verifiers.math.parser import ParseError
+from rewardsmith.verifiers.math.parser import ParseError, TooDeep
 from rewardsmith.verifiers.math.structure import (
     Bracketed,
     Expr,
@@ -41,6 +43,7 @@ from rewardsmith.verifiers.math.structure import (
 __all__ = ["forms_equal", "judge", "show"]
 
 _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
+_MIRROR = {"[": "]", "(": ")", "]": "[", ")": "("}
 # After `_differences` turns "a > b" into "b - a < 0", only strictness is left to match.
 _KIND = {"=": "=", "!=": "!=", "<": "<", ">": "<", "<=": "<=", ">=": "<="}
 Result = tuple[bool, str]
@@ -49,7 +52,10 @@ Result = tuple[bool, str]
 def show(form: Form) -> str:
     """A short readable rendering of a parsed form, for verdict evidence."""
     if isinstance(form, Expr):
-        text = sympy.sstr(form.value)
+        try:
+            text = sympy.sstr(form.value)
+        except ValueError:  # an integer past the interpreter's digit limit for str()
+            text = "<a number too long to show>"
     elif isinstance(form, Items):
         text = "{" + ", ".join(show(i) for i in form.items) + "}"
     elif isinstance(form, Bracketed):
@@ -151,8 +157,9 @@ def _as_interval(rel: Relation) -> tuple[sympy.Expr, Bracketed] | None:
     return values[at], Bracketed((low, high), left, right)
 
 
-def _membership(rel: Relation) -> tuple[sympy.Expr, Bracketed] | None:
-    """``x \\in [-2, 7]`` -> ``(x, [-2, 7])``, to meet the chain ``-2 \\le x \\le 7``."""
+def _membership(rel: Relation) -> tuple[sympy.Expr, Form] | None:
+    """``x \\in [-2, 7]`` -> ``(x, [-2, 7])``, to meet the chain ``-2 \\le x \\le 7``; a
+    union of intervals too."""
     if tuple(rel.ops) != ("in",):
         return None
     name, interval = rel.sides
@@ -160,7 +167,29 @@ def _membership(rel: Relation) -> tuple[sympy.Expr, Bracketed] | None:
         return None
     if isinstance(interval, Bracketed) and len(interval.items) == 2:
         return name.value, interval
+    if isinstance(interval, UnionOf):
+        return name.value, interval
     return None
+
+
+def _negated(form: Expr) -> Expr:
+    return Expr(-form.value, f"-({form.text})")
+
+
+def _unfold_abs(found: tuple[sympy.Expr, Bracketed] | None) -> tuple[sympy.Expr, Form] | None:
+    """``1 \\le |z| \\le 3/2`` is ``z`` in ``[-3/2, -1] \\cup [1, 3/2]``."""
+    if found is None or not isinstance(found[0], sympy.Abs):
+        return found
+    variable, interval = found
+    low, high = interval.items
+    if not (isinstance(low, Expr) and isinstance(high, Expr) and low.value.is_number):
+        return found
+    left_of_negative = _MIRROR[interval.right]  # [1, 2) mirrors to (-2, -1]
+    if bool(low.value < 0) or (low.value == 0 and interval.left == "["):
+        whole = Bracketed((_negated(high), high), left_of_negative, interval.right)
+        return variable.args[0], whole
+    negative = Bracketed((_negated(high), _negated(low)), left_of_negative, _MIRROR[interval.left])
+    return variable.args[0], UnionOf((negative, interval))
 
 
 def _differences(rel: Relation) -> sympy.Expr | None:
@@ -193,7 +222,8 @@ def _proportional(a: sympy.Expr, b: sympy.Expr, positive: bool) -> Result:
 def _relations_equal(gold: Relation, pred: Relation, tol: Tolerance) -> Result:
     # An inequality gold accepts the same interval written as membership, "x \\in [-2, 7]";
     # not the reverse: a gold that asks for the set wants the set (Math-Verify's default).
-    g_interval, p_interval = _as_interval(gold), _as_interval(pred) or _membership(pred)
+    g_interval = _unfold_abs(_as_interval(gold))
+    p_interval = _unfold_abs(_as_interval(pred)) or _membership(pred)
     if g_interval is not None and p_interval is not None and g_interval[0] == p_interval[0]:
         return forms_equal(g_interval[1], p_interval[1], tol)  # same variable, same interval
     g_answer, p_answer = _answer_side(gold), _answer_side(pred)
@@ -224,10 +254,39 @@ def _mixed(gold: Form, pred: Form, tol: Tolerance) -> Result:
         return forms_equal(gold, pred.items[0], tol)
     if {type(gold), type(pred)} == {UnionOf, Items}:
         return _unordered(_members(gold), _members(pred), tol)
+    ordered = _as_tuple(gold, pred)
+    if ordered is not None:
+        return _pairwise(*ordered, tol)
     vectors = [_vector(f) for f in (gold, pred)]
     if vectors[0] is not None and vectors[1] is not None:
         return _pairwise(vectors[0], vectors[1], tol)
     return False, "shape"
+
+
+def _assigned_values(items: tuple[Form, ...]) -> tuple[Form, ...] | None:
+    """``x = 1, y = 2`` -> ``(1, 2)``: values assigned to distinct names, in order."""
+    names, values = [], []
+    for item in items:
+        if not (isinstance(item, Relation) and item.ops == ("=",)):
+            return None
+        name, value = item.sides
+        if not (isinstance(name, Expr) and name.value.is_Symbol):
+            return None
+        names.append(name.value)
+        values.append(value)
+    return tuple(values) if len(set(names)) == len(names) else None
+
+
+def _as_tuple(gold: Form, pred: Form) -> tuple[tuple[Form, ...], tuple[Form, ...]] | None:
+    """A bare list (``1, 3``, ``{1,3}``, ``x = 1, y = 3``) against a tuple ``(1, 3)``: the
+    list's values in the order written, as the tuple's."""
+    for items, other in ((gold, pred), (pred, gold)):
+        if not (isinstance(items, Items) and items.kind == "list"):
+            continue
+        if isinstance(other, Bracketed) and (other.left, other.right) == ("(", ")"):
+            values = _assigned_values(items.items) or items.items
+            return (values, other.items) if items is gold else (other.items, values)
+    return None
 
 
 def _members(form: Form) -> tuple[Form, ...]:
@@ -268,23 +327,50 @@ def forms_equal(gold: Form, pred: Form, tol: Tolerance) -> Result:
     return False, "shape"
 
 
-def judge(gold: str, pred: str, rel_tol: float = 0.0, rounding_digits: int = 3) -> dict[str, Any]:
+def judge(
+    gold: str, pred: str, rel_tol: float = 0.0, rounding_digits: int = 3, budget_s: float = 1.0
+) -> dict[str, Any]:
     """Parse and compare two extracted answers. Runs in the killable worker.
 
-    Returns ``{"outcome": "equal" | "different" | "bad_reference" | "unparsed", ...}`` with
-    the parsed forms and the deciding rule, all plain strings (cheap to send back).
+    Returns ``{"outcome": "equal" | "different" | "bad_reference" | "unparsed" |
+    "check_limit", ...}`` with the parsed forms and the deciding rule, all plain strings
+    (cheap to send back). The whole call runs under a CPU-time budget of `budget_s`
+    (`rewardsmith.verifiers.math.budget`): an answer that passes it, or nests too deeply,
+    or exhausts the worker's memory is ``check_limit``; a gold that does so alone is
+    ``bad_reference``.
     """
-    tolerance = Tolerance(rel_tol, rounding_digits)
+    stage = ["gold"]
+    spent: Callable[[], float] = lambda: 0.0  # noqa: E731
+    try:
+        with cpu_budget(budget_s) as spent:
+            result = _judge(gold, pred, Tolerance(rel_tol, rounding_digits), stage)
+    except (BudgetExceeded, MemoryError, TooDeep, RecursionError) as exc:
+        limit = "cpu" if isinstance(exc, BudgetExceeded) else type(exc).__name__
+        detail = {"limit": limit, "cpu_s": round(spent(), 4)}
+        if stage[0] == "gold":
+            return {"outcome": "bad_reference", "detail": f"the gold alone hit {limit}", **detail}
+        return {"outcome": "check_limit", **detail}
+    result["cpu_s"] = round(spent(), 4)
+    return result
+
+
+def _judge(gold: str, pred: str, tolerance: Tolerance, stage: list[str]) -> dict[str, Any]:
     gold_n, pred_n = normalise(gold), normalise(pred)
     try:
         gold_form = parse_form(gold_n.text)
-    except (ParseError, RecursionError) as exc:
+    except ParseError as exc:
         return {"outcome": "bad_reference", "detail": str(exc)[:300]}
+    stage[0] = "answer"
     try:
         pred_form = parse_form(pred_n.text)
-    except (ParseError, RecursionError) as exc:
+        equal, rule = forms_equal(gold_form, pred_form, tolerance)
+    except TooDeep:
+        raise
+    except ParseError as exc:
         return {"outcome": "unparsed", "detail": str(exc)[:300], "gold_form": show(gold_form)}
-    equal, rule = forms_equal(gold_form, pred_form, tolerance)
+    except Exception as exc:  # the gold parsed: what this answer made sympy raise is its own
+        detail = f"{type(exc).__name__}: {exc}"[:300]
+        return {"outcome": "unparsed", "detail": detail, "raised": True}
     return {
         "outcome": "equal" if equal else "different",
         "rule": rule,

@@ -2,7 +2,8 @@
 
 Pure string rewriting with linear-time regular expressions, so it is safe on model text in
 any process. It removes what carries no mathematical meaning (math delimiters, spacing
-macros, ``\\left``/``\\right``, ``\\text{}`` units, degree signs, thousands separators) and
+macros, ``\\left``/``\\right``, trailing units (`rewardsmith.verifiers.math.units`), degree
+signs, thousands separators) and
 records the one thing that does and is removed: a percent sign.
 
     >>> normalise(r"$\\dfrac{3}{4}\\text{ cm}$")
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from rewardsmith.verifiers.math.units import split_unit
 
 __all__ = ["Normalised", "normalise", "unwrap_command"]
 
@@ -42,14 +45,6 @@ _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree")
 _TEXT_MACROS = (
     "text", "textbf", "textit", "textrm", "textnormal", "mbox", "operatorname", "mathrm"
 )  # fmt: skip
-_UNIT_WORDS = (
-    r"(?:sq(?:uare)?\.?\s*)?(?:cm|mm|km|in|ft|yd|mi|inch(?:es)?|feet|foot|yards?|miles?|"
-    r"meters?|metres?|centimeters?|kilometers?|units?|square units|degrees?|deg|radians?|"
-    r"rad|dollars?|cents?|hours?|hrs?|minutes?|mins?|seconds?|sec|days?|weeks?|years?|"
-    r"kg|grams?|pounds?|lbs?|liters?|litres?|ml|mph|km/h|m/s|people|students|ways|"
-    r"apples|marbles|cookies|books|points?|times)"
-)
-_TRAILING_UNITS = re.compile(rf"(?<=[\d}}\s])\s*{_UNIT_WORDS}(?:\^?\{{?[23]\}}?)?\s*$")
 _THOUSANDS = re.compile(r"(?<![\d.])(\d{1,3})((?:,\d{3})+)(?![\d,])")
 _WORD_SEPARATORS = re.compile(
     r"\s+(?:or|and)\s+|(?<=[)\]}])\s*(?:or|and)\s*(?=[(\[{\\])|\\lor|\\vee"
@@ -85,18 +80,13 @@ def _strip_delimiters(text: str) -> str:
     return text.replace("$", " ")
 
 
-def _drop_units(text: str) -> str:
-    # A unit after a number says nothing about the value: "12 \text{cm}" is 12.
-    stripped = _TRAILING_UNITS.sub("", text).strip()
-    return stripped if stripped else text
-
-
 def normalise(text: str) -> Normalised:
     """Canonical text for parsing; see the module docstring for what is removed."""
     for char, replacement in _UNICODE.items():
         if char in text:
             text = text.replace(char, replacement)
     text = _strip_delimiters(text)
+    text = split_unit(text).value  # a trailing unit says nothing about the value (units.py)
     text = re.sub(r"\\[dtc]frac(?![A-Za-z])", r"\\frac", text)
     text = re.sub(r"\\[dt]binom(?![A-Za-z])", r"\\binom", text)
     text = text.replace(r"\$", " ")
@@ -113,7 +103,7 @@ def normalise(text: str) -> Normalised:
     text = text.replace("{,}", ",")
     if not any(bracket in text for bracket in "([{"):
         text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
-    text = _drop_units(_SPACES.sub(" ", text).strip().rstrip(".").strip())
+    text = _SPACES.sub(" ", text).strip().rstrip(".").strip()
     if _SPACE_THOUSANDS.fullmatch(text):  # a whole answer "1 000 000"
         text = text.replace(" ", "")
     mixed = _MIXED_NUMBER.fullmatch(text)

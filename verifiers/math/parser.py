@@ -4,8 +4,10 @@ A small recursive-descent parser builds sympy objects directly from tokens: noth
 model's text is ever passed to ``eval`` (sympy's own ``parse_expr`` evaluates generated
 code). It reads the forms answers use: ``\\frac``, ``\\sqrt[n]{}``, powers, ``\\cdot``,
 ``\\times``, implicit products (``2\\pi r``), ``\\pi``, ``e``, ``i``, ``\\infty``, trig and log
-functions, ``|x|``, ``n!`` and ``\\binom``. What it does not know, it rejects
-(`ParseError`), and the caller may fall back to ``sympy.parsing.latex.parse_latex``.
+functions, Greek letters (``\\theta``), ``|x|``, ``n!`` and ``\\binom``. What it does not
+know, it rejects (`ParseError`), and the caller may fall back to
+``sympy.parsing.latex.parse_latex``, and last to ``parse(text, opaque=True)``, which reads
+an unknown command without arguments (``\\ell``, ``\\zzz``) as a symbol of that name.
 
 Guards against hostile input: nesting deeper than `MAX_DEPTH` is an error, not a
 RecursionError, and a power or factorial whose exact value would have thousands of digits
@@ -21,20 +23,24 @@ comparison works on floats instead of computing the integer.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 
 import sympy
 
+from rewardsmith.verifiers.math.tokens import (
+    CONSTANTS,
+    FUNCTIONS,
+    GREEK,
+    MAX_DEPTH,
+    TokenError,
+    is_number,
+    tokenize,
+)
+
 __all__ = ["MAX_DEPTH", "ParseError", "TooDeep", "parse"]
 
-MAX_DEPTH = 60
 _MAX_DIGITS = 2_000
-_TOKEN = re.compile(
-    r"(?P<num>\d+(?:\.\d*)?|\.\d+)|(?P<cmd>\\[A-Za-z]+|\\[{}|])|(?P<name>[A-Za-z]+)"
-    r"|(?P<op>\*\*|[-+*/^_(){}\[\],!|'])|(?P<ws>\s+)|(?P<bad>.)",
-    re.DOTALL,
-)
+_MAX_ROOT_DIGITS = 200
 _FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
     "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "cot": sympy.cot,
     "sec": sympy.sec, "csc": sympy.csc, "arcsin": sympy.asin, "arccos": sympy.acos,
@@ -43,6 +49,7 @@ _FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
     "ln": sympy.log, "log": sympy.log, "sqrt": sympy.sqrt, "abs": sympy.Abs,
 }  # fmt: skip
 _CONSTANTS = {"pi": sympy.pi, "infty": sympy.oo, "infinity": sympy.oo, "inf": sympy.oo}
+assert set(_FUNCTIONS) == FUNCTIONS and set(_CONSTANTS) == CONSTANTS
 _PRODUCT_COMMANDS = {"cdot", "times", "ast"}
 _OPENERS = {"(": ")", "{": "}", "[": "]"}
 
@@ -55,32 +62,6 @@ class TooDeep(ParseError):
     """Nesting beyond `MAX_DEPTH`: no parser should try harder (lark's takes seconds)."""
 
 
-def _tokens(text: str) -> list[str]:
-    out: list[str] = []
-    for match in _TOKEN.finditer(text):
-        kind, value = match.lastgroup, match.group()
-        if kind == "ws":
-            continue
-        if kind == "bad":
-            raise ParseError(f"unexpected character {value!r}")
-        if kind == "name":
-            out.extend(_split_name(value))
-        else:
-            out.append(value)
-    return out
-
-
-def _split_name(word: str) -> list[str]:
-    """``sin`` stays a word; ``xy`` is ``x`` times ``y``."""
-    if word in _FUNCTIONS or word in _CONSTANTS:
-        return [word]
-    return list(word)
-
-
-def _is_number(token: str | None) -> bool:
-    return token is not None and (token[0].isdigit() or token[0] == ".")
-
-
 def _digits(value: sympy.Expr) -> float:
     """log10 of the size of a rational, for the huge-number guard."""
     if isinstance(value, sympy.Rational) and value != 0:
@@ -90,8 +71,12 @@ def _digits(value: sympy.Expr) -> float:
 
 def _power(base: sympy.Expr, exponent: sympy.Expr) -> sympy.Expr:
     # Evaluate exactly only when the result stays small; else keep the tree (floats later).
+    # A root of a big integer is kept too: sympy looks for its square factors, which costs
+    # about a second at 2,000 digits and grows with the cube of the length.
     if base.is_number and exponent.is_number:
-        if isinstance(exponent, sympy.Rational):
+        if isinstance(exponent, sympy.Rational) and not exponent.is_Integer:
+            huge = _digits(base) > _MAX_ROOT_DIGITS
+        elif isinstance(exponent, sympy.Rational):
             huge = abs(float(exponent)) * _digits(base) > _MAX_DIGITS
         else:
             size = abs(complex(exponent.evalf(15)))
@@ -108,8 +93,12 @@ def _factorial(value: sympy.Expr) -> sympy.Expr:
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
-        self.tokens = _tokens(text)
+    def __init__(self, text: str, opaque: bool = False) -> None:
+        try:
+            self.tokens = tokenize(text)
+        except TokenError as exc:
+            raise ParseError(str(exc)) from exc
+        self.opaque = opaque
         self.pos = 0
         self.depth = 0
         self.bars = 0  # open |...| pairs: inside one, a bar closes rather than opens
@@ -162,7 +151,7 @@ class _Parser:
                 right = self.signed()
                 value = value / right if token in ("/", r"\div") else value * right
             elif self.starts_atom(token):
-                if _is_number(token) and _is_number(self.tokens[self.pos - 1]):
+                if is_number(token) and is_number(self.tokens[self.pos - 1]):
                     raise ParseError("two numbers side by side (is '1 000' a thousand?)")
                 value = value * self.power()
             else:
@@ -206,8 +195,9 @@ class _Parser:
             return True
         name = token[1:]
         return token.startswith("\\") and (
-            name in _FUNCTIONS or name in _CONSTANTS or name in {"frac", "sqrt", "binom"}
-        )
+            name in _FUNCTIONS or name in _CONSTANTS or name in GREEK
+            or name in {"frac", "sqrt", "binom"}
+        )  # fmt: skip
 
     def atom(self) -> sympy.Expr:
         token = self.take()
@@ -279,8 +269,12 @@ class _Parser:
             return _CONSTANTS[name]
         if name in _FUNCTIONS:
             return self.function(name)
+        if name in GREEK:
+            return sympy.Symbol(GREEK[name])
         if name in ("{", "lvert", "vert", "|"):
             raise ParseError("a set or absolute value inside an expression")
+        if self.opaque and name.isalpha() and self.peek() != "{":  # \ell, \hbar; not \foo{x}
+            return sympy.Symbol(name)
         raise ParseError(f"unknown command \\{name}")
 
     def root(self) -> sympy.Expr:
@@ -290,7 +284,7 @@ class _Parser:
             index = self.expression()
             self.take("]")
         radicand = self.nested(self.argument)
-        return sympy.sqrt(radicand) if index == 2 else _power(radicand, 1 / index)
+        return _power(radicand, sympy.Rational(1, 2) if index == 2 else 1 / index)
 
     def function(self, name: str) -> sympy.Expr:
         base: sympy.Expr | None = None
@@ -305,15 +299,19 @@ class _Parser:
         while (
             self.peek() not in ("(", "{")
             and self.starts_atom(self.peek())
-            and not (self.peek() or "").startswith("\\")
-        ):  # \sin 2x is sin(2x); \sin x \cos x stops at \cos
+            and ((self.peek() or "")[1:] in GREEK or not (self.peek() or "").startswith("\\"))
+        ):  # \sin 2x and \sin 2\theta are sin(2x), sin(2 theta); \sin x \cos x stops at \cos
             argument = argument * self.nested(self.power)
-        value = _FUNCTIONS[name](argument)
+        if name == "sqrt":  # through the big-root guard of `_power`, like \sqrt{}
+            value = _power(argument, sympy.Rational(1, 2))
+        else:
+            value = _FUNCTIONS[name](argument)
         if base is not None:
             value = sympy.log(argument, base)
         return _power(value, power) if power is not None else value
 
 
-def parse(text: str) -> sympy.Expr:
-    """Parse one expression; raises `ParseError` on anything it does not read."""
-    return _Parser(text).parse()
+def parse(text: str, *, opaque: bool = False) -> sympy.Expr:
+    """Parse one expression; raises `ParseError` on anything it does not read. With
+    `opaque`, an unknown command is a symbol of its name (a last resort for golds)."""
+    return _Parser(text, opaque).parse()

@@ -2,8 +2,10 @@
 relation, or ``a \\pm b``; each part parsed by `rewardsmith.verifiers.math.parser`.
 
 Shapes are found by scanning for separators at bracket depth 0 (one linear pass), in this
-order: matrix environment, top-level commas (an unordered list of answers, "2, 3"),
-``\\cup`` (a union), relation operators (``=``, ``<``, ``\\le``, ``\\in`` ...), ``\\pm``,
+order: matrices joined by ``+``, ``-`` or products (evaluated), a matrix environment,
+solutions as ``;``-separated groups of assignments (``p=5,q=2;p=7,q=2``), top-level commas
+(an unordered list of answers, "2, 3"), relation operators (``=``, ``<``, ``\\le``,
+``\\in`` ...), ``\\cup`` (a union), ``\\pm``,
 ``\\{...\\}`` (a set), a bracketed pair or tuple (``(1, 2]``: the bracket kinds are kept, so
 an open end never equals a closed one), and finally a plain expression.
 
@@ -13,7 +15,10 @@ an open end never equals a closed one), and finally a plain expression.
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Union
 
@@ -34,8 +39,15 @@ _ITEM_SEPARATORS = {",", ";"}
 _OPEN = {"(", "[", "{", r"\{"}
 _CLOSE = {")", "]", "}", r"\}"}
 _MATRIX = re.compile(r"\\begin\{([pbBvV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}", re.DOTALL)
-# "\\left[\\begin{array}{cc} ... \\end{array}\\right]": an array with its brackets is a matrix.
-_BRACKETED_ARRAY = re.compile(r"\[\s*(\\begin\{array\}.*\\end\{array\})\s*\]", re.DOTALL)
+# "\\left[\\begin{array}{cc} ... \\end{array}\\right]": an array with its brackets is a matrix,
+# and so is "(\\begin{pmatrix} ... \\end{pmatrix})", a matrix in redundant parentheses.
+_BRACKETED_ARRAY = re.compile(
+    r"\[\s*(\\begin\{array\}.*\\end\{array\})\s*\]|\(\s*(\\begin\{(\w*matrix)\}.*\\end\{\3\})\s*\)",
+    re.DOTALL,
+)
+# Matrices joined by +, - or a product ("A + B", "A \\cdot B", "AB"): evaluated.
+_MATRIX_ENV = re.compile(r"\\begin\{([pbBvV]?matrix)\}(.*?)\\end\{\1\}", re.DOTALL)
+_MATRIX_OPS = {"+": "+", "-": "-", "": "*", r"\cdot": "*", r"\times": "*"}
 _EMPTY_SET = {r"\emptyset", r"\varnothing", r"\{\}", "{}"}
 _MAX_ITEMS = 64
 _MAX_PLUS_MINUS = 3
@@ -131,6 +143,58 @@ def _matrix(body: str, depth: int) -> Matrix:
     return Matrix(tuple(_many([c.strip() for c in row.split("&")], depth) for row in rows))
 
 
+def _matrix_arithmetic(text: str, depth: int) -> Matrix | None:
+    """The value of matrices joined by ``+``, ``-`` or products, or None if `text` is not
+    that. Products bind first; shapes that do not fit are a `ParseError`."""
+    found = list(_MATRIX_ENV.finditer(text))
+    if len(found) < 2 or text[: found[0].start()].strip() or text[found[-1].end() :].strip():
+        return None
+    ops = [text[a.end() : b.start()].strip() for a, b in itertools.pairwise(found)]
+    if any(op not in _MATRIX_OPS for op in ops):
+        return None
+    values = [_sympy_matrix(_matrix(m.group(2), depth)) for m in found]
+    terms, signs = [values[0]], [1]
+    for op, value in zip(ops, values[1:], strict=True):
+        if _MATRIX_OPS[op] == "*":
+            terms[-1] = _checked(operator.mul, terms[-1], value)
+        else:
+            terms.append(value)
+            signs.append(1 if op == "+" else -1)
+    total = terms[0]
+    for sign, term in zip(signs[1:], terms[1:], strict=True):
+        total = _checked(operator.add, total, sign * term)
+    rows = tuple(tuple(Expr(total[i, j], sympy.sstr(total[i, j])) for j in range(total.cols))
+                 for i in range(total.rows))  # fmt: skip
+    return Matrix(rows)
+
+
+def _sympy_matrix(matrix: Matrix) -> sympy.Matrix:
+    if len({len(row) for row in matrix.rows}) != 1 or not all(
+        isinstance(cell, Expr) for row in matrix.rows for cell in row
+    ):
+        raise ParseError("a matrix in a sum or product needs equal rows of numbers")
+    return sympy.Matrix([[cell.value for cell in row] for row in matrix.rows])  # type: ignore[union-attr]
+
+
+def _checked(
+    operation: Callable[[sympy.Matrix, sympy.Matrix], sympy.Matrix],
+    left: sympy.Matrix,
+    right: sympy.Matrix,
+) -> sympy.Matrix:
+    try:
+        return operation(left, right)
+    except sympy.ShapeError as exc:
+        raise ParseError(f"matrix shapes do not fit: {exc}") from exc
+
+
+def _assignment_groups(text: str, depth: int) -> Items | None:
+    """``p=5,q=2;p=7,q=2``: solutions as groups of assignments, one group per ``;``."""
+    groups, _ = _split(text, {";"})
+    if len(groups) < 2 or not all("=" in group for group in groups):
+        return None
+    return Items("list", _many(groups, depth))
+
+
 def _plus_minus(text: str, depth: int) -> Items:
     if text.count(r"\pm") + text.count(r"\mp") > _MAX_PLUS_MINUS:
         raise ParseError("too many \\pm signs")
@@ -170,39 +234,54 @@ def _expression(text: str) -> Expr:
         # lark's Earley parser is slow on long or nested input: only short LaTeX gets it.
         if "\\" not in text or len(text) > _MAX_FALLBACK_CHARS:
             raise
-    from sympy.parsing.latex import parse_latex  # slow (~50 ms): the last resort
+    from sympy.parsing.latex import parse_latex  # slow (~50 ms): the last resort but one
 
     try:
         value = parse_latex(text, backend="lark")
     except Exception as exc:  # lark raises many types; all mean "not readable"
-        raise ParseError(f"unreadable LaTeX: {type(exc).__name__}") from exc
+        return _opaque(text, exc)
     if not isinstance(value, sympy.Expr):  # a relation or a boolean hidden in the text
         raise ParseError(f"LaTeX read as {type(value).__name__}, not an expression")
     return Expr(value, text)
+
+
+def _opaque(text: str, lark_error: Exception) -> Expr:
+    """Unknown commands as symbols of their names (``1 = \\zzz = x = 0``): what neither
+    parser reads is a name, never a number, so it cannot make a wrong answer equal."""
+    try:
+        return Expr(parse(text, opaque=True), text)
+    except ParseError:
+        raise ParseError(f"unreadable LaTeX: {type(lark_error).__name__}") from lark_error
 
 
 def parse_form(text: str, depth: int = 0) -> Form:
     """The shape of a normalised answer; raises `ParseError` when it cannot be read."""
     text = text.strip()
     if depth > MAX_DEPTH // 4:
-        raise ParseError("structures nested too deeply")
+        raise TooDeep("structures nested too deeply")
     if not text:
         raise ParseError("empty answer")
     if text in _EMPTY_SET:
         return Items("set", ())
+    arithmetic = _matrix_arithmetic(text, depth)
+    if arithmetic is not None:
+        return arithmetic
     array = _BRACKETED_ARRAY.fullmatch(text)
-    matrix = _MATRIX.fullmatch(array.group(1) if array else text)
+    matrix = _MATRIX.fullmatch((array.group(1) or array.group(2)) if array else text)
     if matrix:
         return _matrix(matrix.group(2), depth)
+    groups = _assignment_groups(text, depth)
+    if groups is not None:
+        return groups
     pieces, _ = _split(text, _ITEM_SEPARATORS)
     if len(pieces) > 1:  # "19, 46, and 82" leaves an empty piece where "and" was
         return Items("list", _many([p for p in pieces if p], depth))
+    pieces, found = _split(text, set(_RELATIONS))  # before unions: "z \in A \cup B"
+    if len(pieces) > 1:
+        return _relation(pieces, [_RELATIONS[op] for op in found], depth)
     pieces, _ = _split(text, {r"\cup"})
     if len(pieces) > 1:
         return UnionOf(_many(pieces, depth))
-    pieces, found = _split(text, set(_RELATIONS))
-    if len(pieces) > 1:
-        return _relation(pieces, [_RELATIONS[op] for op in found], depth)
     if r"\pm" in text or r"\mp" in text:
         return _plus_minus(text, depth)
     if text.startswith(r"\{") and text.endswith(r"\}") and _wrapped(text):
@@ -213,8 +292,8 @@ def parse_form(text: str, depth: int = 0) -> Form:
         return Bracketed(_many(pieces, depth), ":", ":")
     if text[0] == "{" and text[-1] == "}" and _wrapped(text):
         parts, _ = _split(text[1:-1], _ITEM_SEPARATORS)
-        if len(parts) > 1:  # {1, 2, 3}: a set whose backslashes were lost
-            return Items("set", _many(parts, depth))
+        if len(parts) > 1:  # {1, 2, 3}: braces that group, and print as the list 1, 2, 3
+            return Items("list", _many(parts, depth))
     if text[0] in "([" and text[-1] in ")]" and _wrapped(text):
         parts, _ = _split(text[1:-1], _ITEM_SEPARATORS)
         if len(parts) > 1:

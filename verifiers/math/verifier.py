@@ -6,45 +6,43 @@
     <Status.PASS: 'pass'>
 
 The path of one check: repair text escaped twice (`rewardsmith.verifiers.math.spelling`);
-extract the answer (in process, linear scans); if the gold is a choice letter, compare
-letters; read a decimal comma beside a decimal point; an answer written exactly as the
-gold is equal; if both answers are plain numbers, compare them exactly in process
-(`rewardsmith.verifiers.math.fast`); otherwise parse and compare in a warm killable
-worker (`rewardsmith.verifiers.killable.call_with_limits`) under a hard time and memory
-limit. A comparison that passes the limit is a TIMEOUT verdict with score None: never
-"wrong", never "right".
+extract the answer (in process, linear scans; `rewardsmith.verifiers.math.extract`); if
+the gold is a choice letter, compare letters; then `rewardsmith.verifiers.math.decide`
+compares the answer with the gold: in process for text, plain numbers and units, and
+otherwise in a warm killable worker after a structural cost estimate has let it through.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from rewardsmith.verifiers.killable import CallOutcome, call_with_limits
+from rewardsmith.verifiers.exploits import Exploit
+from rewardsmith.verifiers.math.decide import Decision, Settings, decide
+from rewardsmith.verifiers.math.exploits import math_exploits
 from rewardsmith.verifiers.math.extract import (
     Extraction,
     extract_answer,
     has_several_items,
     stated_answer,
 )
-from rewardsmith.verifiers.math.fast import as_number, choice_letter, numbers_equal
-from rewardsmith.verifiers.math.spelling import decimal_comma, repair_escapes
+from rewardsmith.verifiers.math.fast import choice_letter, other_choices, split_choice
+from rewardsmith.verifiers.math.spelling import repair_escapes
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
 
 __all__ = ["MathAnswer"]
 
-_WORKER_PRELOAD = ("sympy", "rewardsmith.verifiers.math.worker")
 _MAX_CANDIDATES = 4
-
-
-def _judge(*args: Any) -> dict[str, Any]:
-    # Imported here, in the worker, so that the scoring process never loads sympy (a
-    # smaller parent forks faster, and no parser of model text is at hand in it).
-    from rewardsmith.verifiers.math.forms import judge
-
-    return judge(*args)
+_PROBLEMS = {
+    "hedged": "several different final answers",
+    "truncated": "the completion is cut off after its last formula: no final answer",
+    "reasoning_only": "no final answer after the reasoning",
+    "empty_box": "the \\boxed{} is empty",
+    "unbalanced": "no final answer found (a \\boxed{ never closes)",
+}
 
 
 def _gold_text(reference: Any) -> str | None:
@@ -61,17 +59,12 @@ def _gold_text(reference: Any) -> str | None:
     return stated_answer(reference) or reference.strip()
 
 
-def _squashed(answer: str) -> str:
-    # Runs of spaces become one, not none: "\\pi r" is not "\\pir".
-    return " ".join(answer.strip().strip("$").split())
-
-
 @dataclass(frozen=True)
 class MathAnswer:
     """Math final-answer verifier. Settings:"""
 
     name: ClassVar[str] = "math"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
     cost: ClassVar[Cost] = Cost.CPU
 
     strict: bool = False
@@ -81,8 +74,13 @@ class MathAnswer:
     rounding_digits: int = 3
     """A decimal with this many significant digits may stand for a value no finite decimal
     writes (``0.333`` for 1/3, ``3.14`` for pi). 0 turns the rule off."""
+    check_budget_s: float = 0.5
+    """CPU seconds one parse-and-compare may use in the worker. An answer that needs more
+    is the model's fault: a ``check_limit`` failure, score 0."""
     timeout_s: float = 5.0
-    """Hard wall-clock limit of one parse-and-compare in the worker."""
+    """Wall-clock limit of one parse-and-compare; the worker is killed at it. At least twice
+    `check_budget_s`: a comparison that reaches it without having used its CPU budget was
+    starved by the machine, a ``verifier_timeout`` kept out of the reward."""
     memory_bytes: int = 2 << 30
     """Address-space limit of the worker process."""
     max_completion_chars: int = 200_000
@@ -91,8 +89,13 @@ class MathAnswer:
     """Longer extracted answers fail as too large before any parse."""
 
     def __post_init__(self) -> None:
-        if not self.timeout_s > 0:
-            raise ValueError(f"timeout_s must be > 0 seconds, got {self.timeout_s}")
+        if not self.check_budget_s > 0:
+            raise ValueError(f"check_budget_s must be > 0 CPU seconds, got {self.check_budget_s}")
+        if not self.timeout_s >= 2 * self.check_budget_s:
+            raise ValueError(
+                f"timeout_s must be at least twice check_budget_s ({self.check_budget_s:g} s), "
+                f"got {self.timeout_s}: the wall clock is the infrastructure's limit"
+            )
         if not 0.0 <= self.rel_tol < 1.0:
             raise ValueError(f"rel_tol must be in [0, 1), got {self.rel_tol}; 0 means exact")
         if self.rounding_digits < 0:
@@ -105,6 +108,20 @@ class MathAnswer:
         verdict = self._check(sample)
         return verdict.with_elapsed(time.perf_counter() - start)
 
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """Adversarial variants of a right `sample`, each to earn nothing (see
+        `rewardsmith.verifiers.math.exploits`); none when its reference is unusable."""
+        gold = _gold_text(sample.reference)
+        if gold is not None:
+            yield from math_exploits(sample, gold)
+
+    @property
+    def _settings(self) -> Settings:
+        return Settings(
+            self.rel_tol, self.rounding_digits, self.check_budget_s, self.timeout_s,
+            self.memory_bytes,
+        )  # fmt: skip
+
     # ------------------------------------------------------------------ steps
 
     def _check(self, sample: Sample) -> Verdict:
@@ -115,7 +132,7 @@ class MathAnswer:
         if len(text) > self.max_completion_chars:
             return self._too_large("completion", len(text), self.max_completion_chars)
         found = extract_answer(repair_escapes(text), strict=self.strict)
-        if found.problem == "hedged" and has_several_items(gold):
+        if found.problem == "hedged" and found.method == "boxed" and has_several_items(gold):
             # Several values asked for, one per box: together they are the answer (a
             # hedge still fails, as the list then has values the gold does not).
             found = Extraction(", ".join(found.candidates), "boxed_list")
@@ -131,29 +148,20 @@ class MathAnswer:
         letter = choice_letter(gold, alone=True)
         if letter is not None:
             return self._choice(letter, answer, evidence)
-        gold, answer = decimal_comma(gold, answer)
-        if _squashed(gold) == _squashed(answer):  # "204_5" is "204_5" whatever it means
-            return self._decided(True, {**evidence, "rule": "same_text", "path": "fast"})
-        gold_number, pred_number = as_number(gold), as_number(answer)
-        if gold_number is not None and pred_number is not None:
-            equal, rule = numbers_equal(
-                gold_number, pred_number, self.rel_tol, self.rounding_digits
-            )
-            return self._decided(equal, {**evidence, "rule": rule, "path": "fast"})
-        return self._in_worker(gold, answer, evidence)
+        return self._verdict(decide(gold, answer, self._settings), evidence)
 
     def _extraction_problem(self, found: Extraction, evidence: dict[str, Any]) -> Verdict | None:
         if found.problem == "hedged" and not self._all_equivalent(found.candidates):
             evidence["candidates"] = [c[:200] for c in found.candidates[:8]]
-            return self._fail(Failure.FORMAT, evidence, "several different final answers")
+            return self._fail(Failure.FORMAT, evidence, _PROBLEMS["hedged"])
         if found.answer is None:
             where = "\\boxed{}" if self.strict else "final answer"
-            detail = " (a \\boxed{ never closes)" if found.problem == "unbalanced" else ""
-            return self._fail(Failure.FORMAT, evidence, f"no {where} found{detail}")
+            message = _PROBLEMS.get(found.problem or "", f"no {where} found")
+            return self._fail(Failure.FORMAT, {**evidence, "problem": found.problem}, message)
         return None
 
     def _all_equivalent(self, candidates: tuple[str, ...]) -> bool:
-        """Boxes that differ only in form (``\\frac12`` and ``0.5``) are one answer."""
+        """Answers that differ only in form (``\\frac12`` and ``0.5``) are one answer."""
         if len(candidates) > _MAX_CANDIDATES or any(
             len(c) > self.max_answer_chars for c in candidates
         ):
@@ -162,55 +170,35 @@ class MathAnswer:
         return all(self._same(last, other) for other in candidates[:-1])
 
     def _same(self, first: str, second: str) -> bool:
-        a, b = as_number(first), as_number(second)
-        if a is not None and b is not None:
-            return numbers_equal(a, b, self.rel_tol, self.rounding_digits)[0]
         if choice_letter(first) is not None or choice_letter(second) is not None:
             return choice_letter(first) == choice_letter(second)
-        outcome = self._compare(first, second)
-        return outcome.ok and outcome.value.get("outcome") == "equal"
-
-    def _compare(self, gold: str, answer: str) -> CallOutcome:
-        """`judge` in a killable worker; the limit covers the comparison, not the worker's
-        start (`call_with_limits` waits for a new worker to be ready before the clock runs)."""
-        return call_with_limits(
-            _judge, gold, answer, self.rel_tol, self.rounding_digits,
-            timeout_s=self.timeout_s, memory_bytes=self.memory_bytes, preload=_WORKER_PRELOAD,
-        )  # fmt: skip
+        return decide(first, second, self._settings).equal is True
 
     def _choice(self, letter: str, answer: str, evidence: dict[str, Any]) -> Verdict:
-        got = choice_letter(answer)
+        found = split_choice(answer)
+        got = found[0] if found else None
         evidence = {**evidence, "rule": "choice", "path": "fast", "choice": got}
-        if got is None:
+        if found is None:
             return self._fail(Failure.FORMAT, evidence, "expected a choice letter")
-        return self._decided(got == letter, evidence)
-
-    def _in_worker(self, gold: str, answer: str, evidence: dict[str, Any]) -> Verdict:
-        outcome = self._compare(gold, answer)
-        evidence = {**evidence, "path": "worker", "worker_s": round(outcome.elapsed_s, 6)}
-        if not outcome.ok:
-            return self._worker_failure(outcome, evidence)
-        result: dict[str, Any] = outcome.value
-        evidence.update({k: v for k, v in result.items() if k != "outcome"})
-        if result["outcome"] == "bad_reference":
-            return self._error(
-                Failure.BAD_REFERENCE, "the gold answer could not be parsed", evidence
-            )
-        if result["outcome"] == "unparsed":
-            return self._fail(Failure.FORMAT, evidence, "the answer could not be parsed")
-        return self._decided(result["outcome"] == "equal", evidence)
-
-    def _worker_failure(self, outcome: CallOutcome, evidence: dict[str, Any]) -> Verdict:
-        if outcome.timed_out:
-            message = f"comparison passed its {self.timeout_s:g} s limit: neither right nor wrong"
-            return Verdict.timed_out(
-                self.name, self.version, Failure.VERIFIER_TIMEOUT, message, evidence=evidence
-            )
-        if outcome.died:
-            return self._error(Failure.WORKER_DIED, "the comparison worker died", evidence)
-        return self._error(Failure.VERIFIER_CRASH, f"comparison failed: {outcome.error}", evidence)
+        if other_choices(found[1], found[0]):
+            return self._fail(Failure.FORMAT, evidence, _PROBLEMS["hedged"])
+        return self._decided(found[0] == letter, evidence)
 
     # ------------------------------------------------------------------ verdicts
+
+    def _verdict(self, decision: Decision, evidence: dict[str, Any]) -> Verdict:
+        evidence = {**evidence, **decision.evidence}
+        if decision.equal is not None:
+            return self._decided(decision.equal, evidence)
+        failure = decision.failure
+        assert failure is not None
+        if failure is Failure.VERIFIER_TIMEOUT:
+            return Verdict.timed_out(
+                self.name, self.version, failure, decision.message, evidence=evidence
+            )
+        if failure.fault.value == "model":
+            return self._fail(failure, evidence, decision.message)
+        return self._error(failure, decision.message, evidence)
 
     def _decided(self, equal: bool, evidence: dict[str, Any]) -> Verdict:
         if equal:

@@ -6,16 +6,24 @@ states::
 
     {"mesh": "ref.stl", "dimensions": [40, 20, 10], "components": 1}
 
-Steps: load both (in a killable worker: see `measure.py`), apply the validity gates to the
-candidate, check real dimensions when the task gives them, normalise both to the unit cube
-and measure (see `metrics.py`, `volume.py`), optionally also after pose alignment
-(`align.py`). Both raw and aligned figures go into the evidence; the score uses the aligned
-ones when `align` is on.
+Steps: load both (in a killable worker: see `measure.py`; the header's face count is
+checked before parsing), apply the validity gates to the candidate, compare its topology
+(shells, genus: through-holes) with the reference's, normalise both to the unit cube and
+measure (see `metrics.py`, `volume.py`), and with `align` also after pose alignment
+(`align.py`). Both raw and aligned figures go into the evidence; the verdict uses whichever
+pose scores higher, so alignment never lowers a score. The real size is checked in that
+pose: the stated `dimensions`, or (with `check_scale`) the reference mesh's own extents,
+each within `dimension_rel_tol` of itself (in an aligned pose, or within the Hausdorff pass
+level of the longest side, as well as alignment knows the pose).
 
-**Score.** Each metric maps to [0, 1] by a linear ramp between a fail level and a pass level
-(`Thresholds`); the score is the mean of the three ramps (Chamfer, F-score, IoU). The verdict
-passes when all three reach their pass levels, fails when the score is 0, is partial
-between. A candidate that fails a validity gate or a stated dimension scores 0.
+**Score.** See `thresholds.py`: ``mean(Chamfer, F-score, IoU ramps) * min(Hausdorff, p95
+ramps)``. The verdict passes when every ramp is 1, fails when the score is 0, is partial
+between. A candidate that fails a validity gate, the topology or the size scores 0.
+
+**Presets.** ``preset="cadrille"`` measures as the cadrille and CAD-Recode evaluations do
+(8,192 points a side, both meshes normalised by their bounding box, no alignment, scale
+free); the set-level figures (median Chamfer x 1000, invalidity ratio, IoU) come from
+``rewardsmith cad-report`` over a scored dump (see docs/3d.md).
 
     >>> import os, tempfile, trimesh
     >>> from rewardsmith.verifiers.types import Sample
@@ -30,57 +38,27 @@ between. A candidate that fails a validity gate or a stated dimension scores 0.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.killable import call_with_limits
 from rewardsmith.verifiers.mesh.measure import measure_pair
+from rewardsmith.verifiers.mesh.thresholds import Thresholds
+from rewardsmith.verifiers.mesh.topology import Topology
 from rewardsmith.verifiers.mesh.validity import Validity
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Status, Verdict
 
-__all__ = ["MeshCompare", "Thresholds", "compare_files", "verdict_from_measurement"]
+__all__ = ["PRESETS", "MeshCompare", "Thresholds", "compare_files", "verdict_from_measurement"]
 
-
-@dataclass(frozen=True)
-class Thresholds:
-    """Fail and pass levels per metric, on unit-cube-normalised shapes.
-
-    Calibrated on the shared meshes with the defaults (20k points, tau 0.02): an identical
-    part measures Chamfer about 2e-4, F-score above 0.98 and IoU 1.0; `unit_cube` against
-    `7_8ths_cube` (one octant missing) measures Chamfer 0.011, F 0.87, IoU 0.875.
-    """
-
-    chamfer_pass: float = 1e-3
-    """Chamfer at or below this scores 1 on that metric."""
-    chamfer_fail: float = 1e-2
-    """Chamfer at or above this scores 0."""
-    fscore_pass: float = 0.95
-    fscore_fail: float = 0.5
-    iou_pass: float = 0.95
-    iou_fail: float = 0.5
-
-    def __post_init__(self) -> None:
-        for metric in ("chamfer", "fscore", "iou"):
-            good, bad = getattr(self, f"{metric}_pass"), getattr(self, f"{metric}_fail")
-            if good == bad:
-                raise ValueError(f"{metric}_pass equals {metric}_fail: the ramp has no width")
-        if self.chamfer_pass > self.chamfer_fail:
-            raise ValueError("chamfer_pass must be below chamfer_fail (lower is better)")
-        if self.fscore_pass < self.fscore_fail or self.iou_pass < self.iou_fail:
-            raise ValueError("fscore_pass and iou_pass must be above their fail levels")
-
-    def ramps(self, figures: dict[str, Any]) -> dict[str, float]:
-        """Each metric's score in [0, 1]: ``clip((x - fail) / (pass - fail), 0, 1)``."""
-
-        def ramp(x: float, fail: float, good: float) -> float:
-            return min(1.0, max(0.0, (x - fail) / (good - fail)))
-
-        return {
-            "chamfer": ramp(figures["chamfer"], self.chamfer_fail, self.chamfer_pass),
-            "fscore": ramp(figures["fscore"], self.fscore_fail, self.fscore_pass),
-            "iou": ramp(figures["iou"], self.iou_fail, self.iou_pass),
-        }
+PRESETS: dict[str, dict[str, Any]] = {
+    # cadrille's evaluate.py: 8,192 points a side, the prediction normalised by its bounding
+    # box (centre to the origin, longest side 1) against a ground truth normalised the same
+    # way, squared Chamfer both ways; no pose search; the units are the normalised ones.
+    "cadrille": {"n_points": 8192, "align": False, "check_scale": False},
+}
 
 
 @dataclass(frozen=True)
@@ -88,12 +66,15 @@ class MeshCompare:
     """Compare a mesh file with a reference: validity gates, dimensions, shape metrics."""
 
     name: ClassVar[str] = "mesh_compare"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
     cost: ClassVar[Cost] = Cost.CPU
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
+    preset: str | None = None
+    """``"cadrille"``: measure as the cadrille / CAD-Recode evaluations (8,192 points, no
+    alignment, scale free); it sets `n_points`, `align` and `check_scale`."""
     align: bool = False
-    """Pose invariance: also align principal axes (trying sign flips) and refine by ICP."""
+    """Pose invariance: also score the candidate rotated onto the reference (`align.py`)."""
     n_points: int = 20_000
     """Surface samples per mesh for Chamfer, Hausdorff, F-score, normal consistency."""
     seed: int = 0
@@ -107,13 +88,19 @@ class MeshCompare:
     dimension_rel_tol: float = 0.01
     """Relative tolerance on stated dimensions."""
     dimension_abs_tol: float = 1e-6
+    check_scale: bool = True
+    """Without stated dimensions, the candidate's size must still match the reference
+    mesh's (within the dimension tolerance): a scaled part is another part. Off where the
+    reference's units are arbitrary (a normalised benchmark mesh)."""
+    check_topology: bool = True
+    """Shells and genus (through-holes) must equal the reference's, when both are closed."""
     thresholds: Thresholds = field(default_factory=Thresholds)
     timeout_s: float = 60.0
     """Wall-clock limit for loading and measuring; the worker is killed past it."""
     memory_bytes: int = 4 << 30
     """Address-space limit of the worker."""
     max_file_bytes: int = 64 << 20
-    max_faces: int = 2_000_000
+    max_faces: int = 1_000_000
     allowed_root: str | None = None
     """When set, the candidate path must resolve (links followed) inside this folder: the
     rollouts' output folder. Without it a completion could name any readable mesh."""
@@ -121,12 +108,28 @@ class MeshCompare:
     def __post_init__(self) -> None:
         if isinstance(self.thresholds, dict):  # from a YAML spec
             object.__setattr__(self, "thresholds", Thresholds(**self.thresholds))
+        if self.preset is not None:
+            if self.preset not in PRESETS:
+                raise ValueError(f"preset must be one of {sorted(PRESETS)}, not {self.preset!r}")
+            for key, value in PRESETS[self.preset].items():
+                object.__setattr__(self, key, value)
         if self.n_points < 100 or self.fscore_tau <= 0 or self.voxel_resolution < 8:
             raise ValueError("need n_points >= 100, fscore_tau > 0, voxel_resolution >= 8")
 
     def settings(self) -> dict[str, Any]:
         """What the worker needs, as plain values."""
-        return {k: v for k, v in asdict(self).items() if k != "thresholds"}
+        return {k: v for k, v in asdict(self).items() if k not in ("thresholds", "preset")}
+
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """Adversarial variants of a right `sample` (see `exploits.py`): each earns 0."""
+        from rewardsmith.verifiers.mesh.exploits import mesh_exploits
+
+        yield from mesh_exploits(
+            sample,
+            align=self.align,
+            level=self.thresholds.hausdorff_fail,
+            root=self.allowed_root,
+        )
 
     def __call__(self, sample: Sample) -> Verdict:
         ref = _reference(sample.reference)
@@ -205,6 +208,12 @@ def compare_files(verifier: MeshCompare, candidate: str, ref: dict[str, Any]) ->
             "the mesh worker died (memory limit or crash) on this mesh",
         )
     if outcome.error is not None:
+        # MemoryError or a subclass (numpy's _ArrayMemoryError): the mesh drove the worker
+        # past its memory limit, while loading or measuring.
+        if outcome.error.split(":", 1)[0].endswith("MemoryError"):
+            return Verdict.errored(
+                name, version, Failure.MEMORY_LIMIT, "measuring the mesh ran out of memory"
+            )
         return Verdict.errored(name, version, Failure.VERIFIER_CRASH, outcome.error[-500:])
     return verdict_from_measurement(verifier, outcome.value, ref)
 
@@ -212,7 +221,7 @@ def compare_files(verifier: MeshCompare, candidate: str, ref: dict[str, Any]) ->
 def verdict_from_measurement(
     verifier: MeshCompare, measured: dict[str, Any], ref: dict[str, Any]
 ) -> Verdict:
-    """Gates first (load, validity, dimensions), then the metric score."""
+    """Gates first (load, validity, topology, size), then the metric score."""
     name, version = verifier.name, verifier.version
     cand, reference = measured["candidate"], measured["reference"]
     if "load_error" in reference:
@@ -221,14 +230,14 @@ def verdict_from_measurement(
         return Verdict.failed(
             name, version, Failure.FORMAT, evidence=measured, feedback=cand["load_error"]
         )
-    problems = _gate_problems(verifier, cand, ref)
-    figures = measured["aligned"] if verifier.align else measured["raw"]
-    ramps = verifier.thresholds.ramps(figures)
-    evidence = {**measured, "ramps": ramps, "problems": problems}
+    pose, figures, ramps, score = _best_pose(verifier, measured)
+    problems = _gate_problems(verifier, measured, figures, ref)
+    evidence = {**measured, "pose": pose, "ramps": ramps, "problems": problems}
     if problems:
         return Verdict.failed(name, version, evidence=evidence, feedback="; ".join(problems))
-    score = sum(ramps.values()) / len(ramps)
-    feedback = ", ".join(f"{k} {figures[k]:.4g}" for k in ("chamfer", "fscore", "iou"))
+    feedback = ", ".join(
+        f"{k} {figures[k]:.4g}" for k in ("chamfer", "fscore", "iou", "hausdorff", "p95")
+    )
     if all(r >= 1.0 for r in ramps.values()):
         return Verdict.passed(name, version, evidence=evidence, feedback=feedback)
     if score <= 0.0:
@@ -237,15 +246,44 @@ def verdict_from_measurement(
     return Verdict(name, version, Status.PARTIAL, score, evidence=evidence, feedback=feedback)
 
 
-def _gate_problems(verifier: MeshCompare, cand: dict[str, Any], ref: dict[str, Any]) -> list[str]:
+def _best_pose(
+    verifier: MeshCompare, measured: dict[str, Any]
+) -> tuple[str, dict[str, Any], dict[str, float], float]:
+    """The pose (raw or aligned) that scores higher; raw on a tie (it needs no search)."""
+    best: tuple[str, dict[str, Any], dict[str, float], float] | None = None
+    for pose in ("raw", "aligned"):
+        figures = measured.get(pose)
+        if figures is None:
+            continue
+        ramps = verifier.thresholds.ramps(figures)
+        score = verifier.thresholds.score(ramps)
+        if best is None or score > best[3]:
+            best = (pose, figures, ramps, score)
+    assert best is not None
+    return best
+
+
+def _gate_problems(
+    verifier: MeshCompare, measured: dict[str, Any], figures: dict[str, Any], ref: dict[str, Any]
+) -> list[str]:
+    cand, reference = measured["candidate"], measured["reference"]
     problems: list[str] = []
     if verifier.require_valid:
         expected = ref.get("components", 1)
         problems += Validity(**cand["validity"]).problems(expected_components=expected)
+    if verifier.check_topology:
+        problems += Topology(**cand["topology"]).differences(Topology(**reference["topology"]))
     wanted = ref.get("dimensions")
+    if wanted is None and verifier.check_scale:
+        wanted = reference["extents"]
     if wanted is not None:
-        got = cand["extents"]
+        got = figures["extents"]
+        # A pose found by alignment is known to about the Hausdorff pass level: a thin side
+        # of a turned part then reads that much of the longest side too long.
+        pose_slack = verifier.thresholds.hausdorff_pass * max(got) if figures["rotated"] else 0
         for axis, g, w in zip("xyz", got, wanted, strict=True):
-            if abs(g - w) > max(verifier.dimension_abs_tol, verifier.dimension_rel_tol * abs(w)):
-                problems.append(f"{axis} size is {g:.6g}; the task states {w:.6g}")
+            slack = max(verifier.dimension_abs_tol, verifier.dimension_rel_tol * abs(w), pose_slack)
+            if abs(g - w) > slack:
+                source = "the task states" if "dimensions" in ref else "the reference is"
+                problems.append(f"{axis} size is {g:.6g}; {source} {w:.6g}")
     return problems

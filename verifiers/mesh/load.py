@@ -1,10 +1,11 @@
 """Load a mesh file that nobody vouches for: STL, OBJ, PLY, OFF or GLB, scenes flattened.
 
 A mesh file written by a model (or by a model's script) is hostile data. Before trimesh
-parses it we check that it is a regular file of an allowed format under a size cap; after,
-that its vertices are finite and its face count is under a cap. The caller still runs this
-in a killable worker (`rewardsmith.verifiers.killable`), because a parser can hang or
-allocate without bound on inputs no cap catches.
+parses it we check that it is a regular file of an allowed format under a size cap, and
+that the face count its header states (or a bounded count while reading, for formats that
+state none: see `header.py`) is under the face cap; after, that its vertices are finite.
+The caller still runs this in a killable worker (`rewardsmith.verifiers.killable`),
+because a parser can hang or allocate without bound on inputs no cap catches.
 
     >>> import trimesh, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "box.stl")
@@ -21,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import trimesh
+
+from rewardsmith.verifiers.mesh.header import stated_faces
 
 __all__ = ["FORMATS", "MeshLoadError", "load_mesh"]
 
@@ -59,10 +62,17 @@ def load_mesh(
     """
     path = Path(path)
     suffix = _check_file(path, max_bytes)
+    stated = stated_faces(path, suffix, max_faces)
+    if stated is not None and stated > max_faces:
+        raise MeshLoadError(
+            f"{path.name}: states {stated} faces (or more); the limit is {max_faces}"
+        )
     try:
         # force="mesh" applies each node's transform and concatenates: a GLB scene of
         # several parts becomes one mesh, as the issue asks ("scenes flattened").
         loaded = trimesh.load(str(path), file_type=suffix, force="mesh", process=False)
+    except MemoryError:
+        raise  # the file drove the worker past its memory: the caller's memory_limit
     except Exception as exc:  # trimesh raises many types on malformed files
         message = f"{path.name}: unreadable {suffix}: {type(exc).__name__}: {exc}"
         raise MeshLoadError(message[:400]) from None

@@ -14,6 +14,7 @@ import trimesh
 from rewardsmith.verifiers.mesh.align import align_pair, normalise
 from rewardsmith.verifiers.mesh.load import MeshLoadError, load_mesh
 from rewardsmith.verifiers.mesh.metrics import surface_metrics
+from rewardsmith.verifiers.mesh.topology import measure_topology
 from rewardsmith.verifiers.mesh.validity import check_validity
 from rewardsmith.verifiers.mesh.volume import iou
 
@@ -27,7 +28,11 @@ def _load(path: str, settings: dict[str, Any]) -> tuple[trimesh.Trimesh | None, 
         )
     except MeshLoadError as exc:
         return None, {"load_error": str(exc)}
-    return mesh, {"validity": check_validity(mesh).to_dict(), "extents": mesh.extents.tolist()}
+    return mesh, {
+        "validity": check_validity(mesh).to_dict(),
+        "topology": measure_topology(mesh).to_dict(),
+        "extents": mesh.extents.tolist(),
+    }
 
 
 def _figures(a: trimesh.Trimesh, b: trimesh.Trimesh, settings: dict[str, Any]) -> dict[str, Any]:
@@ -42,9 +47,10 @@ def measure_pair(candidate: str, reference: str, settings: dict[str, Any]) -> di
     """Everything the verdict needs, as plain values.
 
     ``{"candidate": {...}, "reference": {...}, "raw": {...} | None, "aligned": {...} | None}``
-    where each side holds ``validity`` and ``extents`` (or ``load_error``), ``raw`` holds the
-    metrics on the two meshes normalised in place, and ``aligned`` (when
-    ``settings["align"]``) the metrics after principal-axes + ICP alignment.
+    where each side holds ``validity``, ``topology`` and ``extents`` (or ``load_error``),
+    ``raw`` holds the metrics on the two meshes normalised in place, and ``aligned`` (when
+    ``settings["align"]``) the metrics after alignment, with ``extents``: the candidate's
+    real size in the reference's axes once rotated onto it.
     """
     cand, cand_info = _load(candidate, settings)
     ref, ref_info = _load(reference, settings)
@@ -52,8 +58,14 @@ def measure_pair(candidate: str, reference: str, settings: dict[str, Any]) -> di
     result["raw"] = result["aligned"] = None
     if cand is None or ref is None:
         return result
-    result["raw"] = _figures(normalise(cand), normalise(ref), settings)
+    result["raw"] = {**_figures(normalise(cand), normalise(ref), settings), "rotated": False}
+    result["raw"]["extents"] = cand_info["extents"]
     if settings["align"]:
-        aligned_cand, aligned_ref = align_pair(cand, ref, seed=settings["seed"])
-        result["aligned"] = _figures(aligned_cand, aligned_ref, settings)
+        aligned = align_pair(cand, ref, seed=settings["seed"])
+        turned = cand.vertices @ aligned.rotation.T
+        result["aligned"] = {
+            **_figures(aligned.candidate, aligned.reference, settings),
+            "rotated": True,
+            "extents": (turned.max(axis=0) - turned.min(axis=0)).tolist(),
+        }
     return result

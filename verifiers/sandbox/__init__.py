@@ -96,11 +96,13 @@ __all__ = [
 
 
 @contextmanager
-def fork_server(preload: Sequence[str] = (), binds: Sequence[str] = ()) -> Iterator[ForkServer]:
+def fork_server(
+    preload: Sequence[str] = (), binds: Sequence[str] = (), python: str | None = None
+) -> Iterator[ForkServer]:
     """Borrow this process's warm server for `preload` and `binds` (started on first use,
     kept for the process's life, one per concurrent borrower): the cheap way to run many
-    programs."""
-    with POOL.server(tuple(preload), tuple(binds)) as server:
+    programs. `python`: another interpreter for the server (see `ForkServer`)."""
+    with POOL.server(tuple(preload), tuple(binds), python) as server:
         yield server
 
 

@@ -114,11 +114,19 @@ class ForkServer:
     """
 
     def __init__(
-        self, preload: Sequence[str] = (), *, binds: Sequence[str] = (), name: str | None = None
+        self,
+        preload: Sequence[str] = (),
+        *,
+        binds: Sequence[str] = (),
+        name: str | None = None,
+        python: str | None = None,
     ) -> None:
         """`preload`: modules imported once in the server; `binds`: host directories shown
-        read-only in every jail besides the system ones and the Python install."""
+        read-only in every jail besides the system ones and the Python install; `python`:
+        another interpreter (of the same Python version) to run the server with, e.g. a
+        venv's whose packages cannot live beside this one's (its venv must be in `binds`)."""
         self.preload = tuple(preload)
+        self.python = python or sys.executable
         self.binds = tuple(dict.fromkeys((*_PYTHON_DIRS, *binds)))
         self._lock = threading.Lock()
         self._name = name or f"{os.getpid()}-{id(self):x}"
@@ -134,7 +142,7 @@ class ForkServer:
         code = f"import sys; sys.path.insert(0, {_HERE!r}); import _server; _server.main()"
         self._proc = subprocess.Popen(
             [
-                sys.executable,
+                self.python,
                 "-I",
                 "-c",
                 code,
@@ -262,22 +270,22 @@ class _Pool:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._idle: dict[tuple[tuple[str, ...], tuple[str, ...]], list[ForkServer]] = {}
+        self._idle: dict[tuple[Any, ...], list[ForkServer]] = {}
         self._pid = os.getpid()
         atexit.register(self.close)
 
     @contextlib.contextmanager
     def server(
-        self, preload: tuple[str, ...] = (), binds: tuple[str, ...] = ()
+        self, preload: tuple[str, ...] = (), binds: tuple[str, ...] = (), python: str | None = None
     ) -> Iterator[ForkServer]:
-        key = (preload, binds)
+        key = (preload, binds, python)
         with self._lock:
             if self._pid != os.getpid():  # forked: the parent's servers are not ours
                 self._idle, self._pid = {}, os.getpid()
             idle = self._idle.setdefault(key, [])
             server = idle.pop() if idle else None
         if server is None:
-            server = ForkServer(preload, binds=binds)
+            server = ForkServer(preload, binds=binds, python=python)
         try:
             yield server
         finally:

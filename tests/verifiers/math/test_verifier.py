@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
+import os
 import pickle
+import signal
 import subprocess
 import sys
 import threading
@@ -43,7 +46,8 @@ def test_registered_as_math() -> None:
 
 @pytest.mark.parametrize(
     ("config", "message"),
-    [({"timeout_s": 0}, "timeout_s"), ({"rel_tol": 1.5}, "rel_tol"),
+    [({"timeout_s": 0}, "timeout_s"), ({"timeout_s": 0.8}, "twice check_budget_s"),
+     ({"check_budget_s": 0}, "check_budget_s"), ({"rel_tol": 1.5}, "rel_tol"),
      ({"rounding_digits": -1}, "rounding_digits"), ({"max_answer_chars": 0}, "max_answer_chars")],
 )  # fmt: skip
 def test_bad_config_says_how_to_fix(config: dict, message: str) -> None:
@@ -174,6 +178,7 @@ HOSTILE = [
     (r"\boxed{" + "9" * 1_000_000 + "}", "1", {Status.FAIL}),
     (r"\boxed{" + "1" * 900 + "}", "1", {Status.FAIL}),
     (r"\boxed{10^{10^{10}}}", "5", {Status.FAIL}),
+    (r"\boxed{10^{10^{10}}}", r"10^{10000000000}", {Status.PASS}),
     (r"\boxed{10^{10^{10}}}", r"10^{10^{10}}", {Status.PASS}),
     (r"\boxed{9^{9^{9}}}", "3", {Status.FAIL}),
     (r"\boxed{2^{2^{2^{2^{2^{2}}}}}}", "4", {Status.FAIL}),
@@ -202,17 +207,61 @@ def test_hostile_input_ends_in_a_clear_verdict(
     completion: str, gold: str, allowed: set[Status]
 ) -> None:
     verdict = check(completion, gold, timeout_s=3.0)
-    # A timeout is also a clear verdict (score None); anything else must be decided.
-    assert verdict.status in allowed | {Status.TIMEOUT}, (verdict.status, verdict.feedback)
+    # Decided: never a timeout or an error that would keep a hostile answer out of the reward.
+    assert verdict.status in allowed, (verdict.status, verdict.failure, verdict.feedback)
+    assert verdict.score is not None
     assert verdict.elapsed_s < 60  # generous: the limit is enforced, not the speed
-    if verdict.status is Status.TIMEOUT:
-        assert verdict.failure is Failure.VERIFIER_TIMEOUT and verdict.score is None
+
+
+def test_once_hanging_comparisons_are_decided_in_bounded_steps() -> None:
+    # Expanding (x^2+2x+1)^1500 would take minutes: the points decide it, with enough
+    # digits to see a "+ 1" beside numbers of 1,800 digits.
+    right = check(r"\boxed{(x^2+2x+1)^{1500}}", "(x+1)^{3000}")
+    assert right.status is Status.PASS and right.evidence["rule"] == "numeric_points_agree"
+    wrong = check(r"\boxed{(x+1)^{3000} + 1}", "(x^2+2x+1)^{1500}")
+    assert wrong.failure is Failure.WRONG_ANSWER and wrong.evidence["rule"] == "numeric_points"
+
+
+def test_an_answer_past_its_cpu_budget_is_the_models_fault() -> None:
+    verdict = check(r"\boxed{\sin^2(3y) + \cos^2(3y)}", "1", check_budget_s=0.001, timeout_s=5.0)
+    assert verdict.status is Status.FAIL and verdict.failure is Failure.CHECK_LIMIT
+    assert verdict.score == 0.0 and verdict.evidence["limit"] == "cpu"
+    assert verdict.evidence["path"] == "worker"
+    assert check(r"\boxed{\sin^2(3y) + \cos^2(3y)}", "1").status is Status.PASS
+
+
+def _workers_of_this_process() -> list[int]:
+    pids = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as stat, open(f"/proc/{entry}/cmdline", "rb") as cmd:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+                command = cmd.read()
+        except OSError:
+            continue
+        if parent == os.getpid() and b"_killable_worker" in command:
+            pids.append(int(entry))
+    return pids
 
 
 @pytest.mark.slow
-def test_a_comparison_that_hangs_is_a_timeout_verdict_never_right_or_wrong() -> None:
-    verdict = check(r"\boxed{(x^2+2x+1)^{1500}}", "(x+1)^{3000}", timeout_s=1.0)
+def test_a_starved_worker_is_the_infrastructures_timeout_never_the_models() -> None:
+    # A stopped worker gets no CPU, as on an overloaded machine: its wall clock runs out
+    # before its CPU budget, and that is no verdict on the answer (score None, counted).
+    verifier = MathAnswer(timeout_s=1.0, check_budget_s=0.5)
+    sample = Sample(id="s", completion=r"\boxed{x+1}", reference="1+x")
+    assert verifier(sample).status is Status.PASS  # a warm worker now waits in the pool
+    stopped = _workers_of_this_process()
+    assert stopped
+    for pid in stopped:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        verdict = verifier(sample)
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
     assert verdict.status is Status.TIMEOUT and verdict.failure is Failure.VERIFIER_TIMEOUT
-    assert verdict.score is None
+    assert verdict.score is None and "starved" in verdict.feedback
     # The killed worker is replaced: the next check works and is not charged its start-up.
-    assert check(r"\boxed{x+1}", "1+x", timeout_s=1.0).status is Status.PASS
+    assert verifier(sample).status is Status.PASS

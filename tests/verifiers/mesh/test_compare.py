@@ -41,8 +41,15 @@ def test_same_part_passes(meshes: Path, tmp_path: Path) -> None:
 
 
 def test_unit_cube_and_seven_eighths_cube_are_told_apart(meshes: Path) -> None:
-    v = judge(MeshCompare(), meshes / "7_8ths_cube.stl", str(meshes / "unit_cube.STL"))
-    assert v.status is Status.PARTIAL and 0 < v.score < 1
+    # The files' units differ (40 mm and 1), so the size check alone fails them; without
+    # it, the missing octant is a feature the Hausdorff distance sees: score 0.
+    sized = judge(MeshCompare(), meshes / "7_8ths_cube.stl", str(meshes / "unit_cube.STL"))
+    assert sized.status is Status.FAIL and "x size is 40" in sized.feedback
+    v = judge(
+        MeshCompare(check_scale=False), meshes / "7_8ths_cube.stl", str(meshes / "unit_cube.STL")
+    )
+    assert v.status is Status.FAIL and v.score == 0.0
+    assert v.evidence["raw"]["hausdorff"] > 0.2
     # One octant of the normalised cube is missing: IoU = 7/8 exactly.
     assert v.evidence["raw"]["iou"] == pytest.approx(7 / 8, abs=1e-5)
     assert v.evidence["raw"]["iou_method"] == "exact"
@@ -172,6 +179,17 @@ def test_worker_out_of_memory_ends_in_a_verdict(meshes: Path) -> None:
         str(meshes / "unit_cube.STL"),
     )
     assert v.status is Status.ERROR and v.failure in (Failure.MEMORY_LIMIT, Failure.VERIFIER_CRASH)
+
+
+def test_running_out_of_memory_while_measuring_is_the_models_memory_limit(
+    meshes: Path, tmp_path: Path
+) -> None:
+    # 40M samples a side do not fit in 1.5 GB: a MemoryError in the middle of measuring,
+    # as a mesh too heavy to measure would cause. It is the model's, score 0, not a crash.
+    candidate = copy_of(meshes / "unit_cube.STL", tmp_path)
+    verifier = MeshCompare(memory_bytes=3 << 29, n_points=40_000_000)
+    v = judge(verifier, candidate, str(meshes / "unit_cube.STL"))
+    assert v.status is Status.ERROR and v.failure is Failure.MEMORY_LIMIT and v.score == 0.0
 
 
 def test_thresholds_are_validated() -> None:

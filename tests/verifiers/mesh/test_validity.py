@@ -100,7 +100,7 @@ def test_size_cap_is_checked_before_parsing(tmp_path: Path) -> None:
 def test_face_cap(tmp_path: Path) -> None:
     path = tmp_path / "many.stl"
     trimesh.creation.icosphere(subdivisions=3).export(path)
-    with pytest.raises(MeshLoadError, match="faces; the limit is 100"):
+    with pytest.raises(MeshLoadError, match=r"states 1280 faces \(or more\); the limit is 100"):
         load_mesh(path, max_faces=100)
 
 

@@ -1,0 +1,72 @@
+"""Where a completion's final answer may be: after its reasoning, before a new turn, and,
+for an answer guessed from the end of the text, only if the text was finished.
+
+* **Reasoning** (``<think>...</think>``, ``<reasoning>``, ``<|begin_of_thought|>``): only
+  the text after the last closing tag can hold the final answer; an answer stated only
+  inside the reasoning is no answer, and reasoning that never closes has none.
+* **Turn ends** (``<|im_end|>``, ``<|eot_id|>``, ...): text after one is a new turn the
+  model should not have written; it is cut off.
+* **Truncation**: the fallback rules (the last inline formula, the last number, a
+  concluding sentence) read the answer off the end of the text, which is only sound when
+  the text ended there. A completion cut off mid-sentence ("We get $12$ and then we
+  multi") has not stated an answer. `finished` accepts after such an answer only closing
+  punctuation, a unit (``cm``, ``square units``, ``apples``, a unit glued to the number,
+  ``percent``) or text that ends a sentence (``.``, ``!``, ``?``). Explicit statements (a
+  box, "the answer is") commit to an answer and stand however the text goes on.
+
+    >>> final_text("<think>It is 5.</think> So 6.")
+    (' So 6.', 'closed')
+    >>> finished(" square units."), finished(" and then we multi")
+    (True, False)
+"""
+
+from __future__ import annotations
+
+import re
+
+from rewardsmith.verifiers.math.units import split_unit
+
+__all__ = ["cut_at_turn_end", "final_text", "finished"]
+
+_TURN_END = re.compile(r"<\|(?:im_start|im_end|endoftext|eot_id|end_of_text)\|>")
+_REASONING_END = re.compile(r"</think>|</reasoning>|<\|end_of_thought\|>|◁/think▷")
+_REASONING_START = re.compile(r"<think>|<reasoning>|<\|begin_of_thought\|>|◁think▷")
+_CLOSING = " \t\n*_\"'`’”)]}$"
+_SENTENCE_END = tuple(".!?。")
+_PERCENT = re.compile(r"\\?%|percent(?:age)?|pct", re.IGNORECASE)
+_GLUED_UNIT = re.compile(r"[A-Za-z]{1,3}[²³]?|[€£¥₹]")
+
+
+def cut_at_turn_end(text: str) -> str:
+    """`text` up to the first chat-template turn marker (if the marker is not first)."""
+    turn_end = _TURN_END.search(text)
+    return text[: turn_end.start()] if turn_end and turn_end.start() > 0 else text
+
+
+def final_text(text: str) -> tuple[str, str | None]:
+    """The part of `text` that may hold the final answer, and its reasoning: None (there
+    is none), "closed" (the answer is after it) or "unclosed" (there is no answer)."""
+    last_end = None
+    for match in _REASONING_END.finditer(text):
+        last_end = match
+    if last_end is not None:
+        return text[last_end.end() :], "closed"
+    return (text, None) if _REASONING_START.search(text) is None else ("", "unclosed")
+
+
+def finished(tail: str) -> bool:
+    """Whether `tail`, the text after an answer found at the end of a completion, lets
+    that answer stand (see the module docstring)."""
+    if len(tail) > 2_000:
+        return False
+    glued = _GLUED_UNIT.fullmatch(tail.rstrip(_CLOSING + ".,"))
+    if glued and not tail[:1].isspace():  # "5cm", "1,000.99m²"
+        return True
+    stripped = tail.rstrip(_CLOSING)
+    if not stripped.strip() or stripped.endswith(_SENTENCE_END):
+        return True
+    words = stripped.strip().lstrip(",;:").strip()
+    if _PERCENT.fullmatch(words) or words in ("€", "£", "¥", "₹"):
+        return True
+    quantity = split_unit(f"1 {words}")
+    return quantity.unit is not None and quantity.value == "1"
