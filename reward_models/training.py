@@ -14,10 +14,10 @@ of) its training rows, in its ``reward_model.json`` (`RewardModel.normalize` rea
 
 **Divergence** is detected and reported, never trained through: a loss that is not finite
 or that explodes (`explosion_factor` times the first step's), or scores that collapse to a
-constant (their spread within a batch below `collapse_tol`
-for `collapse_patience` steps in a row, or over the statistics subset when a checkpoint is
-written), stops the run with `TrainResult.diverged` saying what happened and what to change
-(the usual cause is a learning rate too high: every input then gets the same score, e.g.
+constant (their spread within a batch below `collapse_tol` for `collapse_patience` steps in
+a row, or over the statistics subset when a checkpoint is written after at least
+`collapse_patience` steps), stops the run with `TrainResult.diverged` saying what happened
+and what to change (the usual cause is a learning rate too high: every input then gets the same score, e.g.
 a process reward model that says 0.5 to every step).
 
 Launch data parallel with torchrun, the launcher the PPO trainer uses, e.g.
@@ -242,6 +242,8 @@ class _Watch:
 
 def _collapsed(model: RewardModel, config: TrainConfig, step: int) -> str | None:
     std, mean = model.spec.score_std, model.spec.score_mean
+    if step < config.collapse_patience:
+        return None  # too early to tell: an untrained head also gives near-constant scores
     if std is None or mean is None or std >= config.collapse_tol:
         return None
     return (
