@@ -17,8 +17,8 @@ or that explodes (`explosion_factor` times the first step's), or scores that col
 constant (their spread within a batch below `collapse_tol` for `collapse_patience` steps in
 a row, or over the statistics subset when a checkpoint is written after at least
 `collapse_patience` steps), stops the run with `TrainResult.diverged` saying what happened
-and what to change (the usual cause is a learning rate too high: every input then gets the same score, e.g.
-a process reward model that says 0.5 to every step).
+and what to change (the usual cause is a learning rate too high: every input then gets the
+same score, e.g. a process reward model that says 0.5 to every step).
 
 Launch data parallel with torchrun, the launcher the PPO trainer uses, e.g.
 ``torchrun --nproc_per_node 2 -m rewardsmith.reward_models.cli train ...``; `train` joins the

@@ -127,7 +127,7 @@ def test_ensemble_pickles(members: tuple[str, str]) -> None:
 def test_a_spec_gates_on_the_disagreement(members: tuple[str, str]) -> None:
     """The uncertainty as a component: read with the evidence block, thresholded, and
     combined with min, so samples the members disagree on get nothing."""
-    from rewardsmith.graders import Scorer, load_spec
+    from rewardsmith.graders import Scorer
 
     samples = [
         Sample(id=str(i), prompt=r["prompt"], completion=r["chosen"])
