@@ -26,8 +26,8 @@ from rewardsmith.datasets.preferences.generate_arithmetic import (
     ANSWER,
     OPS,
     PER_SUBSET,
-    TEST_FRACTION,
     question,
+    shuffled_and_split,
     wrong_answer,
 )
 
@@ -86,11 +86,7 @@ def rows(seed: int = 1) -> list[dict[str, str]]:
                     "reference": str(true),
                 }
             )
-    rng.shuffle(out)
-    n_test = int(len(out) * TEST_FRACTION)
-    for j, row in enumerate(out):
-        row["split"] = "test" if j < n_test else "train"
-    return out
+    return shuffled_and_split(out, rng)
 
 
 if __name__ == "__main__":
