@@ -141,3 +141,21 @@ def test_bundled_length_set_is_correct_and_length_is_no_clue() -> None:
     }
     assert min(by_subset.values()) > 0.8 * max(by_subset.values())  # neither length wins often
     assert len({len(r["chosen"]) for r in shipped}) > 15  # 4 styles times many numbers
+
+
+def test_bundled_chain_set_is_what_the_generator_makes_and_labels_follow_the_error() -> None:
+    from rewardsmith.datasets.steps.generate_chains import rows
+    from rewardsmith.reward_models.data import bundled_steps
+
+    shipped = bundled_steps("arithmetic_chains")
+    assert shipped == rows(0)
+    for row in shipped:
+        k = row["error_step"]
+        expected = (
+            [1.0] * len(row["steps"])
+            if k is None
+            else [float(j < k) for j in range(len(row["steps"]))]
+        )
+        assert row["labels"] == expected and (k is None) == (row["subset"] == "right")
+    positions = {r["error_step"] for r in shipped if r["error_step"] is not None}
+    assert positions == {0, 1, 2, 3, 4}  # errors at every position, not only late ones
