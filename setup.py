@@ -12,7 +12,15 @@ from pathlib import Path
 
 from setuptools import find_namespace_packages, setup
 
-SUBPACKAGE_FOLDERS = ["verifiers", "reward_models", "graders", "datasets", "trainer", "cli"]
+SUBPACKAGE_FOLDERS = [
+    "verifiers",
+    "reward_models",
+    "graders",
+    "datasets",
+    "trainer",
+    "cli",
+    "environments",
+]
 DATA_FILES = [
     "*.jsonl",
     "*.json",

@@ -1,6 +1,8 @@
 """Code-runner throughput on HumanEval's 164 canonical solutions, side by side in one run.
 
-Runners, each over every task with the same number of parallel workers:
+Runners, each over every task with the same number of parallel workers, interleaved: one
+round runs every runner once (A, B, C, D), and the rounds repeat, so load that comes and
+goes on a shared machine falls on all of them alike. Ratios are taken within a round.
 
 - ``ours-calls``: `code_tests` on the structured form (the calls HumanEval's tests make,
   with the canonical outputs as expected values), full isolation, one jail per sample.
@@ -11,8 +13,12 @@ Runners, each over every task with the same number of parallel workers:
 - ``bare``: a fresh ``python -I -S`` per sample running the program and ``check``, no
   isolation: the floor a naive runner cannot beat without warm workers.
 
-Run: ``.venv/bin/python benchmarks/code_runner.py [--workers 2] [--mutants]``. With
-``--mutants`` it also runs the external check (broken variants of every solution).
+``ours-*`` run once per sandbox mode asked for (``--modes privileged,rootless``; the mode is
+forced with ``REWARDSMITH_SANDBOX_MODE`` in the runner's process).
+
+Run: ``.venv/bin/python benchmarks/code_runner.py [--workers 2] [--rounds 5]
+[--modes privileged,rootless] [--mutants]``. With ``--mutants`` it also runs the external
+check (broken variants of every solution).
 """
 
 from __future__ import annotations
@@ -163,15 +169,22 @@ def _timed_part(fn: Callable[[], list[bool]]) -> list[bool]:
 
 def timed(runner: str, workers: int) -> dict[str, Any]:
     """Run one runner in a fresh process; its servers and children are reaped inside it, so
-    RUSAGE_CHILDREN here holds the CPU of the whole tree, and the child reports its own."""
+    RUSAGE_CHILDREN here holds the CPU of the whole tree, and the child reports its own.
+    ``ours-check@rootless`` runs ``ours-check`` with the sandbox forced to that mode."""
     import resource
 
+    name, _, mode = runner.partition("@")
+    env = {**os.environ}
+    env.pop("REWARDSMITH_SANDBOX_MODE", None)
+    if mode:
+        env["REWARDSMITH_SANDBOX_MODE"] = mode
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
-        [sys.executable, __file__, "--runner", runner, "--workers", str(workers)],
+        [sys.executable, __file__, "--runner", name, "--workers", str(workers)],
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     inner = json.loads(done.stdout.strip().splitlines()[-1])
@@ -185,14 +198,41 @@ def timed(runner: str, workers: int) -> dict[str, Any]:
         "per_s": round(inner["n"] / inner["wall_s"], 1),
         "tree_cpu_s_incl_setup": round(tree_cpu, 2),
         "failed": failed,
+        "load_avg_1m": round(os.getloadavg()[0], 2),
     }
     print(json.dumps(row), flush=True)
     return row
 
 
-def throughput(tasks: list[dict[str, Any]], workers: int) -> list[dict[str, Any]]:
+def runners(modes: list[str]) -> list[str]:
+    ours = [f"{r}@{m}" for m in modes for r in ("ours-calls", "ours-check")]
+    return [*ours, "evalplus", "bare"]
+
+
+def throughput(
+    tasks: list[dict[str, Any]], workers: int, rounds: int, modes: list[str]
+) -> list[dict[str, Any]]:
+    """Every runner once per round, in the same order each round (A, B, C, D, A, B, ...)."""
     load_cases(tasks)  # record once, outside every timed run
-    return [timed(r, workers) for r in ("ours-calls", "ours-check", "evalplus", "bare")]
+    return [{**timed(r, workers), "round": i} for i in range(rounds) for r in runners(modes)]
+
+
+def summarise(rows: list[dict[str, Any]], modes: list[str]) -> None:
+    """Median samples/s per runner, and the median of the within-round ratios."""
+    import statistics
+
+    by_round: dict[int, dict[str, float]] = {}
+    for row in rows:
+        by_round.setdefault(row["round"], {})[row["runner"]] = row["per_s"]
+    names = runners(modes)
+    for name in names:
+        values = [r[name] for r in by_round.values()]
+        print(f"{name:22s} median {statistics.median(values):7.1f} samples/s   {values}")
+    for ours in names[:-2]:
+        for other in ("evalplus", "bare"):
+            ratios = [r[ours] / r[other] for r in by_round.values()]
+            text = ", ".join(f"{x:.2f}" for x in ratios)
+            print(f"{ours} / {other}: median {statistics.median(ratios):.2f}x  (rounds: {text})")
 
 
 def mutant_check(tasks: list[dict[str, Any]], workers: int) -> dict[str, Counter[str]]:
@@ -224,6 +264,12 @@ def mutant_check(tasks: list[dict[str, Any]], workers: int) -> dict[str, Counter
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds")
+    parser.add_argument(
+        "--modes",
+        default="privileged,rootless",
+        help="sandbox modes for the ours-* runners, comma-separated",
+    )
     parser.add_argument("--mutants", action="store_true", help="also run the external check")
     parser.add_argument("--runner", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -234,21 +280,22 @@ def main() -> None:
         print(json.dumps({"failed": failed}), file=sys.stderr)
         return
     tasks = he.tasks()
+    modes = [m for m in args.modes.split(",") if m]
     print(
         json.dumps(
             {
                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 "cores": os.cpu_count(),
                 "workers": args.workers,
+                "rounds": args.rounds,
+                "modes": modes,
                 "load_avg": os.getloadavg(),
             }
         )
     )
-    rows = {r["runner"]: r for r in throughput(tasks, args.workers)}
-    for other in ("evalplus", "bare"):
-        for ours_row in ("ours-calls", "ours-check"):
-            ratio = rows[ours_row]["per_s"] / rows[other]["per_s"]
-            print(f"{ours_row} / {other}: {ratio:.2f}x")
+    rows = throughput(tasks, args.workers, args.rounds, modes)
+    summarise(rows, modes)
+    print(json.dumps({"load_avg_end": os.getloadavg()}))
     if args.mutants:
         mutant_check(tasks, args.workers)
 

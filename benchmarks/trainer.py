@@ -133,7 +133,7 @@ def overlap_run(model: str, out: Path, steps: int, overlap: bool) -> dict[str, f
             out,
             steps,
             model=model,
-            overlap=overlap,
+            reward_overlap="one_step" if overlap else "off",
             prompts_per_step=2,
             group_size=4,
             minibatch_size=8,

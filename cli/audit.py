@@ -1,40 +1,50 @@
-"""``rewardsmith audit``: a reward spec checks itself before anyone trains on it.
+"""``rewardsmith audit``: how can a policy game this reward? Measured before anyone trains.
 
-Given a spec and a dump of *reference solutions* (rows whose completion is known to be
-right), the audit scores three kinds of probes through the same grader and executor:
+Given a reward spec and a dump of *reference solutions* (rows whose completion is known
+to be right), or a bundled task set (``--task-set DIR`` / ``--bundled``: every
+``datasets/*/audit.yaml``), the audit scores, through the same `Scorer` as every other door
+(``rewardsmith score``, the server, the trainer):
 
-1. the reference solutions themselves, which must get the full reward;
-2. mechanical corruptions of each (emptied, truncated, every number shifted, lines
-   reversed, a second conflicting answer appended), which must score strictly less;
-3. each verifier's own probes, when it offers them (``verifier.probes(sample)`` yields
-   ``(name, completion)`` pairs, e.g. the code runner's hack corpus), which must score no
-   more than an empty completion does.
+1. the reference solutions, which must get the full reward;
+2. every leaf verifier's **exploits** of each reference (`verifier.exploits(sample)`, see
+   `rewardsmith.verifiers.exploits`): adversarial variants, each with its class and the
+   most it may earn, ``max_fraction`` x the reference's reward. A variant whose reward is
+   over that limit, or that gets no reward at all (an escape from a 0), fails the audit;
+3. mechanical corruptions (emptied, truncated, every number shifted, lines reversed, a
+   second conflicting answer appended), reported as caught / tried: some are legitimately
+   still right (a truncated tail that was a comment), so they inform and do not fail.
 
-A corruption that leaves the text unchanged is not counted. The audit exits 1 when a
-reference solution fails or a verifier probe is rewarded; corruptions that are not caught
-are listed (some are legitimately still right, e.g. a truncated tail that was a comment).
+It prints a table per exploit class (verifier, class, variants, worst reward, its limit),
+writes it as JSON with ``--json PATH``, and exits 1 when a reference fails or an exploit
+earns more than its limit.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+import yaml
 from rich.console import Console
 from rich.table import Table
 
 from rewardsmith.cli.score import build_grader
 from rewardsmith.datasets.dumps import DumpError, DumpReader
-from rewardsmith.graders import Executor, Grader
+from rewardsmith.graders import Executor, Grader, Reward, Scorer, load_spec
+from rewardsmith.graders.spec import SpecError
+from rewardsmith.verifiers.exploits import Exploit, ExploitGenerator, exploits_of
 from rewardsmith.verifiers.types import Sample
 
-__all__ = ["CORRUPTIONS", "Probe", "audit", "run_audit"]
+__all__ = ["CORRUPTIONS", "AuditResult", "ClassRow", "audit", "load_task_set", "run_audit"]
 
+BUNDLED = Path(__file__).resolve().parents[1] / "datasets"
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
@@ -61,119 +71,302 @@ CORRUPTIONS: dict[str, Callable[[str], str]] = {
 """Mechanical corruptions of a right answer; each should lose reward."""
 
 
-@dataclass(frozen=True)
-class Probe:
-    kind: str
-    """``reference``, ``corruption`` or ``verifier``."""
-    name: str
-    source_id: str
-    sample: Sample
+def score(grader: Grader, samples: Sequence[Sample], executor: Executor) -> list[Reward]:
+    """The one scoring call of the audit: the `Scorer` every door uses (so the spec's
+    fallback for infrastructure failures applies as in training), on the audit's executor;
+    no cache, so every variant is checked."""
+    with Scorer(grader, executor=executor, cache=False) as scorer:
+        return scorer.score(samples)
 
 
-def _probes(grader: Grader, reference: Sample) -> Iterator[Probe]:
-    text = reference.completion_text
-    yield Probe("reference", "reference", reference.id, reference)
-    for name, corrupt in CORRUPTIONS.items():
-        changed = corrupt(text)
-        if changed != text:
-            yield Probe("corruption", name, reference.id, _with(reference, f"{name}", changed))
-    yield Probe("baseline", "empty", reference.id, _with(reference, "baseline", ""))
-    for verifier in grader.verifiers.values():
-        offer = getattr(verifier, "probes", None)
-        if callable(offer):
-            for name, completion in offer(reference):
-                yield Probe(
-                    "verifier", name, reference.id, _with(reference, f"probe-{name}", completion)
-                )
+# ----------------------------------------------------------------------------- results
 
 
-def _with(sample: Sample, suffix: str, completion: str) -> Sample:
-    return sample.model_copy(update={"id": f"{sample.id}~{suffix}", "completion": completion})
+@dataclass
+class ClassRow:
+    """One exploit class of one leaf verifier, over every reference."""
+
+    leaf: str
+    verifier: str
+    exploit_class: str
+    variants: int = 0
+    over: int = 0
+    """Variants that earned more than their limit, or no reward at all."""
+    worst_reward: float | None = 0.0
+    """The reward of the variant closest to (or furthest past) its limit."""
+    worst_limit: float = 0.0
+    worst_id: str = ""
+    worst_description: str = ""
+    _excess: float = field(default=float("-inf"), repr=False)
+
+    def add(self, exploit: Exploit, reward: float | None, limit: float) -> None:
+        self.variants += 1
+        excess = float("inf") if reward is None else reward - limit
+        self.over += excess > 1e-9
+        if excess > self._excess:
+            self._excess = excess
+            self.worst_reward, self.worst_limit = reward, limit
+            self.worst_id, self.worst_description = exploit.sample.id, exploit.description
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if not k.startswith("_")}
 
 
 @dataclass
 class AuditResult:
-    references_failed: list[str]
-    probes_rewarded: list[str]
-    corruptions: dict[str, tuple[int, int]]
+    references: int
+    references_failed: list[str] = field(default_factory=list)
+    exploits: list[ClassRow] = field(default_factory=list)
+    corruptions: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Per corruption: (caught, tried)."""
-    uncaught: list[str]
+    uncaught: list[str] = field(default_factory=list)
+    generator_errors: list[str] = field(default_factory=list)
+    """Exploit generators that raised: what they would have made is not measured."""
 
     @property
     def ok(self) -> bool:
-        return not self.references_failed and not self.probes_rewarded
+        clean = not self.references_failed and not self.generator_errors
+        return clean and not any(row.over for row in self.exploits)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "references": self.references,
+            "references_failed": self.references_failed,
+            "exploits": [row.to_dict() for row in self.exploits],
+            "corruptions": {k: {"caught": c, "tried": t} for k, (c, t) in self.corruptions.items()},
+            "uncaught": self.uncaught,
+            "generator_errors": self.generator_errors,
+        }
 
 
-def run_audit(grader: Grader, references: list[Sample], executor: Executor) -> AuditResult:
-    probes = [p for ref in references for p in _probes(grader, ref)]
-    rewards = grader.score([p.sample for p in probes], executor)
+# ----------------------------------------------------------------------------- the audit
+
+
+@dataclass(frozen=True)
+class _Probe:
+    kind: str
+    """``reference``, ``corruption`` or ``exploit``."""
+    source_id: str
+    sample: Sample
+    leaf: str = ""
+    exploit: Exploit | None = None
+
+
+def _generators(verifier: object) -> list[ExploitGenerator]:
+    """A verifier's exploit generators: one per class where it offers them
+    (``exploit_generators()``), else its composed ``exploits``."""
+    offered = getattr(verifier, "exploit_generators", None)
+    if callable(offered):
+        return list(offered().values())
+    return [lambda sample: exploits_of(verifier, sample)]
+
+
+def _capped(made: Iterable[Exploit], per_class: int | None) -> Iterator[Exploit]:
+    for _, group in itertools.groupby(made, key=lambda e: e.exploit_class):
+        yield from itertools.islice(group, per_class)
+
+
+def _leaf_exploits(
+    grader: Grader, reference: Sample, per_class: int | None, errors: list[str]
+) -> Iterator[_Probe]:
+    for key, verifier in sorted(grader.verifiers.items()):
+        tasks = grader.tasks[key]
+        if tasks is not None and reference.task not in tasks:
+            continue
+        for generate in _generators(verifier):
+            try:
+                made = list(_capped(generate(reference), per_class))
+            except Exception as exc:  # an audit reports a broken generator; it goes on
+                errors.append(f"{reference.id} {key}: {type(exc).__name__}: {exc}"[:500])
+                continue
+            for exploit in made:
+                yield _Probe("exploit", reference.id, exploit.sample, key, exploit)
+
+
+def _probes(
+    grader: Grader, reference: Sample, per_class: int | None, errors: list[str]
+) -> Iterator[_Probe]:
+    yield _Probe("reference", reference.id, reference)
+    text = reference.completion_text
+    if isinstance(reference.completion, str):
+        for name, corrupt in CORRUPTIONS.items():
+            changed = corrupt(text)
+            if changed != text:
+                update = {"id": f"{reference.id}~{name}", "completion": changed}
+                yield _Probe("corruption", reference.id, reference.model_copy(update=update))
+    yield from _leaf_exploits(grader, reference, per_class, errors)
+
+
+def run_audit(
+    grader: Grader,
+    references: Iterable[Sample],
+    executor: Executor,
+    per_class: int | None = None,
+) -> AuditResult:
+    """Audit `grader` on right answers; ``per_class`` caps the variants per class and
+    reference (all of them by default)."""
+    refs = list(references)
+    errors: list[str] = []
+    probes = [p for ref in refs for p in _probes(grader, ref, per_class, errors)]
+    rewards = score(grader, [p.sample for p in probes], executor)
     value = {p.sample.id: r.value for p, r in zip(probes, rewards, strict=True)}
     best = max((v for v in value.values() if v is not None), default=None)
-    result = AuditResult([], [], {}, [])
+    result = AuditResult(len(refs), generator_errors=errors)
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for probe in probes:
-        got = value[probe.sample.id]
-        ref = value[f"{probe.source_id}"]
+    rows: dict[tuple[str, str], ClassRow] = {}
+    for probe, reward in zip(probes, rewards, strict=True):
+        got, ref = reward.value, value[probe.source_id]
         if probe.kind == "reference" and (got is None or best is None or got < best):
             result.references_failed.append(f"{probe.source_id}: reward {got}, best seen {best}")
         elif probe.kind == "corruption":
+            name = probe.sample.id.rsplit("~", 1)[1]
             caught = got is not None and ref is not None and got < ref
-            tally[probe.name][0] += caught
-            tally[probe.name][1] += 1
+            tally[name][0] += caught
+            tally[name][1] += 1
             if not caught:
-                result.uncaught.append(
-                    f"{probe.source_id} {probe.name}: reward {got} vs reference {ref}"
+                result.uncaught.append(f"{probe.source_id} {name}: reward {got} vs reference {ref}")
+        elif probe.kind == "exploit" and probe.exploit is not None:
+            row = rows.get((probe.leaf, probe.exploit.exploit_class))
+            if row is None:
+                verifier = getattr(grader.verifiers[probe.leaf], "name", probe.leaf)
+                row = rows[(probe.leaf, probe.exploit.exploit_class)] = ClassRow(
+                    probe.leaf, verifier, probe.exploit.exploit_class
                 )
-        elif probe.kind == "verifier":
-            floor = value[f"{probe.source_id}~baseline"]
-            if got is not None and (floor is None or got > floor):
-                result.probes_rewarded.append(
-                    f"{probe.source_id} {probe.name}: reward {got} > empty {floor}"
-                )
+            row.add(probe.exploit, got, probe.exploit.max_fraction * (ref or 0.0))
     result.corruptions = {k: (v[0], v[1]) for k, v in tally.items()}
+    result.exploits = sorted(rows.values(), key=lambda r: (r.leaf, r.exploit_class))
     return result
 
 
+# ----------------------------------------------------------------------------- task sets
+
+
+def load_task_set(folder: Path) -> tuple[Grader, list[Sample]]:
+    """A task set's grader and reference solutions, from its ``audit.yaml``:
+    ``spec`` (a spec file, relative to the folder), ``references`` (a dump of right
+    answers) and optionally ``completion_from: reference`` (each row's reference is its
+    right completion, as for exact answers)."""
+    path = folder / "audit.yaml"
+    try:
+        config = yaml.safe_load(path.read_text())
+        grader = load_spec(folder / config["spec"])
+        dump = folder / config["references"]
+        if config.get("completion_from") == "reference":
+            rows = [_answered(line) for line in dump.read_text().splitlines() if line.strip()]
+        else:
+            rows = [row.sample for row in DumpReader(dump)]
+    except (OSError, KeyError, TypeError, ValueError, yaml.YAMLError, SpecError, DumpError) as exc:
+        raise typer.BadParameter(f"{path}: {exc}", param_hint="--task-set") from exc
+    return grader, rows
+
+
+def _answered(line: str) -> Sample:
+    """A task row (no completion yet) answered with its own reference."""
+    row = json.loads(line)
+    return Sample.model_validate({**row, "completion": str(row["reference"])})
+
+
+def bundled_task_sets() -> list[Path]:
+    return sorted(p.parent for p in BUNDLED.glob("*/audit.yaml"))
+
+
+# ----------------------------------------------------------------------------- the command
+
+
 def audit(
-    spec: Annotated[Path, typer.Argument(help="The YAML reward spec to audit.")],
+    spec: Annotated[
+        Path | None, typer.Argument(help="The YAML reward spec to audit (with --references).")
+    ] = None,
     references: Annotated[
-        Path, typer.Option("--references", "-r", help="A dump whose completions are right answers.")
-    ],
+        Path | None,
+        typer.Option("--references", "-r", help="A dump whose completions are right answers."),
+    ] = None,
+    task_set: Annotated[
+        list[Path] | None,
+        typer.Option("--task-set", help="A task-set folder with an audit.yaml (repeatable)."),
+    ] = None,
+    bundled: Annotated[
+        bool, typer.Option("--bundled", help="Audit every bundled task set under datasets/.")
+    ] = False,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write the table here as JSON.")
+    ] = None,
+    per_class: Annotated[
+        int | None, typer.Option(help="At most this many variants per class and reference.")
+    ] = None,
     backend: Annotated[str, typer.Option(help="Executor: pool, ray or inline.")] = "pool",
     limit: Annotated[int, typer.Option(help="Audit at most this many reference rows.")] = 200,
 ) -> None:
-    """Check a spec: right answers pass, corrupted ones lose reward, hacks get nothing."""
-    grader = build_grader(spec, [])
-    try:
-        rows = [row.sample for _, row in zip(range(limit), DumpReader(references), strict=False)]
-    except DumpError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--references") from exc
+    """Check a reward: right answers pass, exploits earn no more than their limits."""
+    runs = _runs(spec, references, task_set or [], bundled, limit)
+    results: dict[str, AuditResult] = {}
     with Executor(backend) as executor:
-        result = run_audit(grader, rows, executor)
-    _print(result, len(rows))
-    raise typer.Exit(0 if result.ok else 1)
+        for name, (grader, rows) in runs.items():
+            results[name] = run_audit(grader, rows, executor, per_class)
+    for name, result in results.items():
+        _print(name, result)
+    if json_path is not None:
+        payload = {name: result.to_dict() for name, result in results.items()}
+        json_path.write_text(json.dumps(payload, indent=2))
+    raise typer.Exit(0 if all(r.ok for r in results.values()) else 1)
 
 
-def _print(result: AuditResult, references: int) -> None:
+def _runs(
+    spec: Path | None, references: Path | None, task_sets: list[Path], bundled: bool, limit: int
+) -> dict[str, tuple[Grader, list[Sample]]]:
+    folders = [*task_sets, *(bundled_task_sets() if bundled else [])]
+    if spec is None and not folders:
+        raise typer.BadParameter("give a SPEC with --references, --task-set DIR or --bundled")
+    runs: dict[str, tuple[Grader, list[Sample]]] = {}
+    for folder in folders:
+        grader, rows = load_task_set(folder)
+        runs[str(folder)] = (grader, rows[:limit])
+    if spec is not None:
+        if references is None:
+            raise typer.BadParameter("a SPEC needs --references", param_hint="--references")
+        grader = build_grader(spec, [])
+        try:
+            rows = [r.sample for _, r in zip(range(limit), DumpReader(references), strict=False)]
+        except DumpError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--references") from exc
+        runs[str(spec)] = (grader, rows)
+    return runs
+
+
+def _fmt(value: float | None) -> str:
+    return "no reward" if value is None else f"{value:.4g}"
+
+
+def _print(name: str, result: AuditResult) -> None:
     console = Console()
-    table = Table(title=f"audit of {references} reference solutions")
-    for column in ("probe", "caught / tried", "verdict"):
+    table = Table(title=f"audit of {name}: {result.references} reference solutions")
+    for column in ("verifier", "exploit class", "variants", "worst reward", "its limit", ""):
         table.add_column(column)
     failed = len(result.references_failed)
     table.add_row(
+        "(all)",
         "references get the full reward",
-        f"{references - failed} / {references}",
+        str(result.references),
+        f"{result.references - failed} passed",
+        "",
         "ok" if not failed else "FAIL",
     )
-    for name, (caught, tried) in sorted(result.corruptions.items()):
+    for row in result.exploits:
+        verdict = "ok" if not row.over else f"FAIL ({row.over} over)"
         table.add_row(
-            f"corruption: {name}", f"{caught} / {tried}", "ok" if caught == tried else "check"
+            f"{row.leaf} ({row.verifier})",
+            row.exploit_class,
+            str(row.variants),
+            _fmt(row.worst_reward),
+            _fmt(row.worst_limit),
+            verdict,
         )
-    table.add_row(
-        "verifier probes get nothing",
-        f"{len(result.probes_rewarded)} rewarded",
-        "ok" if not result.probes_rewarded else "FAIL",
-    )
+    for corruption, (caught, tried) in sorted(result.corruptions.items()):
+        table.add_row("(all)", f"corruption: {corruption}", str(tried), f"{caught} caught", "", "")
     console.print(table)
-    for line in [*result.references_failed, *result.probes_rewarded, *result.uncaught][:30]:
+    over = [r for r in result.exploits if r.over]
+    lines = [*result.references_failed, *result.generator_errors]
+    lines += [f"{r.worst_id}: {r.worst_description} earned {_fmt(r.worst_reward)}" for r in over]
+    for line in lines[:30]:
         console.print(f"  {line}", markup=False, highlight=False)

@@ -7,6 +7,7 @@ import typer
 from rewardsmith.cli.audit import audit
 from rewardsmith.cli.cad_report import cad_report
 from rewardsmith.cli.diff import diff
+from rewardsmith.cli.doctor import doctor
 from rewardsmith.cli.report import report
 from rewardsmith.cli.score import score
 from rewardsmith.cli.serve import serve
@@ -31,6 +32,7 @@ app.command()(diff)
 app.command()(verify)
 app.command()(serve)
 app.command()(audit)
+app.command()(doctor)
 app.command("cad-report")(cad_report)
 app.command("train")(train_command)
 

@@ -1,27 +1,43 @@
 """``rewardsmith report``: one self-contained HTML page about a scored run.
 
-Charts are drawn with matplotlib, written as PNG files beside the page and embedded in it
-(base64), so the page can be mailed on its own. Everything a model wrote is escaped.
+The scored file is streamed, never held: one pass adds every row to a `Stats` (the one
+definition of pass rate, mean reward and counts, as ``score`` and ``diff`` use), keeps
+the worst samples of each failure kind (bounded heaps) and counts each distinct reward
+and component value (while there are at most 4,096 of them). Only if a series has more
+distinct values than that does a second pass fill fixed-bin histograms over the ranges
+the first found. Memory does not grow with the number of rows.
+
+The page: a summary, charts (reward and component histograms, verdicts by failure kind;
+PNGs, embedded, and written beside the page), the verifiers (pass rate, statuses,
+failures, timings), the tasks, the worst samples of each failure kind with their
+verdicts and evidence and the conversation turn by turn, and the rows that could not be
+read. Nothing a model wrote can run (see `rewardsmith.cli.page`).
 """
 
 from __future__ import annotations
 
 import base64
-import html
-import io
-import json
-import math
-from collections import Counter, defaultdict
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from rewardsmith.cli.scored import ScoredRow, read_scored
+from rewardsmith.cli.charts import Distribution, Histogram, bars_png, histograms_png
+from rewardsmith.cli.page import Html, conversation, escape, join, page, plain_json, table, tag
+from rewardsmith.cli.runs import RunReader, RunRow
+from rewardsmith.cli.summary import failure_label, fmt, milliseconds
+from rewardsmith.cli.worst import WorstSamples
+from rewardsmith.datasets.dumps import DumpError
+from rewardsmith.graders.stats import OTHER_TASKS, Stats
 
 __all__ = ["build_report", "report"]
 
-WORST = 20
+WORST_PER_KIND = 5
+MAX_RUNS_NAMED = 10
+MAX_CHARTS = 24
+"""Components drawn (the first seen): more would not be read, and each costs memory."""
 
 
 def report(
@@ -29,11 +45,20 @@ def report(
     output: Annotated[Path, typer.Option("--output", "-o", help="The HTML page to write.")] = Path(
         "report.html"
     ),
+    worst: Annotated[
+        int, typer.Option(help="Worst samples shown per failure kind.")
+    ] = WORST_PER_KIND,
 ) -> None:
-    """Write an HTML report: reward distributions, failures, the worst samples."""
-    page = build_report(list(read_scored(scored)), title=scored.name, png_dir=_png_dir(output))
+    """Write an HTML report: statistics, timings, tasks, the worst samples of each kind."""
+    try:
+        built = build_report(scored, title=scored.name, png_dir=_png_dir(output), worst=worst)
+    except DumpError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(page, encoding="utf-8")
+    output.write_text(built.html, encoding="utf-8")
+    if built.bad_rows:
+        typer.echo(f"{built.bad_rows} rows could not be read (listed on the page)", err=True)
     typer.echo(f"wrote {output} and its charts in {_png_dir(output)}")
 
 
@@ -41,182 +66,246 @@ def _png_dir(output: Path) -> Path:
     return output.with_name(output.stem + "_files")
 
 
-def build_report(rows: list[ScoredRow], title: str, png_dir: Path | None = None) -> str:
-    """The HTML page for these rows; charts also go to `png_dir` when given."""
-    charts = {
-        "reward": _histogram({"reward": [r.value for r in rows]}, "reward"),
-        "components": _histogram(_component_values(rows), "raw value"),
-        "tasks": _bars(_mean_by_task(rows), "mean reward by task"),
-        "failures": _bars(_failure_counts(rows), "verdicts by failure kind", integer=True),
-    }
+@dataclass
+class BuiltReport:
+    html: str
+    stats: Stats
+    bad_rows: int
+    histograms: dict[str, Histogram] = field(default_factory=dict)
+    """The reward's (``reward``) and each component's, as drawn."""
+
+
+@dataclass
+class _FirstPass:
+    stats: Stats
+    worst: WorstSamples
+    runs: Counter[str] = field(default_factory=Counter)
+    rewards: Distribution = field(default_factory=Distribution)
+    components: dict[str, Distribution] = field(default_factory=dict)
+
+    def add(self, row: RunRow) -> None:
+        self.stats.add(row.reward, row.task)
+        self.worst.offer(row)
+        if row.run is not None and (row.run in self.runs or len(self.runs) < MAX_RUNS_NAMED):
+            self.runs[row.run] += 1
+        if row.reward.outcome == "rewarded":
+            self.rewards.add(row.reward.value)
+        for name, component in row.reward.components.items():
+            counts = self.components.get(name)
+            if counts is None and len(self.components) < MAX_CHARTS:
+                counts = self.components[name] = Distribution()
+            if counts is not None:
+                counts.add(component.raw)
+
+
+def build_report(
+    path: str | Path, title: str, png_dir: Path | None = None, worst: int = WORST_PER_KIND
+) -> BuiltReport:
+    """The page for the scored file at ``path``; charts also go to ``png_dir``."""
+    reader = RunReader(path)
+    first = _FirstPass(Stats(), WorstSamples(lambda row: _sample(reader, row), worst))
+    for row in reader:
+        first.add(row)
+    charts, histograms = _charts(reader, first)
     if png_dir is not None:
         png_dir.mkdir(parents=True, exist_ok=True)
         for name, png in charts.items():
-            if png:
-                (png_dir / f"{name}.png").write_bytes(png)
+            (png_dir / f"{name}.png").write_bytes(png)
     sections = [
-        _summary_section(rows),
-        "".join(_image(png, name) for name, png in charts.items() if png),
-        _verifier_table(rows),
-        _worst_section(rows),
+        _summary(first, reader),
+        join(_image(png, name) for name, png in charts.items()),
+        _verifiers(first.stats),
+        _tasks(first.stats),
+        _worst(first.worst, worst),
+        _bad_rows(reader),
     ]
-    return _PAGE.format(title=html.escape(title), body="\n".join(sections))
+    html = page(f"rewardsmith report: {title}", sections)
+    return BuiltReport(html, first.stats, reader.bad_rows, histograms)
 
 
-# ---------------------------------------------------------------------- numbers
+_REWARD = ("reward", "")
 
 
-def _values(values: list[float | None]) -> list[float]:
-    return [v for v in values if v is not None and math.isfinite(v)]
+def _charts(reader: RunReader, first: _FirstPass) -> tuple[dict[str, bytes], dict[str, Histogram]]:
+    """Histograms over the ranges the first pass saw: from its exact counts, or from a
+    second pass for a series with too many distinct values; and their PNGs."""
+    stats = first.stats
+    series = {_REWARD: (stats.reward, first.rewards)}
+    for name, counts in first.components.items():
+        series[("component", name)] = (stats.components[name].raw, counts)
+    histograms = {
+        key: counts.histogram(m.low, m.high)
+        for key, (m, counts) in series.items()
+        if m.count and not counts.overflowed
+    }
+    again = {
+        key: Histogram(m.low, m.high)
+        for key, (m, counts) in series.items()
+        if m.count and counts.overflowed
+    }
+    if again:
+        _fill(reader, again)
+        histograms.update(again)
+    failures: Counter[str] = Counter()
+    for verifier in stats.verifiers.values():
+        for kind, n in verifier.failures.items():
+            failures[failure_label(kind)] += n
+    reward = {"reward": histograms[_REWARD]} if _REWARD in histograms else {}
+    parts = {name: h for (what, name), h in histograms.items() if what == "component"}
+    charts = {
+        "reward": histograms_png(reward, "reward"),
+        "components": histograms_png(parts, "raw value"),
+        "failures": bars_png(dict(failures), "verdicts by failure kind"),
+    }
+    return {name: png for name, png in charts.items() if png}, {**reward, **parts}
 
 
-def _component_values(rows: list[ScoredRow]) -> dict[str, list[float | None]]:
-    out: dict[str, list[float | None]] = defaultdict(list)
-    for row in rows:
-        for name, component in row.reward.get("components", {}).items():
-            out[name].append(component.get("raw"))
-    return dict(out)
+def _fill(reader: RunReader, histograms: dict[tuple[str, str], Histogram]) -> None:
+    """The second pass: fill these histograms from the rows."""
+    reward = histograms.get(_REWARD)
+    for row in reader:
+        if reward is not None and row.reward.outcome == "rewarded":
+            reward.add(row.reward.value)
+        for name, component in row.reward.components.items():
+            histogram = histograms.get(("component", name))
+            if histogram is not None:
+                histogram.add(component.raw)
 
 
-def _mean_by_task(rows: list[ScoredRow]) -> dict[str, float]:
-    by_task: dict[str, list[float | None]] = defaultdict(list)
-    for row in rows:
-        by_task[row.task].append(row.value)
-    return {t: sum(v) / len(v) for t, vs in sorted(by_task.items()) if (v := _values(vs))}
+# ---------------------------------------------------------------------- sections
 
 
-def _failure_counts(rows: list[ScoredRow]) -> dict[str, float]:
-    counts: Counter[str] = Counter()
-    for row in rows:
-        for verdict in row.verdicts.values():
-            if verdict.get("failure"):
-                counts[f"{verdict['failure']} ({verdict.get('fault')})"] += 1
-    return dict(counts.most_common())
-
-
-# ---------------------------------------------------------------------- charts
-
-
-def _figure_png(fig: Any) -> bytes:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return buffer.getvalue()
-
-
-def _histogram(series: dict[str, list[float | None]], xlabel: str) -> bytes | None:
-    finite = {k: _values(v) for k, v in series.items() if _values(v)}
-    if not finite:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    columns = min(len(finite), 4)
-    rows = math.ceil(len(finite) / columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.4 * rows), squeeze=False)
-    for ax, (name, values) in zip(axes.flat, finite.items(), strict=False):
-        ax.hist(values, bins=20, color="#4477aa")
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel(xlabel, fontsize=8)
-    for ax in list(axes.flat)[len(finite) :]:
-        ax.axis("off")
-    return _figure_png(fig)
-
-
-def _bars(counts: dict[str, float], title: str, integer: bool = False) -> bytes | None:
-    if not counts:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    labels = list(counts)[:25]
-    fig, ax = plt.subplots(figsize=(6.4, 0.3 * len(labels) + 1.0))
-    ax.barh(labels[::-1], [counts[k] for k in labels][::-1], color="#cc6677")
-    ax.set_title(title, fontsize=10)
-    ax.tick_params(labelsize=8)
-    if integer:
-        from matplotlib.ticker import MaxNLocator
-
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    return _figure_png(fig)
-
-
-# ---------------------------------------------------------------------- html
-
-
-def _image(png: bytes, name: str) -> str:
+def _image(png: bytes, name: str) -> Html:
     data = base64.b64encode(png).decode("ascii")
-    return f'<img alt="{name}" src="data:image/png;base64,{data}">'
+    return Html(f'<img alt="{escape(name)}" src="data:image/png;base64,{data}">')
 
 
-def _summary_section(rows: list[ScoredRow]) -> str:
-    values = _values([r.value for r in rows])
-    infra = sum(1 for r in rows if r.reward.get("infra_failure"))
-    mean = f"{sum(values) / len(values):.4f}" if values else "–"
-    return (
-        f"<p><b>{len(rows)}</b> samples; mean reward <b>{mean}</b> over {len(values)} with a "
-        f"value; <b>{infra}</b> kept out of the reward by infrastructure failures.</p>"
-    )
+def _summary(first: _FirstPass, reader: RunReader) -> Html:
+    stats = first.stats
+    reward = stats.reward
+    outcomes = ", ".join(f"{k} {v}" for k, v in sorted(stats.outcomes.items())) or "none"
+    lines: list[Any] = [
+        tag(
+            "p",
+            tag("b", stats.samples),
+            f" samples; mean reward {fmt(reward.mean, 4)} (std {fmt(reward.std, 4)}) over the "
+            f"{reward.count} rewarded; outcomes: {outcomes}.",
+        ),
+        tag(
+            "p",
+            f"{stats.infra_failures} samples decided by infrastructure failures, "
+            f"{stats.outcomes['data_error']} by data errors; {reader.bad_rows} rows could "
+            "not be read. Pass rates count only decided verdicts: skips, infrastructure and "
+            "data failures are not failures of the model.",
+            cls="small",
+        ),
+    ]
+    if reward.nonfinite:
+        lines.append(tag("p", f"{reward.nonfinite} rewards are not finite numbers.", cls="bad"))
+    if len(first.runs) > 1:
+        named = ", ".join(f"{run} ({n} rows)" for run, n in first.runs.most_common())
+        lines.append(tag("p", f"Rows from {len(first.runs)} different runs: {named}.", cls="bad"))
+    return join(lines)
 
 
-def _verifier_table(rows: list[ScoredRow]) -> str:
-    stats: dict[str, Counter[str]] = defaultdict(Counter)
-    for row in rows:
-        for key, verdict in row.verdicts.items():
-            stats[key][verdict.get("status", "?")] += 1
-    header = "<tr><th>verifier</th><th>statuses</th><th>pass rate</th></tr>"
-    body = "".join(
-        f"<tr><td>{html.escape(k)}</td><td>{html.escape(_counts(c))}</td>"
-        f"<td>{c['pass'] / sum(c.values()):.3f}</td></tr>"
-        for k, c in sorted(stats.items())
-    )
-    return f"<h2>Verifiers</h2><table>{header}{body}</table>"
-
-
-def _counts(counter: Counter[str]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in sorted(counter.items()))
-
-
-def _worst_section(rows: list[ScoredRow]) -> str:
-    def badness(row: ScoredRow) -> tuple[int, float]:
-        return (
-            0 if row.reward.get("infra_failure") else 1,
-            row.value if row.value is not None else -1,
+def _verifiers(stats: Stats) -> Html:
+    headers = ["verifier", "statuses", "failures", "pass rate", "decided"]
+    headers += ["mean ms", "p50 ms", "p95 ms", "max ms", "total s"]
+    rows = []
+    for key, v in sorted(stats.verifiers.items(), key=lambda kv: -kv[1].timing.total_s):
+        timing = v.timing
+        rows.append(
+            [
+                key,
+                ", ".join(f"{k} {n}" for k, n in sorted(v.statuses.items())),
+                ", ".join(f"{failure_label(k)} {n}" for k, n in v.failures.most_common()) or "–",
+                fmt(v.pass_rate),
+                v.decided,
+                milliseconds(timing.mean_s),
+                milliseconds(timing.quantile(0.5)),
+                milliseconds(timing.quantile(0.95)),
+                milliseconds(timing.max_s if timing.count else None),
+                f"{timing.total_s:.2f}",
+            ]
         )
-
-    worst = sorted(rows, key=badness)[:WORST]
-    items = "".join(_sample_html(r) for r in worst)
-    return f"<h2>The {len(worst)} worst samples</h2>{items}"
+    note = tag("p", "Slowest in total first; p50 and p95 within 12%.", cls="small")
+    return join([tag("h2", "Verifiers"), note, table(headers, rows, numeric=3)])
 
 
-def _sample_html(row: ScoredRow) -> str:
-    completion = row.record.get("completion", row.record.get("response", ""))
-    text = completion if isinstance(completion, str) else json.dumps(completion)
-    verdicts = json.dumps(row.verdicts, indent=1, default=str)
-    return (
-        f"<details><summary>{html.escape(row.id)} — task {html.escape(row.task)} — reward "
-        f"{html.escape(str(row.value))} {html.escape(row.reward.get('reason', ''))}</summary>"
-        f"<h4>completion</h4><pre>{html.escape(text[:4000])}</pre>"
-        f"<h4>verdicts</h4><pre>{html.escape(verdicts[:8000])}</pre></details>"
+def _tasks(stats: Stats) -> Html:
+    rows = sorted(stats.tasks.items(), key=lambda kv: -kv[1].samples)
+    if stats.other_tasks.samples:
+        rows.append((OTHER_TASKS, stats.other_tasks))
+    body = [
+        [
+            name,
+            ", ".join(f"{k} {n}" for k, n in sorted(t.outcomes.items())),
+            t.samples,
+            fmt(t.reward.mean),
+            fmt(t.pass_rate),
+        ]
+        for name, t in rows
+    ]
+    headers = ["task", "outcomes", "samples", "mean reward", "pass rate"]
+    return join([tag("h2", "Tasks"), table(headers, body, numeric=2)])
+
+
+def _worst(worst: WorstSamples, per_kind: int) -> Html:
+    kinds = worst.kinds()
+    parts: list[Any] = [
+        tag("h2", "Worst samples by failure kind"),
+        tag(
+            "p",
+            f"Up to {per_kind} per kind, lowest reward first; a sample whose verdicts all "
+            "pass (or all skip) is never here.",
+            cls="small",
+        ),
+    ]
+    if not kinds:
+        parts.append(tag("p", "No verdict failed."))
+    for kind, seen, rendered in kinds:
+        parts.append(tag("h3", f"{failure_label(kind)}: samples {seen}"))
+        # The worst of each kind is shown open; the others fold.
+        parts += [
+            Html(r.replace(_FOLDED, _OPEN, 1) if i == 0 else r) for i, r in enumerate(rendered)
+        ]
+    return join(parts)
+
+
+def _sample(reader: RunReader, row: RunRow) -> str:
+    reward = row.reward
+    head = (
+        f"{row.id} · task {row.task or '(none)'} · reward {fmt(reward.value, 4)} · "
+        f"{reward.outcome}" + (f" · {reward.reason}" if reward.reason else "")
     )
+    verdicts = [
+        [
+            key,
+            v.status.value,
+            failure_label(v.failure.value) if v.failure else "–",
+            v.feedback[:500] or "–",
+            fmt(v.score),
+            milliseconds(v.elapsed_s),
+        ]
+        for key, v in reward.verdicts.items()
+    ]
+    evidence = {key: dict(v.evidence) for key, v in reward.verdicts.items() if v.evidence}
+    folded = Html(f"<details><summary>evidence</summary>{plain_json(evidence)}</details>")
+    body = [
+        table(["verifier", "status", "failure", "feedback", "score", "ms"], verdicts, numeric=4),
+        folded if evidence else "",
+        conversation(reader.sample(row), row.record),
+    ]
+    return str(tag("details", tag("summary", head), *body, cls="sample"))
 
 
-_PAGE = """<!doctype html>
-<html><head><meta charset="utf-8"><title>rewardsmith report: {title}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; }}
-img {{ max-width: 100%; margin: 0.5em 0; display: block; }}
-table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #ccc; padding: 0.3em 0.6em; }}
-pre {{ background: #f6f6f6; padding: 0.5em; white-space: pre-wrap; word-break: break-all; }}
-details {{ margin: 0.3em 0; }}
-</style></head>
-<body><h1>rewardsmith report: {title}</h1>
-{body}
-</body></html>
-"""
+_FOLDED, _OPEN = '<details class="sample">', '<details class="sample" open>'
+
+
+def _bad_rows(reader: RunReader) -> Html:
+    if not reader.bad_rows:
+        return Html("")
+    shown = reader.errors
+    items = join(tag("li", e) for e in shown)
+    more = f" (the first {len(shown)} listed)" if reader.bad_rows > len(shown) else ""
+    return join([tag("h2", f"{reader.bad_rows} rows not read{more}"), tag("ul", items)])

@@ -22,11 +22,12 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from rewardsmith.cli.summary import RunStats
+from rewardsmith.cli import summary
+from rewardsmith.datasets.columns import ColumnMap
 from rewardsmith.datasets.dumps import DumpError, DumpReader, Row, RowValidationError
 from rewardsmith.datasets.mapping import MAPPINGS
 from rewardsmith.datasets.scored import SCORE_COLUMN, ScoredWriter, run_record_path
-from rewardsmith.graders import Fingerprint, Grader, Reward, Scorer, SpecError, build
+from rewardsmith.graders import Fingerprint, Grader, Reward, Scorer, SpecError, Stats, build
 
 __all__ = ["build_grader", "score"]
 
@@ -49,6 +50,17 @@ def score(
         ),
     ] = None,
     mapping: Annotated[str, typer.Option(help=f"Row shape: {', '.join(MAPPINGS)}.")] = "auto",
+    column_map: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--map",
+            help="FIELD=COLUMN (dots for nested fields) or FIELD:=VALUE (a constant), for "
+            "id, prompt, completion, reference or task; repeat a field for a default.",
+        ),
+    ] = None,
+    split: Annotated[
+        str | None, typer.Option(help="The split of a saved DatasetDict with several.")
+    ] = None,
     backend: Annotated[str, typer.Option(help="Executor: pool, ray or inline.")] = "pool",
     workers: Annotated[int | None, typer.Option(help="Worker processes (default: cores).")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds one verifier may take per row.")] = 60.0,
@@ -85,15 +97,27 @@ def score(
         raise typer.BadParameter("choose pool, ray or inline", param_hint="--backend")
     if chunk_size < 1:
         raise typer.BadParameter("at least 1", param_hint="--chunk-size")
+    if mapping not in MAPPINGS:
+        raise typer.BadParameter(f"choose one of {', '.join(MAPPINGS)}", param_hint="--mapping")
     try:
-        reader = DumpReader(dump, mapping=mapping, on_error="raise" if fail_on_error else "skip")
+        columns = ColumnMap.parse(column_map or [])
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--map") from exc
+    try:
+        reader = DumpReader(
+            dump,
+            mapping=mapping,
+            on_error="raise" if fail_on_error else "skip",
+            split=split,
+            columns=columns,
+        )
         writer = ScoredWriter(output, resume=not rescore)
     except DumpError as exc:
         raise _fail(str(exc)) from exc
     scorer = Scorer(
         grader, backend=backend, workers=workers, timeout_s=timeout, chunk_size=chunk_size
     )
-    run = _Run(scorer, writer, mapping)
+    run = _Run(scorer, writer, {"shape": mapping, "columns": columns.to_dict()})
     try:
         run.resume(resume_anyway)
         with scorer, _progress(quiet=as_json) as progress:
@@ -126,10 +150,9 @@ def build_grader(spec: Path | None, verifiers: list[str]) -> Grader:
 class _Run:
     """One scoring run: the scorer, the writer, the fingerprint, the tallies."""
 
-    def __init__(self, scorer: Scorer, writer: ScoredWriter, mapping: str) -> None:
+    def __init__(self, scorer: Scorer, writer: ScoredWriter, mapping: dict[str, Any]) -> None:
         self.scorer, self.writer = scorer, writer
         self.fingerprint = scorer.fingerprint(mapping=mapping)
-        self.stats = RunStats()
         self.scored = 0
         self.kept = 0
 
@@ -164,7 +187,6 @@ class _Run:
             rewards = self.scorer.score(samples, progress=lambda n: progress.advance(task, n))
             for row, reward in zip(chunk, rewards, strict=True):
                 self.writer.write(_scored_record(row, reward, digest))
-                self.stats.add(reward)
             self.scored += len(chunk)
             if chunk:
                 self.writer.commit(self.record())
@@ -180,24 +202,34 @@ class _Run:
 def _pending_chunks(
     reader: DumpReader, done: set[str], limit: int | None, size: int
 ) -> Iterator[tuple[list[Row], int]]:
-    """Chunks of rows not yet in the output, each with how many done rows it passed over."""
+    """Chunks of rows not yet in the output, each with how many done rows it passed over.
+
+    A bad row that stops the run (``--fail-on-error``) first lets the rows read before it
+    through, so they are scored and written."""
     rows = iter(reader) if limit is None else islice(reader, limit)
     chunk: list[Row] = []
     skipped = 0
-    for row in rows:
-        if row.sample.id in done:
-            skipped += 1
-            continue
-        chunk.append(row)
-        if len(chunk) == size:
+    try:
+        for row in rows:
+            if row.sample.id in done:
+                skipped += 1
+                continue
+            chunk.append(row)
+            if len(chunk) == size:
+                yield chunk, skipped
+                chunk, skipped = [], 0
+    except RowValidationError:
+        if chunk or skipped:
             yield chunk, skipped
-            chunk, skipped = [], 0
+        raise
     if chunk or skipped:
         yield chunk, skipped
 
 
 def _scored_record(row: Row, reward: Reward, digest: str) -> dict[str, Any]:
-    return {**row.record, "id": row.sample.id, SCORE_COLUMN: {**reward.to_dict(), "run": digest}}
+    # The sample's task goes with its reward: a mapped or default task is in no column.
+    scored = {**reward.to_dict(), "run": digest, "task": row.sample.task}
+    return {**row.record, "id": row.sample.id, SCORE_COLUMN: scored}
 
 
 def _count_rows(reader: DumpReader, limit: int | None) -> int | None:
@@ -238,14 +270,18 @@ def _progress(quiet: bool = False) -> Progress:
 
 def _report(reader: DumpReader, run: _Run, dump: Path, output: Path, as_json: bool) -> None:
     total = run.scored + run.kept
+    stats = run.scorer.stats
     if as_json:
         typer.echo(json.dumps(_summary(reader, run, dump, output), sort_keys=True))
     else:
         out = Console()
         out.print(f"{dump.name}: {run.scored} scored, {run.kept} kept from before")
-        out.print(run.stats.component_table())
-        out.print(run.stats.verifier_table())
-        _warnings(reader, run)
+        out.print(summary.outcome_line(stats), highlight=False)
+        out.print(summary.component_table(stats))
+        out.print(summary.verifier_table(stats))
+        if len(stats.tasks) > 1 or stats.other_tasks.samples:
+            out.print(summary.task_table(stats))
+        _warnings(reader, stats)
         if total:
             out.print(f"wrote {output}")
     if total == 0:
@@ -254,7 +290,7 @@ def _report(reader: DumpReader, run: _Run, dump: Path, output: Path, as_json: bo
 
 def _summary(reader: DumpReader, run: _Run, dump: Path, output: Path) -> dict[str, Any]:
     """What ``score --json`` prints: one JSON object."""
-    reward = run.stats.reward
+    counts = run.scorer.counts
     return {
         "input": str(dump),
         "output": str(output),
@@ -263,16 +299,20 @@ def _summary(reader: DumpReader, run: _Run, dump: Path, output: Path) -> dict[st
         "bad_rows": [str(e) for e in reader.errors[:100]],
         "bad_row_count": len(reader.errors),
         "fingerprint": run.fingerprint.digest,
-        "reward": {"count": reward.count, "mean": reward.mean, "std": reward.std},
-        "counts": run.scorer.counts,
+        "reward": counts["reward"],
+        "counts": counts,
     }
 
 
-def _warnings(reader: DumpReader, run: _Run) -> None:
-    if run.stats.infra_failures:
-        lost = run.stats.infra_failures
+def _warnings(reader: DumpReader, stats: Stats) -> None:
+    lost, fallbacks = stats.outcomes["infra_failure"], stats.outcomes["fallback"]
+    if lost:
         console.print(f"[yellow]{lost} rows kept out by infrastructure failures[/]")
-    data_errors = run.scorer.counts["outcomes"].get("data_error", 0)
+    if fallbacks:
+        console.print(
+            f"[yellow]{fallbacks} rows given the fallback for an infrastructure failure[/]"
+        )
+    data_errors = stats.outcomes["data_error"]
     if data_errors:
         console.print(f"[yellow]{data_errors} rows kept out by data errors (bad references)[/]")
     if reader.errors:

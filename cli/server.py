@@ -44,7 +44,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import ValidationError
 
 from rewardsmith.cli.metrics import ServerMetrics
-from rewardsmith.datasets.dumps import field_path
+from rewardsmith.datasets.dumps import field_path, most_specific
 from rewardsmith.datasets.mapping import MappingProblem
 from rewardsmith.graders import Grader, Reward, Scorer
 from rewardsmith.graders.integrations.openrlhf import openrlhf_samples
@@ -215,9 +215,7 @@ def create_app(reward: Grader | Scorer, config: ServerConfig | None = None) -> F
             deadline.cancel()
             if scoring not in done:
                 raise _shutting_down("the grace period ended before this request was scored")
-            rewards = scoring.result()
-        metrics.scored(len(rewards), sum(r.failed for r in rewards))
-        return rewards
+            return scoring.result()
 
     def openrlhf(body: Any) -> list[Sample]:
         try:
@@ -244,7 +242,7 @@ def create_app(reward: Grader | Scorer, config: ServerConfig | None = None) -> F
 
     @app.get("/metrics")
     async def metrics_endpoint() -> PlainTextResponse:
-        return PlainTextResponse(metrics.render())
+        return PlainTextResponse(metrics.render(scorer.stats))
 
     return app
 
@@ -328,8 +326,8 @@ def _native_samples(body: Any) -> list[Sample]:
         try:
             samples.append(Sample.model_validate(item))
         except ValidationError as exc:
-            first = exc.errors()[0]
+            error = most_specific(exc)
             raise HTTPProblem(
-                422, f"samples[{i}].{field_path(first['loc'])}: {first['msg']}"
+                422, f"samples[{i}].{field_path(error['loc'])}: {error['msg']}"
             ) from None
     return samples

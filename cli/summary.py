@@ -1,115 +1,91 @@
-"""Running statistics over a scoring run, for the end-of-run tables.
+"""The end-of-run tables of ``rewardsmith score``, drawn from a `Stats`.
 
-Kept incrementally (count, sum, sum of squares), so a run of millions of rows does not
-hold its rewards in memory.
+Every number comes from `rewardsmith.graders.stats` (one definition of pass rate, mean
+reward and the counts); this module only lays them out with rich.
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter, defaultdict
-from dataclasses import dataclass, field
-
 from rich.table import Table
+from rich.text import Text
 
-from rewardsmith.graders import Reward
-from rewardsmith.verifiers.types import Status, Verdict
+from rewardsmith.graders.stats import OTHER_TASKS, Stats
+from rewardsmith.verifiers.types import Failure
 
-__all__ = ["RunStats"]
-
-
-@dataclass
-class _Moments:
-    count: int = 0
-    total: float = 0.0
-    total_sq: float = 0.0
-
-    def add(self, value: float | None) -> None:
-        if value is not None:
-            self.count += 1
-            self.total += value
-            self.total_sq += value * value
-
-    @property
-    def mean(self) -> float | None:
-        return self.total / self.count if self.count else None
-
-    @property
-    def std(self) -> float | None:
-        if not self.count:
-            return None
-        mean = self.total / self.count
-        return math.sqrt(max(self.total_sq / self.count - mean * mean, 0.0))
+__all__ = ["component_table", "fmt", "outcome_line", "task_table", "verifier_table"]
 
 
-@dataclass
-class _VerifierStats:
-    statuses: Counter[str] = field(default_factory=Counter)
-    failures: Counter[str] = field(default_factory=Counter)
-    elapsed: _Moments = field(default_factory=_Moments)
-    slowest_s: float = 0.0
-
-    def add(self, verdict: Verdict) -> None:
-        self.statuses[verdict.status.value] += 1
-        if verdict.failure is not None:
-            self.failures[f"{verdict.failure.value} ({verdict.fault})"] += 1
-        self.elapsed.add(verdict.elapsed_s)
-        self.slowest_s = max(self.slowest_s, verdict.elapsed_s)
-
-    @property
-    def pass_rate(self) -> float | None:
-        decided = sum(self.statuses.values()) - self.statuses[Status.SKIP.value]
-        return self.statuses[Status.PASS.value] / decided if decided else None
+def fmt(value: float | None, digits: int = 3) -> str:
+    """A number for a table; a dash for none."""
+    return "–" if value is None else f"{value:.{digits}f}"
 
 
-@dataclass
-class RunStats:
-    """Reward, component and verifier statistics, added one reward at a time."""
+def milliseconds(seconds: float | None) -> str:
+    return "–" if seconds is None else f"{1000 * seconds:.2f}"
 
-    reward: _Moments = field(default_factory=_Moments)
-    infra_failures: int = 0
-    components: dict[str, _Moments] = field(default_factory=lambda: defaultdict(_Moments))
-    verifiers: dict[str, _VerifierStats] = field(
-        default_factory=lambda: defaultdict(_VerifierStats)
-    )
 
-    def add(self, reward: Reward) -> None:
-        self.reward.add(None if reward.fallback else reward.value)
-        self.infra_failures += reward.failed
-        for name, component in reward.components.items():
-            self.components[name].add(component.raw)
-        for key, verdict in reward.verdicts.items():
-            self.verifiers[key].add(verdict)
+def failure_label(kind: str) -> str:
+    """``wrong_answer (model)``: a failure kind and whose fault it is."""
+    try:
+        return f"{kind} ({Failure(kind).fault.value})"
+    except ValueError:
+        return kind
 
-    def component_table(self) -> Table:
-        table = Table(title="reward and components")
-        for column in ("component", "n", "mean", "std"):
-            table.add_column(column, justify="left" if column == "component" else "right")
+
+def outcome_line(stats: Stats) -> str:
+    """``24 samples: rewarded 20, infra_failure 1, ...``."""
+    parts = ", ".join(f"{k} {v}" for k, v in sorted(stats.outcomes.items()))
+    return f"{stats.samples} samples: {parts or 'none'}"
+
+
+def component_table(stats: Stats) -> Table:
+    table = Table(title="reward and components")
+    for column in ("component", "n", "mean", "std"):
+        table.add_column(column, justify="left" if column == "component" else "right")
+    reward = stats.reward
+    table.add_row("reward", str(reward.count), fmt(reward.mean), fmt(reward.std))
+    for name, component in sorted(stats.components.items()):
+        raw = component.raw
+        table.add_row(Text(name), str(raw.count), fmt(raw.mean), fmt(raw.std))
+    return table
+
+
+def verifier_table(stats: Stats) -> Table:
+    table = Table(title="verifiers, slowest first")
+    columns = ["verifier", "pass rate", "decided", "statuses", "failures"]
+    columns += ["mean ms", "p95 ms", "max ms"]
+    for column in columns:
+        numeric = "ms" in column or column in ("pass rate", "decided")
+        table.add_column(column, justify="right" if numeric else "left")
+    by_time = sorted(stats.verifiers.items(), key=lambda kv: -(kv[1].timing.mean_s or 0.0))
+    for key, verifier in by_time:
+        timing = verifier.timing
         table.add_row(
-            "reward", str(self.reward.count), _fmt(self.reward.mean), _fmt(self.reward.std)
+            Text(key),
+            fmt(verifier.pass_rate),
+            str(verifier.decided),
+            ", ".join(f"{k} {v}" for k, v in sorted(verifier.statuses.items())),
+            ", ".join(f"{failure_label(k)} {v}" for k, v in verifier.failures.most_common()) or "–",
+            milliseconds(timing.mean_s),
+            milliseconds(timing.quantile(0.95)),
+            milliseconds(timing.max_s if timing.count else None),
         )
-        for name, m in sorted(self.components.items()):
-            table.add_row(name, str(m.count), _fmt(m.mean), _fmt(m.std))
-        return table
-
-    def verifier_table(self) -> Table:
-        table = Table(title="verifiers, slowest first")
-        for column in ("verifier", "pass rate", "statuses", "failures", "mean ms", "max ms"):
-            table.add_column(
-                column, justify="right" if "ms" in column or "rate" in column else "left"
-            )
-        by_time = sorted(self.verifiers.items(), key=lambda kv: -(kv[1].elapsed.mean or 0.0))
-        for key, s in by_time:
-            table.add_row(
-                key,
-                _fmt(s.pass_rate),
-                ", ".join(f"{k} {v}" for k, v in sorted(s.statuses.items())),
-                ", ".join(f"{k} {v}" for k, v in s.failures.most_common()) or "–",
-                f"{1000 * (s.elapsed.mean or 0.0):.2f}",
-                f"{1000 * s.slowest_s:.2f}",
-            )
-        return table
+    return table
 
 
-def _fmt(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3f}"
+def task_table(stats: Stats) -> Table:
+    table = Table(title="tasks")
+    for column in ("task", "samples", "mean reward", "pass rate", "outcomes"):
+        table.add_column(column, justify="left" if column in ("task", "outcomes") else "right")
+    rows = sorted(stats.tasks.items())
+    if stats.other_tasks.samples:
+        rows.append((OTHER_TASKS, stats.other_tasks))
+    for name, task in rows:
+        table.add_row(
+            Text(name),  # task names come from the dump: never read as rich markup
+            str(task.samples),
+            fmt(task.reward.mean),
+            fmt(task.pass_rate),
+            ", ".join(f"{k} {v}" for k, v in sorted(task.outcomes.items())),
+        )
+    return table

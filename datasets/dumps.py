@@ -7,6 +7,10 @@ never held in memory. Every row is validated; a bad row becomes a `RowError` nam
 (``on_error="raise"``) or skip it and keep the list (``on_error="skip"``). Good rows are
 never lost either way: they have already been yielded.
 
+A UTF-8 byte-order mark at the start of a JSONL file (Windows tools write one) is not
+part of the first row. A JSON error names the 1-based column, in characters, that
+Python's decoder names for that line on its own.
+
     >>> reader = DumpReader("datasets/samples/demo.jsonl", on_error="skip")  # doctest: +SKIP
     >>> for row in reader:                                                   # doctest: +SKIP
     ...     print(row.sample.id, row.sample.completion_text[:20])
@@ -25,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from rewardsmith.datasets.columns import ColumnMap
 from rewardsmith.datasets.mapping import MappingProblem, to_sample
 from rewardsmith.verifiers.types import Sample
 
@@ -36,11 +41,13 @@ __all__ = [
     "RowValidationError",
     "dump_format",
     "field_path",
+    "most_specific",
 ]
 
 OnError = Literal["raise", "skip"]
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 _READ_CHUNK = 1024 * 1024
+_BOM = b"\xef\xbb\xbf"
 
 
 class DumpError(Exception):
@@ -98,10 +105,12 @@ class DumpReader:
 
     path: str | Path
     mapping: str = "auto"
-    """Row shape: auto, native, trl, verl, openrlhf or chat (see `rewardsmith.datasets.mapping`)."""
+    """Row shape: auto or one of `rewardsmith.datasets.mapping.MAPPINGS`."""
     on_error: OnError = "raise"
     split: str | None = None
     """For a saved `DatasetDict`: which split (default: the only one)."""
+    columns: ColumnMap | None = None
+    """Where fields come from (``--map``); see `rewardsmith.datasets.columns`."""
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     """JSONL lines longer than this are bad rows, skipped without being read into memory."""
     errors: list[RowError] = field(default_factory=list)
@@ -141,12 +150,12 @@ class DumpReader:
         if not isinstance(record, Mapping):
             return self._error(line, "(row)", f"expected an object, got {type(record).__name__}")
         try:
-            sample = to_sample(record, default_id, self.mapping)
+            sample = to_sample(record, default_id, self.mapping, self.columns)
         except MappingProblem as exc:
             return self._error(line, exc.field, exc.problem)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            return self._error(line, field_path(first["loc"]), first["msg"])
+            error = most_specific(exc)
+            return self._error(line, field_path(error["loc"]), error["msg"])
         return Row(line, sample, dict(record))
 
     def _error(self, line: int, field_name: str, problem: str) -> RowError:
@@ -178,6 +187,8 @@ class DumpReader:
                         ),
                     )
                     continue
+                if line == 1 and raw.startswith(_BOM):
+                    raw = raw[len(_BOM) :]
                 if not raw.strip():
                     continue
                 yield line, self._decode_json(line, raw)
@@ -187,8 +198,11 @@ class DumpReader:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             return self._error(
-                line, "(line)", f"not UTF-8: byte {raw[exc.start]:#04x} at {exc.start}"
+                line, "(line)", f"not UTF-8: byte {raw[exc.start]:#04x} at byte {exc.start + 1}"
             )
+        # Without its line break, the decoder's column is this line's: with it, an error at
+        # the end (a line cut short) is placed at "line 2 column 1".
+        text = text.rstrip("\r\n")
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
@@ -231,7 +245,16 @@ class DumpReader:
             return self.split
         if len(splits) == 1:
             return splits[0]
-        raise DumpError(f"{self.path}: several splits {splits}; choose one with split=")
+        raise DumpError(
+            f"{self.path}: several splits {splits}; choose one with --split (split= in Python)"
+        )
+
+
+def most_specific(exc: ValidationError) -> Any:
+    """The error that goes deepest into the row: for a union (a completion that is text,
+    messages or steps) pydantic lists one error per member, the text member's first,
+    which only says "not a string"."""
+    return max(exc.errors(), key=lambda error: len(error["loc"]))
 
 
 def field_path(loc: tuple[int | str, ...]) -> str:

@@ -19,7 +19,7 @@ from rewardsmith.graders.fingerprint import Fingerprint
 from rewardsmith.graders.grader import Grader, GraderState, default_executor
 from rewardsmith.graders.nodes import chain, maximum, minimum, product, verify, weighted
 from rewardsmith.graders.normalize import group_normalize, running_normalize
-from rewardsmith.graders.reward import Component, Reward, batch_stats
+from rewardsmith.graders.reward import Component, Reward
 from rewardsmith.graders.schedule import linear_schedule, piecewise_schedule
 from rewardsmith.graders.scorer import (
     DataError,
@@ -38,6 +38,7 @@ from rewardsmith.graders.shaping import (
     shaping_terms,
 )
 from rewardsmith.graders.spec import SpecError, load_spec
+from rewardsmith.graders.stats import Stats, batch_stats
 from rewardsmith.graders.transforms import clip, gate, penalize, scale, threshold
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "ScorerSettings",
     "SpecError",
     "SqliteCache",
+    "Stats",
     "batch_stats",
     "build",
     "chain",

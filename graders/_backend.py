@@ -82,10 +82,20 @@ def _pickle(job: tuple[Verifier, Sample | list[Sample]]) -> bytes:
         return pickle.dumps(job, pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, AttributeError, TypeError):
         cloudpickle = sys.modules.get("ray.cloudpickle")
-        if cloudpickle is None:
+        # Only for that case: whether anything else ships must not depend on whether some
+        # earlier code imported Ray.
+        if cloudpickle is None or _importable(type(job[0])):
             raise
         data: bytes = cloudpickle.dumps(job, pickle.HIGHEST_PROTOCOL)
         return data
+
+
+def _importable(cls: type) -> bool:
+    """Whether `cls` is found again by its module and name, as plain pickle needs."""
+    found: Any = sys.modules.get(cls.__module__)
+    for part in cls.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return found is cls
 
 
 Event = tuple[Task, Outcome | None]

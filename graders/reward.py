@@ -1,4 +1,5 @@
-"""What a grader returns for one sample: the `Reward`, and per-batch statistics over many.
+"""What a grader returns for one sample: the `Reward` (statistics over many are in
+`rewardsmith.graders.stats`).
 
 A `Reward` keeps the final value, every component's raw and weighted value, and the
 verdicts it was computed from, so what is logged is exactly what was trained on.
@@ -21,15 +22,13 @@ verdicts it was computed from, so what is logged is exactly what was trained on.
 
 from __future__ import annotations
 
-import math
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardsmith.verifiers.types import Failure, Status, Verdict
+from rewardsmith.verifiers.types import Failure, Verdict
 
-__all__ = ["Component", "Reward", "batch_stats"]
+__all__ = ["Component", "Reward"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,65 +107,3 @@ class Reward:
             fallback=data.get("fallback", False),
             data_error=Failure(data_error) if data_error else None,
         )
-
-
-def _moments(values: Iterable[float | None]) -> dict[str, float | int | None]:
-    """Mean and population standard deviation of the non-None values (None when empty)."""
-    xs = [v for v in values if v is not None]
-    if not xs:
-        return {"count": 0, "mean": None, "std": None}
-    mean = math.fsum(xs) / len(xs)
-    var = math.fsum((x - mean) ** 2 for x in xs) / len(xs)
-    return {"count": len(xs), "mean": mean, "std": math.sqrt(var)}
-
-
-def _verifier_stats(verdicts: Sequence[Verdict]) -> dict[str, Any]:
-    # Pass rate counts only verdicts that decided something: skips and infrastructure
-    # failures are neither passes nor failures of the model.
-    decided = [
-        v
-        for v in verdicts
-        if v.status is not Status.SKIP and not v.is_infra_failure and not v.is_data_error
-    ]
-    passes = sum(v.status is Status.PASS for v in decided)
-    failures = Counter(v.failure.value for v in verdicts if v.failure is not None)
-    return {
-        **_moments(v.score for v in decided),
-        "pass_rate": passes / len(decided) if decided else None,
-        "skipped": sum(v.status is Status.SKIP for v in verdicts),
-        "infra_failures": sum(v.is_infra_failure for v in verdicts),
-        "data_errors": sum(v.is_data_error for v in verdicts),
-        "failures": dict(sorted(failures.items())),
-    }
-
-
-def batch_stats(rewards: Sequence[Reward]) -> dict[str, Any]:
-    """Per-component and per-verifier statistics for a batch of rewards.
-
-    Returns ``{"reward": {count, mean, std}, "samples", "infra_failures", "data_errors",
-    "fallbacks", "not_applicable", "components": {name: {count, mean, std, weighted_mean}},
-    "verifiers": {key: {count, mean, std, pass_rate, skipped, infra_failures, data_errors,
-    failures}}}``.
-    Means and standard deviations (population, ddof=0) skip None values; ``failures``
-    counts verdicts by `Failure` kind, the model's and the infrastructure's.
-    """
-    names = sorted({n for r in rewards for n in r.components})
-    keys = sorted({k for r in rewards for k in r.verdicts})
-    components = {}
-    for name in names:
-        present = [r.components[name] for r in rewards if name in r.components]
-        stats = _moments(c.raw for c in present)
-        stats["weighted_mean"] = _moments(c.weighted for c in present)["mean"]
-        components[name] = stats
-    return {
-        "samples": len(rewards),
-        "reward": _moments(r.value for r in rewards if not r.fallback),
-        "infra_failures": sum(r.failed for r in rewards),
-        "data_errors": sum(r.data_error is not None for r in rewards),
-        "fallbacks": sum(r.fallback for r in rewards),
-        "not_applicable": sum(r.outcome == "not_applicable" for r in rewards),
-        "components": components,
-        "verifiers": {
-            k: _verifier_stats([r.verdicts[k] for r in rewards if k in r.verdicts]) for k in keys
-        },
-    }

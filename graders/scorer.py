@@ -2,8 +2,8 @@
 OpenRLHF), as httpx's `Client` is behind its helpers.
 
 A Scorer holds a `Grader`, the executor(s) it runs verifiers on, the grader's state
-(running normalisation), the infrastructure-failure policy and a tally of outcomes. What
-it gives:
+(running normalisation), the infrastructure-failure policy and the statistics of what it
+scored (`rewardsmith.graders.stats`). What it gives:
 
 - `score(samples)`: one batch, one `Reward` per sample; `ascore` is the asyncio form;
   `stream(samples)` scores any iterable in chunks of ``chunk_size`` and yields rewards in
@@ -47,7 +47,7 @@ from rewardsmith.graders.executor import Executor, Job
 from rewardsmith.graders.fingerprint import Fingerprint
 from rewardsmith.graders.grader import Grader
 from rewardsmith.graders.reward import Reward
-from rewardsmith.graders.tally import Tally
+from rewardsmith.graders.stats import Stats
 from rewardsmith.verifiers.types import Sample, Verdict
 
 __all__ = [
@@ -207,8 +207,14 @@ class Scorer:
 
     @property
     def counts(self) -> dict[str, Any]:
-        """What became of every sample scored so far (see `rewardsmith.graders.tally`)."""
-        return self._core.counts()
+        """What became of every sample scored so far, as plain data (`Stats.to_dict`)."""
+        return self.stats.to_dict()
+
+    @property
+    def stats(self) -> Stats:
+        """A copy of the statistics of every sample scored so far (see
+        `rewardsmith.graders.stats`: pass rates, mean reward, outcomes, timings)."""
+        return self._core.stats_copy()
 
     def fingerprint(self, mapping: Any = None) -> Fingerprint:
         """What determines these rewards: the spec, each verifier's name, version and
@@ -285,13 +291,14 @@ class _Request:
 
 
 class _Core:
-    """What lanes share: the grader, its state, the policy and the tally, under one lock."""
+    """What lanes share: the grader, its state, the policy and the statistics, under one
+    lock."""
 
     def __init__(self, grader: Grader, fallback: float | None) -> None:
         self.grader, self.fallback = grader, fallback
         self.lock = threading.Lock()
         self.state: dict[str, Any] = {}
-        self.tally = Tally()
+        self.stats = Stats()
 
     def finish(self, request: _Request) -> None:
         """Combine a request whose verdicts are all in, and resolve its future."""
@@ -303,8 +310,8 @@ class _Core:
                 )
                 self.state.update(changed)
                 rewards = [self._policy(r) for r in rewards]
-                for reward in rewards:
-                    self.tally.add(reward)
+                for sample, reward in zip(request.samples, rewards, strict=True):
+                    self.stats.add(reward, sample.task)
         except Exception as exc:  # a grader error (e.g. a missing token count) is the caller's
             request.future.set_exception(exc)
         else:
@@ -329,9 +336,9 @@ class _Core:
                 for path, v in grader_state.items()
             }
 
-    def counts(self) -> dict[str, Any]:
+    def stats_copy(self) -> Stats:
         with self.lock:
-            return self.tally.to_dict()
+            return copy.deepcopy(self.stats)
 
 
 def _jsonable(value: Any) -> Any:

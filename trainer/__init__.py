@@ -14,12 +14,18 @@ from typing import Any
 # Imported on first use (PEP 562): `rewardsmith train` and every worker process that
 # re-imports the CLI would otherwise pay for torch and transformers at start-up.
 _EXPORTS = {
+    "Generation": "engine",
     "GraderReward": "rewards",
+    "HFEngine": "hf_engine",
     "RewardBatch": "rewards",
     "RewardPipeline": "rewards",
     "RewardSource": "rewards",
+    "RolloutEngine": "engine",
+    "SamplingParams": "engine",
     "TrainConfig": "config",
     "TrainResult": "loop",
+    "VLLMEngine": "vllm_engine",
+    "build_random_model": "random_model",
     "build_tiny_model": "tiny",
     "load_config": "config",
     "train": "loop",
@@ -34,12 +40,18 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Generation",
     "GraderReward",
+    "HFEngine",
     "RewardBatch",
     "RewardPipeline",
     "RewardSource",
+    "RolloutEngine",
+    "SamplingParams",
     "TrainConfig",
     "TrainResult",
+    "VLLMEngine",
+    "build_random_model",
     "build_tiny_model",
     "load_config",
     "train",

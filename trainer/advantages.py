@@ -8,6 +8,8 @@ batch gathered from every rank, so a group that spans ranks is normalised as a w
     >>> import torch
     >>> grpo_advantages(torch.tensor([1.0, 0.0, 0.0, 0.0]), group_size=4, scale_by_std=False)
     tensor([ 0.7500, -0.2500, -0.2500, -0.2500])
+    >>> grpo_advantages(torch.tensor([1.0, float("nan"), 0.0, 0.0]), 4, scale_by_std=False)
+    tensor([ 0.6667,  0.0000, -0.3333, -0.3333])
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ __all__ = [
     "AdaptiveKLController",
     "FixedKLController",
     "discounted_returns",
-    "fill_invalid_scores",
     "grpo_advantages",
     "reinforce_pp_advantages",
     "rloo_advantages",
@@ -39,18 +40,30 @@ def _groups(scores: Tensor, group_size: int) -> Tensor:
     return scores.view(-1, group_size)
 
 
+def _valid_groups(scores: Tensor, group_size: int) -> tuple[Tensor, Tensor, Tensor]:
+    """Grouped scores with NaN (no reward) set to 0, the grouped valid mask (float) and
+    the count of valid members per group, shapes (G, k), (G, k), (G, 1)."""
+    grouped = _groups(scores, group_size)
+    valid = (~torch.isnan(grouped)).to(grouped.dtype)
+    return torch.nan_to_num(grouped, nan=0.0) * valid, valid, valid.sum(-1, keepdim=True)
+
+
 def grpo_advantages(
     scores: Tensor, group_size: int, scale_by_std: bool = True, eps: float = 1e-6
 ) -> Tensor:
     """GRPO (Shao et al. 2024, DeepSeekMath): A_i = (s_i - mean(group)) / (std(group) + eps).
 
     With `scale_by_std=False` only the group mean is subtracted (Dr. GRPO, Liu et al. 2025).
-    The std is the unbiased one. Shapes: scores (B,) -> (B,).
+    The std is the unbiased one. A NaN score (no reward: an infrastructure failure) is left
+    out of its group's mean and std, and its own advantage is 0: [1, NaN, 0, 0] is
+    normalised as the group [1, 0, 0]. Shapes: scores (B,) -> (B,).
     """
-    grouped = _groups(scores, group_size)
-    centred = grouped - grouped.mean(-1, keepdim=True)
+    grouped, valid, count = _valid_groups(scores, group_size)
+    mean = grouped.sum(-1, keepdim=True) / count.clamp(min=1)
+    centred = torch.where(valid > 0, grouped - mean, 0.0)
     if scale_by_std:
-        std = grouped.std(-1, keepdim=True) if group_size > 1 else torch.ones_like(centred)
+        var = (centred**2).sum(-1, keepdim=True) / (count - 1).clamp(min=1)
+        std = torch.where(count > 1, var.sqrt(), torch.ones_like(var))
         centred = centred / (std + eps)
     return centred.reshape(-1)
 
@@ -59,48 +72,39 @@ def rloo_advantages(scores: Tensor, group_size: int) -> Tensor:
     """REINFORCE leave-one-out (Kool et al. 2019; Ahmadian et al. 2024):
     A_i = s_i - mean_{j != i} s_j = (k / (k - 1)) * (s_i - mean(group)).
 
+    The baseline averages the *valid* other members: NaN scores are left out, get advantage
+    0, and a group with fewer than two valid members has no baseline (advantage 0).
     Shapes: scores (B,) -> (B,). Needs group_size >= 2.
     """
     if group_size < 2:
         raise ValueError("RLOO needs group_size >= 2: the baseline is the other samples")
-    grouped = _groups(scores, group_size)
-    baseline = (grouped.sum(-1, keepdim=True) - grouped) / (group_size - 1)
-    return (grouped - baseline).reshape(-1)
+    grouped, valid, count = _valid_groups(scores, group_size)
+    others = (count - 1).clamp(min=1)
+    baseline = (grouped.sum(-1, keepdim=True) - grouped) / others
+    return torch.where((valid > 0) & (count > 1), grouped - baseline, 0.0).reshape(-1)
 
 
 def discounted_returns(rewards: Tensor, mask: Tensor, gamma: float) -> Tensor:
-    """G_t = sum_{s >= t} gamma^(s - t) r_s over real tokens. Shapes: (B, T) -> (B, T)."""
+    """G_t = sum_{s >= t} gamma^(s - t) r_s over the policy's tokens (masked tokens between
+    them, such as observations, are skipped, not counted as steps). Shapes: (B, T) -> (B, T).
+    """
     returns = torch.zeros_like(rewards)
     running = torch.zeros_like(rewards[:, 0])
     for t in reversed(range(rewards.shape[1])):
-        running = (rewards[:, t] + gamma * running) * mask[:, t]
-        returns[:, t] = running
+        real = mask[:, t] > 0
+        running = torch.where(real, rewards[:, t] + gamma * running, running)
+        returns[:, t] = torch.where(real, running, 0.0)
     return returns
 
 
 def reinforce_pp_advantages(token_rewards: Tensor, mask: Tensor, gamma: float = 1.0) -> Tensor:
     """REINFORCE++ (Hu 2025): the return-to-go of the KL-penalised token rewards, whitened
-    over the whole batch (no critic, no group baseline).
+    over the whole batch (no critic, no group baseline). `mask` is the loss mask: rows
+    without a reward are left out of the whitening statistics.
 
     Shapes: token_rewards, mask (B, T) -> (B, T).
     """
     return masked_whiten(discounted_returns(token_rewards, mask, gamma), mask)
-
-
-def fill_invalid_scores(scores: Tensor, group_size: int) -> tuple[Tensor, Tensor]:
-    """Replace NaN scores (no reward: an infrastructure failure) by their group's mean of the
-    valid ones, so they carry no advantage and do not move the group's statistics much.
-
-    Returns (filled scores, valid mask), shapes (B,) and (B,). A group with no valid score
-    is filled with 0; the trainer also drops invalid rows from the loss.
-    """
-    valid = ~torch.isnan(scores)
-    grouped = _groups(scores, group_size)
-    vgrouped = valid.view(-1, group_size)
-    sums = torch.where(vgrouped, grouped, torch.zeros_like(grouped)).sum(-1, keepdim=True)
-    means = sums / vgrouped.sum(-1, keepdim=True).clamp(min=1)
-    filled = torch.where(vgrouped, grouped, means.expand_as(grouped))
-    return filled.reshape(-1), valid
 
 
 @dataclass

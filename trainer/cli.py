@@ -64,7 +64,10 @@ def train_command(
         task = progress.add_task("train", total=cfg.steps, info="")
 
         def on_step(step: int, metrics: dict[str, float]) -> None:
-            info = f"reward {metrics['reward/mean']:.3f}  kl {metrics['kl/seq']:.3f}"
+            if "skipped" in metrics:
+                info = f"skipped (rewards failed; {metrics['reward/skipped_batches']:.0f} so far)"
+            else:
+                info = f"reward {metrics['reward/mean']:.3f}  kl {metrics['kl/seq']:.3f}"
             progress.update(task, completed=step + 1, info=info)
 
         result = train(cfg, on_step=on_step)

@@ -16,7 +16,7 @@ import dataclasses
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 import yaml
 
@@ -43,8 +43,12 @@ class TrainConfig:
     """Distinct prompts per step, across all ranks."""
     group_size: int = 8
     """Completions sampled per prompt (the group of GRPO/RLOO)."""
-    max_prompt_tokens: int = 16
-    """Prompts are left-padded (or cut from the left) to this many tokens."""
+    max_prompt_tokens: int = 512
+    """The longest prompt, in tokens. Each step pads its prompts to the longest of them."""
+    prompt_truncation: Literal["error", "left"] = "error"
+    """A prompt longer than max_prompt_tokens: `error` stops before training and names the
+    row; `left` cuts it from the left (keeping its end), counts it in `prompt/truncated`
+    and warns once with the number of prompts cut."""
     max_new_tokens: int = 8
     """Completions stop at EOS or here (then they count as truncated)."""
     temperature: float = 1.0
@@ -53,6 +57,10 @@ class TrainConfig:
     """Passes over each rollout batch."""
     minibatch_size: int = 16
     """Sequences per optimiser step, across all ranks; must divide the global batch."""
+    micro_batch_size: int | None = None
+    """Sequences per forward/backward pass on each rank (gradient accumulation: a rank's
+    share of a minibatch runs in chunks of this size before one optimiser step; the
+    gradient is the same). Also the chunk size when scoring rollouts. None: all at once."""
     lr: float = 1e-3
     """Adam learning rate."""
     max_grad_norm: float = 1.0
@@ -71,8 +79,10 @@ class TrainConfig:
     """GAE lambda (ppo)."""
     kl_coef: float = 0.01
     """Initial KL coefficient beta. 0 disables the reference model."""
-    kl_estimator: Literal["k1", "k3"] = "k1"
-    """Per-token KL estimator. PPO and REINFORCE++ put it in the reward, GRPO/RLOO in the loss."""
+    kl_estimator: Literal["k1", "k3"] | None = None
+    """Estimator of the KL penalty in the reward (ppo, reinforce_pp); None means k1. grpo and
+    rloo put the KL in the loss, always as k3 weighted by the importance ratio (its gradient
+    is the KL's; see losses.kl_loss); k1 there has zero expected gradient and is an error."""
     kl_target: float | None = None
     """Set to use the adaptive controller (Ziegler et al. 2019) with this target KL."""
     kl_horizon: int = 10_000
@@ -83,14 +93,21 @@ class TrainConfig:
     """Scale token rewards to unit variance before GAE (ppo)."""
     scale_by_std: bool = True
     """GRPO: divide by the group's std (False gives Dr. GRPO)."""
-    mask_truncated: bool = True
-    """Drop completions that hit max_new_tokens without EOS from the loss."""
-    overlap: bool = True
-    """Generate batch k+1 while batch k is scored (one step off-policy; PPO's ratio covers it)."""
+    mask_truncated: bool = False
+    """Drop completions that hit max_new_tokens without EOS from the loss. Off by default:
+    a truncated completion is scored as written, and its (usually low) reward is what teaches
+    the policy to stop; dropping them leaves PPO nothing that penalises rambling."""
+    reward_overlap: Literal["off", "one_step"] = "one_step"
+    """one_step: generate batch k+1 while batch k is scored, so batch k+1 comes from the
+    weights before update k (one step stale; its old log-probs are those of the weights
+    that sampled it, so the PPO ratio corrects for it). off: generate each batch after the
+    previous update (on-policy, slower when rewards are slow)."""
     reward: dict[str, dict[str, Any]] = field(
         default_factory=lambda: {"exact_match": {"weight": 1.0}}
     )
-    """Verifier name -> its settings plus `weight`: the default reward when no grader spec."""
+    """Verifier name -> its settings plus `weight` (default 1), used when no `reward_spec`:
+    the reward is their weighted mean, sum_k w_k v_k / sum_k w_k over the verifiers that
+    apply to the sample (`rewardsmith.graders.build`; ``-v a -v b`` on the CLI means the same)."""
     reward_spec: str | None = None
     """A rewardsmith.graders YAML reward spec; when set it replaces `reward`."""
     reward_executor: Literal["inline", "pool", "ray"] = "pool"
@@ -99,6 +116,11 @@ class TrainConfig:
     """Worker processes of the reward executor (None: one per core)."""
     reward_timeout_s: float = 60.0
     """Hard limit per verifier call; past it the process is killed and the sample dropped."""
+    reward_batch_timeout_s: float = 600.0
+    """A reward source that has not answered a batch in this long has hung: retry it."""
+    reward_retries: int = 2
+    """Retries of a batch whose reward source raised or hung; after them the batch is
+    skipped (no update that step), counted in `reward/skipped_batches` and logged."""
     seed: int = 0
     """Seeds initialisation, prompt order and sampling; a run is repeatable from it."""
     checkpoint_every: int = 0
@@ -114,6 +136,23 @@ class TrainConfig:
     """Write TensorBoard events beside metrics.jsonl."""
     dtype: Literal["float32", "bfloat16"] = "float32"
     """Parameter dtype of policy and reference."""
+    engine: Literal["hf", "vllm"] = "hf"
+    """Rollout engine: hf (transformers in this process, on the live policy) or vllm (its own
+    process and venv; the policy's weights are pushed to it after every update)."""
+    vllm_python: str | None = None
+    """Python of the vLLM venv (None: $REWARDSMITH_VLLM_PYTHON, else .venv-vllm/bin/python
+    in the checkout; `make vllm` builds it)."""
+    vllm_dtype: Literal["auto", "float32", "bfloat16"] = "auto"
+    """dtype of vLLM's copy of the weights (auto: the policy's `dtype`)."""
+    vllm_kv_cache_gb: float = 1.0
+    """Memory vLLM reserves for its KV cache, in GB."""
+    lora_rank: int = 0
+    """LoRA rank (peft; `pip install rewardsmith[lora]`). 0: train every weight. With LoRA
+    the reference is the base model with the adapter disabled: no second copy."""
+    lora_alpha: float = 16.0
+    """LoRA scaling numerator (the update is scaled by alpha / rank)."""
+    lora_target_modules: str | list[str] = "all-linear"
+    """Modules that get adapters: peft's "all-linear" or a list of module names."""
 
     def __post_init__(self) -> None:
         for problem in _problems(self):
@@ -123,12 +162,26 @@ class TrainConfig:
     def global_batch(self) -> int:
         return self.prompts_per_step * self.group_size
 
+    @property
+    def kl_in_loss(self) -> bool:
+        """grpo and rloo put the KL in the loss; ppo and reinforce_pp in the reward."""
+        return self.algorithm in ("grpo", "rloo") and self.uses_reference
+
+    @property
+    def uses_reference(self) -> bool:
+        return self.kl_coef > 0 or self.kl_target is not None
+
+    @property
+    def reward_kl_estimator(self) -> Literal["k1", "k3"]:
+        """The estimator of the KL penalty in the reward (ppo, reinforce_pp)."""
+        return self.kl_estimator or "k1"
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
 def _problems(c: TrainConfig) -> list[str]:
-    problems = []
+    problems = _choice_problems(c)
     positive = ["steps", "prompts_per_step", "group_size", "max_prompt_tokens", "max_new_tokens"]
     positive += ["ppo_epochs", "minibatch_size", "kl_horizon"]
     problems += [
@@ -139,27 +192,57 @@ def _problems(c: TrainConfig) -> list[str]:
             f"minibatch_size={c.minibatch_size} must divide the global batch of "
             f"{c.global_batch} sequences (prompts_per_step * group_size)"
         )
+    if c.micro_batch_size is not None and c.micro_batch_size < 1:
+        problems.append(f"micro_batch_size must be >= 1 or None, got {c.micro_batch_size}")
     if c.algorithm == "rloo" and c.group_size < 2:
         problems.append("rloo needs group_size >= 2 (the baseline is the other samples)")
     if not 0 < c.temperature <= 10:
         problems.append(f"temperature must be in (0, 10], got {c.temperature}")
     if c.kl_coef < 0 or (c.kl_target is not None and c.kl_target <= 0):
         problems.append("kl_coef must be >= 0 and kl_target > 0 when set")
-    if c.kl_estimator not in ("k1", "k3"):
-        problems.append(f"kl_estimator must be 'k1' or 'k3', got {c.kl_estimator!r}")
-    if c.algorithm not in ("ppo", "grpo", "rloo", "reinforce_pp"):
-        problems.append(f"algorithm must be ppo, grpo, rloo or reinforce_pp, got {c.algorithm!r}")
+    if c.kl_in_loss and c.kl_estimator == "k1":
+        problems.append(
+            f"kl_estimator='k1' with {c.algorithm}, which puts the KL in the loss: k1's expected "
+            "gradient there is zero, so it would not hold the policy near the reference. "
+            "Leave kl_estimator unset (the loss uses k3 weighted by the importance ratio)"
+        )
     if not 0 <= c.gamma <= 1 or not 0 <= c.gae_lambda <= 1:
         problems.append("gamma and gae_lambda must be in [0, 1]")
     if c.reward_workers is not None and c.reward_workers < 1:
         problems.append(f"reward_workers must be >= 1 or None, got {c.reward_workers}")
-    if c.reward_executor not in ("inline", "pool", "ray"):
-        problems.append(f"reward_executor must be inline, pool or ray, got {c.reward_executor!r}")
-    if c.parallel not in ("ddp", "fsdp"):
-        problems.append(f"parallel must be ddp or fsdp, got {c.parallel!r}")
+    if c.reward_retries < 0 or c.reward_batch_timeout_s <= 0:
+        problems.append("reward_retries must be >= 0 and reward_batch_timeout_s > 0")
     if c.reward_spec is None and not c.reward:
         problems.append("set `reward` (verifier name -> settings) or `reward_spec` (a YAML file)")
+    if c.lora_rank < 0 or c.lora_alpha <= 0:
+        problems.append("lora_rank must be >= 0 and lora_alpha > 0")
+    if c.lora_rank and c.parallel == "fsdp":
+        problems.append("LoRA with parallel=fsdp is not supported: use parallel=ddp")
+    if c.vllm_kv_cache_gb <= 0:
+        problems.append(f"vllm_kv_cache_gb must be > 0, got {c.vllm_kv_cache_gb}")
     return problems
+
+
+def _choice_problems(c: TrainConfig) -> list[str]:
+    """Every Literal-typed setting holds one of its options."""
+    problems = []
+    for name, hint in get_type_hints(TrainConfig).items():
+        options = [a for arg in get_args(hint) for a in _literal_options(arg)]
+        options += _literal_options(hint)
+        value = getattr(c, name)
+        if options and value not in options and not (value is None and _optional(hint)):
+            shown = [str(o) for o in options]
+            listed = ", ".join(shown[:-1]) + " or " + shown[-1] if len(shown) > 1 else shown[0]
+            problems.append(f"{name} must be {listed}, got {value!r}")
+    return problems
+
+
+def _literal_options(hint: Any) -> list[Any]:
+    return list(get_args(hint)) if get_origin(hint) is Literal else []
+
+
+def _optional(hint: Any) -> bool:
+    return type(None) in get_args(hint)
 
 
 def load_config(path: str | Path, **overrides: Any) -> TrainConfig:

@@ -1,19 +1,33 @@
-"""Tasks (prompt + reference) and which of them each step and each rank sees.
+"""Tasks (prompt + reference), their prompt tokens, and which of them each step and rank sees.
 
 The schedule is a pure function of (seed, step): no data-loader state to checkpoint, and
-every rank computes the same global batch and takes its own contiguous slice.
+every rank computes the same global batch and takes its own contiguous slice. Prompts are
+tokenised once, before training, so an empty or over-long prompt stops the run at the
+start with its file and line, not at the step that happens to draw it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
-__all__ = ["Task", "load_tasks", "prompt_indices", "rank_slice", "sample_seed"]
+__all__ = [
+    "EncodedPrompts",
+    "Task",
+    "encode_prompts",
+    "load_tasks",
+    "prompt_indices",
+    "rank_slice",
+    "sample_seed",
+]
+
+log = logging.getLogger("rewardsmith.trainer")
 
 
 @dataclass(frozen=True)
@@ -24,6 +38,8 @@ class Task:
     prompt: str
     reference: Any
     task: str | None = None
+    where: str = ""
+    """file:line of the row, for error messages."""
 
 
 def load_tasks(path: str | Path) -> list[Task]:
@@ -40,6 +56,7 @@ def load_tasks(path: str | Path) -> list[Task]:
                     str(row["prompt"]),
                     row.get("reference"),
                     row.get("task"),
+                    f"{path}:{number}",
                 )
             )
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
@@ -47,6 +64,49 @@ def load_tasks(path: str | Path) -> list[Task]:
     if not tasks:
         raise ValueError(f"{path}: no tasks")
     return tasks
+
+
+@dataclass(frozen=True)
+class EncodedPrompts:
+    """Every task's prompt as token ids, and which of them were cut to fit."""
+
+    ids: list[list[int]]
+    truncated: list[bool]
+
+
+def encode_prompts(
+    tasks: Sequence[Task],
+    tokenizer: Any,
+    max_tokens: int,
+    truncation: Literal["error", "left"] = "error",
+) -> EncodedPrompts:
+    """Tokenise every prompt once. An empty prompt is an error naming its row; one longer
+    than `max_tokens` is an error naming its row (`error`) or keeps its last `max_tokens`
+    tokens (`left`), and the number cut is logged as a warning."""
+    for task in tasks:
+        if not task.prompt.strip():
+            raise ValueError(f"{task.where or task.id}: the prompt is empty")
+    encoded = tokenizer([t.prompt for t in tasks], add_special_tokens=True)["input_ids"]
+    ids, cut = [], []
+    for task, tokens in zip(tasks, encoded, strict=True):
+        if not tokens:
+            raise ValueError(f"{task.where or task.id}: the prompt has no tokens")
+        if len(tokens) > max_tokens and truncation == "error":
+            raise ValueError(
+                f"{task.where or task.id}: the prompt is {len(tokens)} tokens, more than "
+                f"max_prompt_tokens={max_tokens}; raise max_prompt_tokens or set "
+                "prompt_truncation: left to keep each prompt's last tokens"
+            )
+        ids.append(list(tokens[-max_tokens:]))
+        cut.append(len(tokens) > max_tokens)
+    if any(cut):
+        log.warning(
+            "%d of %d prompts are longer than max_prompt_tokens=%d and were cut from the left",
+            sum(cut),
+            len(cut),
+            max_tokens,
+        )
+    return EncodedPrompts(ids, cut)
 
 
 def prompt_indices(n_tasks: int, step: int, per_step: int, seed: int) -> list[int]:

@@ -5,7 +5,9 @@ The task is the bundled `datasets/arithmetic/tasks.jsonl` ("3+4=" -> "7"). The r
 only an integer). An untrained model scores about 0.02; within 40 GRPO steps (about a
 CPU-minute) it reliably writes integers and starts getting some sums right.
 
-    python -m rewardsmith.trainer.demo runs/demo --steps 40
+    python -m rewardsmith.trainer.demo runs/demo --steps 40 [--algorithm ppo]
+
+Every algorithm learns it at its defaults (tests/trainer/test_demo.py).
 """
 
 from __future__ import annotations
@@ -62,8 +64,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("output_dir")
     parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument(
+        "--algorithm", default="grpo", choices=["grpo", "ppo", "rloo", "reinforce_pp"]
+    )
     args = parser.parse_args()
-    run_demo(args.output_dir, args.steps)
+    run_demo(args.output_dir, args.steps, algorithm=args.algorithm)
     from rewardsmith.trainer.metrics import read_metrics
 
     for row in read_metrics(args.output_dir):

@@ -20,7 +20,13 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-__all__ = ["DistContext", "all_gather_cat", "all_gather_objects", "init_distributed"]
+__all__ = [
+    "DistContext",
+    "all_gather_cat",
+    "all_gather_objects",
+    "all_reduce_sum",
+    "init_distributed",
+]
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,15 @@ def all_gather_cat(tensor: Tensor, ctx: DistContext) -> Tensor:
     parts = [torch.empty_like(tensor) for _ in range(ctx.world_size)]
     dist.all_gather(parts, tensor.contiguous())
     return torch.cat(parts, dim=0)
+
+
+def all_reduce_sum(tensor: Tensor, ctx: DistContext) -> Tensor:
+    """The element-wise sum of every rank's `tensor` (same shape on all), on every rank."""
+    if not ctx.distributed:
+        return tensor
+    total = tensor.detach().clone().to(ctx.device)
+    dist.all_reduce(total, op=dist.ReduceOp.SUM)
+    return total.to(tensor.device)
 
 
 def all_gather_objects(obj: Any, ctx: DistContext) -> list[Any]:

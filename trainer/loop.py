@@ -1,53 +1,61 @@
 """The training loop, top to bottom.
 
     for step in steps:
-        rollout k   = generate on every rank (already done when overlapping)
-        rewards k   = reward plugin (in a background thread)
-        rollout k+1 = generate while rewards k are computed          (overlap=True)
+        rollout k   = generate on every rank with the engine (already done when overlapping)
+        rewards k   = reward plugin (in a background thread; retried, or the step skipped)
+        rollout k+1 = generate while rewards k are computed          (reward_overlap=one_step)
         gather rollout k and its rewards from all ranks
         targets     = advantages (GAE, GRPO, RLOO or REINFORCE++) on the whole batch
         update      = PPO epochs of clipped-loss minibatches, DDP-averaged
-        log, adapt the KL coefficient, checkpoint
+        push the new weights to the engine (vLLM), log, adapt the KL coefficient, checkpoint
 
 Run it with `train(config)` in one process, or under ``torchrun`` (see distributed.py).
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import os
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import torch
 
 from rewardsmith.trainer import checkpoint as ckpt
 from rewardsmith.trainer import learn
 from rewardsmith.trainer.advantages import AdaptiveKLController, FixedKLController
+from rewardsmith.trainer.collect import Pending, collect
 from rewardsmith.trainer.config import TrainConfig
-from rewardsmith.trainer.data import Task, load_tasks, prompt_indices, rank_slice, sample_seed
+from rewardsmith.trainer.data import encode_prompts, load_tasks
 from rewardsmith.trainer.distributed import (
     DistContext,
     all_gather_cat,
+    all_reduce_sum,
     init_distributed,
     shutdown,
 )
+from rewardsmith.trainer.engine import RolloutEngine
+from rewardsmith.trainer.hf_engine import HFEngine
 from rewardsmith.trainer.metrics import MetricsLogger
 from rewardsmith.trainer.models import Models, load_models
+from rewardsmith.trainer.reward_guard import DeadlineSource, await_rewards
 from rewardsmith.trainer.rewards import (
     RewardBatch,
     RewardPipeline,
     RewardSource,
     build_reward_source,
 )
-from rewardsmith.trainer.rollout import Rollout, gumbel_noise, sample_completions, score_tokens
+from rewardsmith.trainer.rollout import Rollout
 from rewardsmith.verifiers.types import Sample
 
 __all__ = ["TrainResult", "train"]
 
 StepCallback = Callable[[int, dict[str, float]], None]
+KLController: TypeAlias = AdaptiveKLController | FixedKLController
+log = logging.getLogger("rewardsmith.trainer")
 
 
 @dataclass
@@ -60,14 +68,12 @@ class TrainResult:
 
 
 @dataclass
-class Pending:
-    """A generated rollout whose rewards are being computed."""
+class RunState:
+    """What the loop carries from step to step besides the models (all checkpointed)."""
 
-    step: int
-    rollout: Rollout
-    samples: list[Sample]
-    rewards: Future[RewardBatch]
-    gen_s: float
+    kl: KLController
+    skipped_batches: int = 0
+    pending: Pending | None = None
 
 
 def train(
@@ -78,35 +84,42 @@ def train(
     torch.manual_seed(cfg.seed)
     tasks = load_tasks(cfg.prompts)
     models = load_models(cfg, ctx)
-    optimizer = torch.optim.Adam(models.trainable.parameters(), lr=cfg.lr)
-    kl = (
-        AdaptiveKLController(cfg.kl_coef, cfg.kl_target, cfg.kl_horizon)
-        if cfg.kl_target
-        else FixedKLController(cfg.kl_coef)
-    )
+    prompts = encode_prompts(tasks, models.tokenizer, cfg.max_prompt_tokens, cfg.prompt_truncation)
+    optimizer = torch.optim.Adam(models.parameters_to_train(), lr=cfg.lr)
+    state = RunState(_kl_controller(cfg))
     source = reward or build_reward_source(
         cfg.reward, cfg.reward_spec, cfg.reward_executor, cfg.reward_workers, cfg.reward_timeout_s
     )
-    pipeline = RewardPipeline(source)
+    guard = DeadlineSource(source, cfg.reward_batch_timeout_s)
+    pipeline = RewardPipeline(guard)
+    engine, pushes_weights = _build_engine(cfg, models, ctx)
     metrics: dict[str, float] = {}
     try:
-        start, pending = _resume(cfg, ctx, models, optimizer, kl, pipeline)
+        start = _resume(cfg, ctx, models, optimizer, state, pipeline, guard)
+        if start and pushes_weights:
+            engine.update_weights(models.lm_state())
         logger = MetricsLogger(cfg.output_dir, ctx.is_main, cfg.tensorboard, start)
+
+        def generate(step: int) -> Pending:
+            return collect(cfg, ctx, models, engine, tasks, prompts, step, pipeline)
+
         for step in range(start, cfg.steps):
-            if pending is None:
-                pending = _generate(cfg, ctx, models, tasks, step, pipeline)
-            current, pending = pending, None
-            if cfg.overlap and step + 1 < cfg.steps:
-                pending = _generate(cfg, ctx, models, tasks, step + 1, pipeline)
-            metrics = _learn(cfg, ctx, models, optimizer, kl, current, step)
+            current = state.pending or generate(step)
+            state.pending = None
+            if cfg.reward_overlap == "one_step" and step + 1 < cfg.steps:
+                state.pending = generate(step + 1)
+            metrics = _step(cfg, ctx, models, optimizer, state, current, pipeline)
+            if pushes_weights and "skipped" not in metrics:
+                metrics["time/weight_sync_s"] = _push(engine, models)
             logger.log(step, metrics)
             if on_step is not None and ctx.is_main:
                 on_step(step, metrics)
             last = step + 1 == cfg.steps
             if last or (cfg.checkpoint_every and (step + 1) % cfg.checkpoint_every == 0):
-                _save(cfg, ctx, models, optimizer, kl, step + 1, pending)
+                _save(cfg, ctx, models, optimizer, state, step + 1, guard)
         logger.close()
     finally:
+        engine.close()
         pipeline.close()
         if reward is None:  # we built it, so we stop its worker processes
             source.close()
@@ -114,73 +127,85 @@ def train(
     return TrainResult(cfg.steps, metrics, cfg.output_dir)
 
 
-def _generate(
+def _kl_controller(cfg: TrainConfig) -> KLController:
+    if cfg.kl_target:
+        return AdaptiveKLController(cfg.kl_coef, cfg.kl_target, cfg.kl_horizon)
+    return FixedKLController(cfg.kl_coef)
+
+
+def _build_engine(cfg: TrainConfig, models: Models, ctx: DistContext) -> tuple[RolloutEngine, bool]:
+    """The configured engine, and whether it needs the weights pushed after each update
+    (the HF engine samples with the live policy module itself)."""
+    if cfg.engine == "hf":
+        policy = models.policy_module
+        pad = int(models.tokenizer.pad_token_id)
+        return HFEngine(policy.lm, pad, forward=policy.lm_forward), False
+    from rewardsmith.trainer.vllm_engine import VLLMEngine
+
+    dtype = cfg.dtype if cfg.vllm_dtype == "auto" else cfg.vllm_dtype
+    engine = VLLMEngine(
+        cfg.model,
+        dtype=dtype,
+        max_model_len=cfg.max_prompt_tokens + cfg.max_new_tokens,
+        kv_cache_gb=cfg.vllm_kv_cache_gb,
+        seed=cfg.seed + ctx.rank,
+        python=cfg.vllm_python,
+        threads=max(1, (os.cpu_count() or 1) // _ranks_on_this_node(ctx)),
+        log_path=f"{cfg.output_dir}/vllm-rank{ctx.rank}.log",
+    )
+    if cfg.lora_rank:  # the server loaded the base; the adapters start at zero, but be exact
+        engine.update_weights(models.lm_state())
+    return engine, True
+
+
+def _ranks_on_this_node(ctx: DistContext) -> int:
+    """Each rank has its own vLLM server: they share the node's cores."""
+    return int(os.environ.get("LOCAL_WORLD_SIZE", ctx.world_size))
+
+
+def _push(engine: RolloutEngine, models: Models) -> float:
+    t0 = time.perf_counter()
+    engine.update_weights(models.lm_state())  # under FSDP a collective: every rank calls it
+    return time.perf_counter() - t0
+
+
+def _step(
     cfg: TrainConfig,
     ctx: DistContext,
     models: Models,
-    tasks: list[Task],
-    step: int,
+    optimizer: torch.optim.Optimizer,
+    state: RunState,
+    current: Pending,
     pipeline: RewardPipeline,
-) -> Pending:
-    """Sample this rank's share of step `step`, score its tokens, submit it for rewards."""
+) -> dict[str, float]:
+    """Wait for the rewards (retrying a failed batch), then learn, or skip the step."""
     t0 = time.perf_counter()
-    picks = prompt_indices(len(tasks), step, cfg.prompts_per_step, cfg.seed)
-    mine = rank_slice(cfg.global_batch, ctx.rank, ctx.world_size)
-    rows = [tasks[picks[i // cfg.group_size]] for i in mine]
-    tok = models.tokenizer
-    enc = tok(
-        [t.prompt for t in rows],
-        padding="max_length",
-        truncation=True,
-        max_length=cfg.max_prompt_tokens,
-        return_tensors="pt",
+    rewards, retries = await_rewards(
+        current.rewards, current.samples, pipeline, cfg.reward_retries, current.step
     )
-    prompt_ids, prompt_mask = enc["input_ids"].to(ctx.device), enc["attention_mask"].to(ctx.device)
-    noise = gumbel_noise(
-        [sample_seed(cfg.seed, step, i) for i in mine], cfg.max_new_tokens, models.vocab_size
+    failed = all_reduce_sum(torch.tensor([float(rewards is None), float(retries)]), ctx)
+    wait_s = time.perf_counter() - t0
+    if failed[0] > 0:  # every rank skips together, whichever rank's rewards failed
+        state.skipped_batches += 1
+        return {
+            "skipped": 1.0,
+            "reward/mean": math.nan,
+            "reward/retries": float(failed[1]),
+            "reward/skipped_batches": float(state.skipped_batches),
+            "time/reward_wait_s": wait_s,
+        }
+    assert rewards is not None
+    metrics = _learn(cfg, ctx, models, optimizer, state.kl, current, rewards)
+    metrics.update(
+        {
+            "reward/retries": float(failed[1]),
+            "reward/skipped_batches": float(state.skipped_batches),
+            "prompt/truncated": float(current.prompts_cut),
+            "time/generate_s": current.gen_s,
+            "time/reward_wait_s": wait_s,
+        }
     )
-    policy = models.policy_module
-    completion, response_mask, truncated = sample_completions(
-        policy.lm_forward,
-        prompt_ids,
-        prompt_mask,
-        noise,
-        cfg.temperature,
-        tok.eos_token_id,
-        tok.pad_token_id,
-    )
-    input_ids = torch.cat([prompt_ids, completion], dim=-1)
-    attention = torch.cat([prompt_mask, response_mask.long()], dim=-1)
-    old_logprobs, values = score_tokens(
-        policy, input_ids, attention, cfg.max_new_tokens, cfg.temperature
-    )
-    ref_logprobs = torch.zeros_like(old_logprobs)
-    if models.reference is not None:
-        ref_logprobs, _ = score_tokens(
-            models.reference, input_ids, attention, cfg.max_new_tokens, cfg.temperature
-        )
-    rollout = Rollout(
-        input_ids,
-        attention,
-        response_mask,
-        truncated.float(),
-        old_logprobs,
-        ref_logprobs,
-        torch.zeros_like(old_logprobs) if values is None else values,
-    )
-    texts = tok.batch_decode(completion.tolist(), skip_special_tokens=True)
-    samples = [
-        Sample(
-            id=f"{step}-{i}",
-            prompt=task.prompt,
-            completion=text,
-            reference=task.reference,
-            task=task.task,
-            meta={"task_id": task.id},
-        )
-        for i, task, text in zip(mine, rows, texts, strict=True)
-    ]
-    return Pending(step, rollout, samples, pipeline.submit(samples), time.perf_counter() - t0)
+    return metrics
 
 
 def _learn(
@@ -188,35 +213,35 @@ def _learn(
     ctx: DistContext,
     models: Models,
     optimizer: torch.optim.Optimizer,
-    kl: FixedKLController | AdaptiveKLController,
+    kl: KLController,
     current: Pending,
-    step: int,
+    rewards: RewardBatch,
 ) -> dict[str, float]:
-    """Wait for the rewards, gather the batch from all ranks and update the policy."""
-    t0 = time.perf_counter()
-    rewards = current.rewards.result()
-    wait_s = time.perf_counter() - t0
+    """Gather the batch and its rewards from all ranks and update the policy."""
     local = _reward_tensor(rewards, ctx.device)
     batch = current.rollout.map(lambda t: all_gather_cat(t, ctx))
     scores = all_gather_cat(local, ctx)
     targets = learn.compute_targets(cfg, batch, scores[:, 0], kl.value)
     t1 = time.perf_counter()
     stats = learn.update(
-        cfg, models.trainable, optimizer, batch, targets, kl.value, ctx.rank, ctx.world_size, step
+        cfg,
+        models.trainable,
+        optimizer,
+        batch,
+        targets,
+        kl.value,
+        ctx.rank,
+        ctx.world_size,
+        current.step,
+        lambda t: all_reduce_sum(t, ctx),
     )
     seq_kl = 0.0  # KL(pi_old || pi_ref) per sequence (k1, summed over tokens); 0 with no reference
     if models.reference is not None:
         seq_kl = float(
-            ((batch.old_logprobs - batch.ref_logprobs) * batch.response_mask).sum(-1).mean()
+            ((batch.old_logprobs - batch.ref_logprobs) * batch.action_mask).sum(-1).mean()
         )
-    metrics = _step_metrics(cfg, batch, scores, rewards, stats, seq_kl, kl.value)
-    metrics.update(
-        {
-            "time/generate_s": current.gen_s,
-            "time/reward_wait_s": wait_s,
-            "time/update_s": time.perf_counter() - t1,
-        }
-    )
+    metrics = _step_metrics(batch, scores, rewards, stats, seq_kl, kl.value)
+    metrics["time/update_s"] = time.perf_counter() - t1
     kl.update(seq_kl, cfg.global_batch)
     return metrics
 
@@ -232,7 +257,6 @@ def _reward_tensor(rewards: RewardBatch, device: torch.device) -> torch.Tensor:
 
 
 def _step_metrics(
-    cfg: TrainConfig,
     batch: Rollout,
     scores: torch.Tensor,
     rewards: RewardBatch,
@@ -247,10 +271,13 @@ def _step_metrics(
     }
     for j, name in enumerate(rewards.components, start=1):
         out[f"reward/{name}"] = _nanmean(scores[:, j])
+    tokens = batch.action_mask.sum().clamp(min=1.0)
+    gap = ((batch.engine_logprobs - batch.old_logprobs).abs() * batch.action_mask).sum() / tokens
     out.update(
         {
-            "response/length": float(batch.response_mask.sum(-1).mean()),
+            "response/length": float(batch.action_mask.sum(-1).mean()),
             "response/truncated_frac": float(batch.truncated.mean()),
+            "rollout/engine_logprob_gap": float(gap),
             "kl/seq": seq_kl,
             "kl/coef": kl_coef,
         }
@@ -269,30 +296,37 @@ def _save(
     ctx: DistContext,
     models: Models,
     optimizer: torch.optim.Optimizer,
-    kl: Any,
+    state: RunState,
     step: int,
-    pending: Pending | None,
+    guard: DeadlineSource,
 ) -> None:
-    own: dict[str, Any] = {"rng": ckpt.rng_state(), "pending": None}
+    pending = state.pending
+    # The reward's state (this rank's running normalisation) as of the last batch trained
+    # on: the pending batch, already scored, is scored again on resume.
+    reward_state = guard.state_through(step - 1)
+    own: dict[str, Any] = {"rng": ckpt.rng_state(), "pending": None, "reward": reward_state}
     if pending is not None:
         own["pending"] = {
             "step": pending.step,
             "rollout": pending.rollout.map(lambda t: t.cpu()),
             "samples": [s.model_dump() for s in pending.samples],
             "gen_s": pending.gen_s,
+            "prompts_cut": pending.prompts_cut,
         }
     model_state = models.full_state()  # under FSDP, gathered: every rank takes part
     shared = {
         "model": model_state,
         "optimizer": models.optimizer_state(optimizer),
         "step": step,
-        "kl_coef": kl.value,
+        "kl_coef": state.kl.value,
+        "skipped_batches": state.skipped_batches,
         "config": cfg.to_dict(),
     }
     ckpt.save_checkpoint(cfg.output_dir, step, ctx.rank, shared, own, models.barrier)
     if ctx.is_main:
-        lm_state = {k[3:]: v for k, v in model_state.items() if k.startswith("lm.")}
-        models.policy_module.lm.save_pretrained(f"{cfg.output_dir}/model", state_dict=lm_state)
+        lm = models.policy_module.lm
+        base = lm.get_base_model() if models.lora else lm
+        base.save_pretrained(f"{cfg.output_dir}/model", state_dict=models.lm_state(model_state))
         models.tokenizer.save_pretrained(f"{cfg.output_dir}/model")
 
 
@@ -301,22 +335,57 @@ def _resume(
     ctx: DistContext,
     models: Models,
     optimizer: torch.optim.Optimizer,
-    kl: Any,
+    state: RunState,
     pipeline: RewardPipeline,
-) -> tuple[int, Pending | None]:
-    folder = ckpt.latest_checkpoint(cfg.output_dir) if cfg.resume else None
-    if folder is None:
-        return 0, None
-    shared, own = ckpt.load_state(folder), ckpt.load_rank_state(folder, ctx.rank)
+    guard: DeadlineSource,
+) -> int:
+    """Load the newest intact checkpoint (every rank agreeing on which); returns its step."""
+    if not cfg.resume:
+        return 0
+    problems = []
+    for folder in ckpt.candidates(cfg.output_dir):
+        try:
+            shared = ckpt.load_state(folder)
+            own = ckpt.load_rank_state(folder, ctx.rank)
+            intact = 1.0
+        except ckpt.CheckpointError as exc:
+            log.warning("cannot resume from %s: %s; trying the one before", folder.name, exc)
+            problems.append(str(exc))
+            intact = 0.0
+        if float(all_reduce_sum(torch.tensor([1.0 - intact]), ctx)[0]) == 0.0:
+            guard.load_state(own.get("reward"))
+            return _restore(ctx, models, optimizer, state, pipeline, shared, own)
+    if problems:
+        raise ckpt.CheckpointError(
+            "resume: no intact checkpoint in " + f"{cfg.output_dir}: " + "; ".join(problems)
+        )
+    return 0
+
+
+def _restore(
+    ctx: DistContext,
+    models: Models,
+    optimizer: torch.optim.Optimizer,
+    state: RunState,
+    pipeline: RewardPipeline,
+    shared: dict[str, Any],
+    own: dict[str, Any],
+) -> int:
     models.load_full_state(shared["model"])
     models.load_optimizer_state(optimizer, shared["optimizer"])
-    kl.value = shared["kl_coef"]
+    state.kl.value = shared["kl_coef"]
+    state.skipped_batches = int(shared.get("skipped_batches", 0))
     ckpt.set_rng_state(own["rng"])
     saved = own["pending"]
-    if saved is None:
-        return shared["step"], None
-    samples = [Sample.model_validate(s) for s in saved["samples"]]
-    rollout = saved["rollout"].map(lambda t: t.to(ctx.device))
-    return shared["step"], Pending(
-        saved["step"], rollout, samples, pipeline.submit(samples), saved["gen_s"]
-    )
+    if saved is not None:
+        samples = [Sample.model_validate(s) for s in saved["samples"]]
+        rollout = saved["rollout"].map(lambda t: t.to(ctx.device))
+        state.pending = Pending(
+            saved["step"],
+            rollout,
+            samples,
+            pipeline.submit(samples, saved["step"]),
+            saved["gen_s"],
+            saved.get("prompts_cut", 0),
+        )
+    return int(shared["step"])

@@ -3,7 +3,9 @@
 With ``parallel: ddp`` every rank holds a full replica of the policy and the reference;
 with ``parallel: fsdp`` both are sharded across ranks (see sharding.py). Either way the
 state goes in and out of checkpoints as full tensors (`full_state`, `load_full_state`).
-A single process runs the plain model whatever `parallel` says."""
+A single process runs the plain model whatever `parallel` says. With LoRA (`lora_rank`)
+the reference is the policy's base with the adapter off (lora.py), and checkpoints hold
+only what trains (adapters and value head): the base is the `model` folder itself."""
 
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from transformers.utils import logging as hf_logging
 from rewardsmith.trainer import sharding
 from rewardsmith.trainer.config import TrainConfig
 from rewardsmith.trainer.distributed import DistContext
-from rewardsmith.trainer.rollout import PolicyWithValue
+from rewardsmith.trainer.lora import AdapterFreeReference, add_lora, merged_lm_state
+from rewardsmith.trainer.rollout import PolicyWithValue, ScoreFn
 
 __all__ = ["Models", "load_models"]
 
@@ -30,11 +33,16 @@ class Models:
 
     policy_module: PolicyWithValue
     trainable: nn.Module
-    reference: PolicyWithValue | None
+    reference: PolicyWithValue | ScoreFn | None
     tokenizer: Any
     ctx: DistContext
     sharded: bool = False
     """True under FSDP: parameters and optimiser state are DTensor shards."""
+    lora: bool = False
+    """True with LoRA adapters: only they (and the value head) train and are checkpointed."""
+
+    def parameters_to_train(self) -> list[nn.Parameter]:
+        return [p for p in self.trainable.parameters() if p.requires_grad]
 
     @property
     def vocab_size(self) -> int:
@@ -45,16 +53,34 @@ class Models:
             dist.barrier()
 
     def full_state(self) -> dict[str, Any]:
-        """The policy's full state dict (under FSDP a collective: every rank calls it)."""
+        """The policy's full state dict (under FSDP a collective: every rank calls it);
+        with LoRA only the trained tensors (the frozen base is `cfg.model`)."""
         if self.sharded:
             return sharding.full_state(self.policy_module)
+        if self.lora:
+            named = self.policy_module.named_parameters()
+            return {name: p.detach().clone() for name, p in named if p.requires_grad}
         return self.policy_module.state_dict()
 
     def load_full_state(self, state: dict[str, Any]) -> None:
         if self.sharded:
             sharding.load_full_state(self.policy_module, state)
+        elif self.lora:
+            missing = set(state) - set(self.policy_module.state_dict())
+            if missing:
+                raise ValueError(f"checkpoint tensors the model lacks: {sorted(missing)[:3]}")
+            self.policy_module.load_state_dict(state, strict=False)
         else:
             self.policy_module.load_state_dict(state)
+
+    def lm_state(self, full: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The LM's weights under its own (Hugging Face) names, adapters merged: what an
+        engine and `save_pretrained` take. From `full` (a `full_state`) when given; under
+        FSDP without `full` a collective."""
+        if self.lora:
+            return merged_lm_state(self.policy_module.lm)
+        state = self.full_state() if full is None else full
+        return {k[3:]: v for k, v in state.items() if k.startswith("lm.")}
 
     def optimizer_state(self, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
         """The optimiser's full state dict (under FSDP a collective: every rank calls it)."""
@@ -79,13 +105,21 @@ def load_models(cfg: TrainConfig, ctx: DistContext) -> Models:
         tokenizer.pad_token = tokenizer.eos_token
     torch.manual_seed(cfg.seed)  # the value head's init, equal on every rank (FSDP needs it)
     lm = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=dtype).to(ctx.device)
+    if cfg.lora_rank:
+        lm = add_lora(lm, cfg.lora_rank, cfg.lora_alpha, cfg.lora_target_modules)
     policy = PolicyWithValue(lm, with_value=cfg.algorithm == "ppo").to(ctx.device)
     policy.eval()  # no dropout: old and new log-probabilities must agree before an update
-    reference = None
-    if cfg.kl_coef > 0 or cfg.kl_target is not None:
+    reference: PolicyWithValue | ScoreFn | None = None
+    if cfg.uses_reference and cfg.lora_rank:
+        reference = AdapterFreeReference(policy)
+    elif cfg.uses_reference:
         ref_lm = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=dtype).to(ctx.device)
         reference = PolicyWithValue(ref_lm, with_value=False).eval().requires_grad_(False)
+    if cfg.lora_rank:
+        trainable = _wrap_ddp(policy, ctx)
+        return Models(policy, trainable, reference, tokenizer, ctx, lora=True)
     if cfg.parallel == "fsdp" and ctx.distributed:
+        assert isinstance(reference, PolicyWithValue | None)
         sharding.shard(policy, ctx.world_size, ctx.device)
         if reference is not None:
             sharding.shard(reference, ctx.world_size, ctx.device)

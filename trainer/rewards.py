@@ -141,11 +141,14 @@ class RewardPipeline:
         self.source = source
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="reward-pipeline")
 
-    def submit(self, samples: Sequence[Sample]) -> Future[RewardBatch]:
+    def submit(self, samples: Sequence[Sample], step: int | None = None) -> Future[RewardBatch]:
+        """Score `samples` in the background; a given `step` is passed on as ``step=``
+        (the source must then accept it)."""
+        kwargs = {} if step is None else {"step": step}
         ascore = getattr(self.source, "ascore", None)
         if ascore is not None:
-            return self._thread.submit(asyncio.run, ascore(list(samples)))
-        return self._thread.submit(self.source.score, list(samples))
+            return self._thread.submit(asyncio.run, ascore(list(samples), **kwargs))
+        return self._thread.submit(self.source.score, list(samples), **kwargs)
 
     def close(self) -> None:
         self._thread.shutdown(wait=True)

@@ -25,10 +25,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 __all__ = [
     "Failure",
     "Fault",
+    "FunctionCall",
     "Message",
     "Sample",
     "Status",
     "Step",
+    "ToolCall",
     "Verdict",
 ]
 
@@ -36,13 +38,44 @@ __all__ = [
 # --------------------------------------------------------------------------- samples
 
 
+class FunctionCall(BaseModel):
+    """The function a tool call names and its arguments (an object, as transformers' chat
+    templates take them, or JSON text, as OpenAI-style APIs return them)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] | str = Field(default_factory=dict)
+
+
+class ToolCall(BaseModel):
+    """One tool call in an assistant message (``{"type": "function", "function": ...}``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: str = "function"
+    function: FunctionCall
+    id: str | None = None
+
+
 class Message(BaseModel):
-    """One chat message."""
+    """One chat message, in the shape transformers' chat templates take: an assistant
+    turn may carry ``tool_calls`` (its ``content`` then often empty or null), and a
+    ``tool`` turn holds a tool's result with the ``name`` or ``tool_call_id`` it answers."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     role: str
-    content: str
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _null_content_is_empty(cls, value: Any) -> Any:
+        # An assistant turn that only calls tools has content null in chat logs.
+        return "" if value is None else value
 
 
 class Step(BaseModel):

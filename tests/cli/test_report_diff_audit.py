@@ -8,7 +8,6 @@ from pathlib import Path
 from rewardsmith.cli.audit import run_audit
 from rewardsmith.cli.diff import compare_runs
 from rewardsmith.cli.report import build_report
-from rewardsmith.cli.scored import read_scored
 from rewardsmith.datasets.scored import ScoredWriter
 from rewardsmith.graders import Executor, Grader, load_spec, weighted
 from rewardsmith.verifiers import Sample, create
@@ -40,11 +39,11 @@ def _score(grader: Grader, path: Path) -> Path:
 
 def test_report_is_self_contained_and_escapes_model_text(tmp_path: Path) -> None:
     scored = _score(Grader(weighted({"correct": create("exact_match")})), tmp_path / "a.jsonl")
-    page = build_report(list(read_scored(scored)), "a.jsonl", png_dir=tmp_path / "png")
+    page = build_report(scored, "a.jsonl", png_dir=tmp_path / "png").html
     assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert page.count("data:image/png;base64,") >= 3
     assert (tmp_path / "png" / "reward.png").stat().st_size > 1000
-    assert "mean reward <b>0.3333</b>" in page
+    assert "mean reward 0.3333 (std 0.4714) over the 3 rewarded" in page
 
 
 def test_diff_finds_the_changed_verdicts(tmp_path: Path) -> None:
@@ -53,13 +52,13 @@ def test_diff_finds_the_changed_verdicts(tmp_path: Path) -> None:
         Grader(weighted({"check": create("exact_match", strip_punctuation=False)})),
         tmp_path / "b.jsonl",
     )
-    result = compare_runs(list(read_scored(a)), list(read_scored(b)))
+    result = compare_runs(a, b)
     # Without punctuation stripping "<answer>Paris</answer>" still equals itself: no change.
     assert result.common == 3 and result.changes == [] and result.agreement["check"] == 1.0
     c = _score(
         Grader(weighted({"check": create("format", required_tags="answer")})), tmp_path / "c.jsonl"
     )
-    changed = compare_runs(list(read_scored(a)), list(read_scored(c)))
+    changed = compare_runs(a, c)
     assert [ch["id"] for ch in changed.changes] == ["wrong"]
     assert changed.means["reward"] == (1 / 3, 2 / 3)
     assert json.dumps(changed.to_dict())  # serialisable for --json

@@ -144,3 +144,61 @@ def test_unreadable_paths(tmp_path: Path, path_name: str) -> None:
     (tmp_path / "notes.txt").write_text("hi")
     with pytest.raises(DumpError):
         DumpReader(tmp_path / path_name)
+
+
+def test_a_byte_order_mark_on_line_one_is_not_part_of_the_row(tmp_path: Path) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(GOOD).encode() + b"\r\n" + b'{"id": 2,}\r\n')
+    reader = DumpReader(path, on_error="skip")
+    assert [row.sample.id for row in reader] == ["a"]
+    assert str(reader.errors[0]).endswith("at column 10")  # CRLF: the column is still right
+    later = tmp_path / "later.jsonl"  # a mark anywhere else is a real fault in the line
+    later.write_bytes(json.dumps(GOOD).encode() + b"\n\xef\xbb\xbf" + json.dumps(GOOD).encode())
+    reader = DumpReader(later, on_error="skip")
+    assert len(list(reader)) == 1 and "Unexpected UTF-8 BOM" in reader.errors[0].problem
+
+
+_ROW = json.dumps({"id": "b", "completion": "x", "reference": "y"})
+
+# Bad lines as tools really write them, and the 1-based column of the character at fault
+# (None: the line ends too soon, so the decoder points just past its end).
+REAL_BAD_LINES = [
+    (_ROW[:26], None),  # a writer killed mid-line
+    (_ROW[:27], 27),  # killed inside a string: the decoder names where it opens
+    (_ROW[:-1], None),  # the closing brace lost
+    (str({"id": "b", "completion": "x"}), 2),  # Python's repr written instead of JSON
+    (_ROW[:-1] + ', "extra": 1,}', len(_ROW) + 13),  # a trailing comma from hand editing
+    (_ROW + _ROW, len(_ROW) + 1),  # two appends racing: two objects on one line
+    ('{"id": "é", "completion": x}', 27),  # columns count characters, not bytes
+    ('{"id": "a\tb", "completion": "x"}', 10),  # a raw tab inside a string
+    ('{"id": "b", "completion": "unterminated}', 27),  # the string never closes
+    ('{"id": "b" "completion": "x"}', 12),  # a missing comma
+]
+
+
+@pytest.mark.parametrize(("line", "column"), REAL_BAD_LINES)
+def test_json_errors_name_the_column_the_decoder_names(
+    tmp_path: Path, line: str, column: int | None
+) -> None:
+    expected = len(line) + 1 if column is None else column
+    with pytest.raises(json.JSONDecodeError) as decoded:
+        json.loads(line)
+    assert decoded.value.colno == expected  # Python's decoder on the line alone agrees
+    path = _jsonl(tmp_path / "d.jsonl", [GOOD, line])
+    reader = DumpReader(path, on_error="skip")
+    list(reader)
+    assert reader.errors[0].problem.endswith(f"at column {expected}"), reader.errors[0]
+
+
+def test_a_dataset_dict_names_the_split_flag(tmp_path: Path) -> None:
+    import datasets
+
+    rows = {"completion": ["a"]}
+    folder = tmp_path / "dd"
+    datasets.DatasetDict(
+        {"train": datasets.Dataset.from_dict(rows), "test": datasets.Dataset.from_dict(rows)}
+    ).save_to_disk(str(folder))
+    with pytest.raises(DumpError, match=r"several splits \['train', 'test'\]; .* --split"):
+        list(DumpReader(folder))
+    with pytest.raises(DumpError, match="no split 'dev'"):
+        list(DumpReader(folder, split="dev"))

@@ -51,14 +51,20 @@ class HangWhen:
 '''
 
 
-def install_plugin(root: Path, module: str = "rs_test_plugin") -> Path:
-    """Write the plugin module and its dist-info under `root`; returns `root`."""
+def install_plugin(
+    root: Path,
+    module: str = "rs_test_plugin",
+    source: str = PLUGIN_MODULE,
+    verifiers: dict[str, str] | None = None,
+) -> Path:
+    """Write the plugin module (``source``) and its dist-info under `root`, registering
+    ``verifiers`` (name -> class in the module); returns `root`."""
+    verifiers = verifiers or {"slow_echo": "SlowEcho", "hang_when": "HangWhen"}
     root.mkdir(parents=True, exist_ok=True)
-    (root / f"{module}.py").write_text(PLUGIN_MODULE)
+    (root / f"{module}.py").write_text(source)
     dist_info = root / f"{module}-0.1.dist-info"
     dist_info.mkdir(exist_ok=True)
     (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
-    (dist_info / "entry_points.txt").write_text(
-        f"[rewardsmith.verifiers]\nslow_echo = {module}:SlowEcho\nhang_when = {module}:HangWhen\n"
-    )
+    names = "".join(f"{name} = {module}:{cls}\n" for name, cls in verifiers.items())
+    (dist_info / "entry_points.txt").write_text(f"[rewardsmith.verifiers]\n{names}")
     return root

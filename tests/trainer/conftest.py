@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from rewardsmith.trainer.config import TrainConfig
+from rewardsmith.trainer.random_model import build_random_model
 from rewardsmith.trainer.tiny import build_tiny_model
 
 REPO = Path(__file__).resolve().parents[2]
@@ -20,6 +21,24 @@ EASY_REWARD = {"exact_match": {"weight": 0.5}, "format": {"weight": 0.5, "patter
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", n_embd=32)
+
+
+# Qwen2.5-0.5B's architecture shrunk to 2 layers, hidden 128 and 600 tokens: heads of 64, the
+# size vLLM's CPU attention supports (the character GPT-2's heads of 8 are too small for it).
+TINY_QWEN = {
+    "num_hidden_layers": 2,
+    "hidden_size": 128,
+    "intermediate_size": 256,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 1,
+    "vocab_size": 600,
+    "max_position_embeddings": 256,
+}
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return build_random_model(tmp_path_factory.mktemp("qwen") / "model", **TINY_QWEN)
 
 
 def small_config(model: str, output_dir: Path, **overrides: Any) -> TrainConfig:

@@ -53,10 +53,42 @@ def test_discounted_returns_and_reinforce_pp() -> None:
     close(got, expected.tolist())
 
 
-def test_invalid_scores_are_filled_with_their_group_mean() -> None:
-    filled, valid = adv.fill_invalid_scores(T([1.0, math.nan, 0.0, 0.0, math.nan, math.nan]), 2)
-    close(filled, [1.0, 1.0, 0.0, 0.0, 0.0, 0.0])
-    assert valid.tolist() == [True, False, True, True, False, False]
+NAN = math.nan
+
+
+def test_grpo_baseline_uses_only_the_valid_members() -> None:
+    # [1, None, 0, 0]: the group is [1, 0, 0] (mean 1/3, unbiased std sqrt(1/3)); the None
+    # member gets 0. Filling it with the group mean first would give std 0.4714, not 0.5774.
+    got = adv.grpo_advantages(T([1.0, NAN, 0.0, 0.0]), 4, eps=0.0)
+    s = math.sqrt(1 / 3)
+    close(got, [(2 / 3) / s, 0.0, -(1 / 3) / s, -(1 / 3) / s])
+    close(
+        adv.grpo_advantages(T([1.0, NAN, 0.0, 0.0]), 4, scale_by_std=False),
+        [2 / 3, 0, -1 / 3, -1 / 3],
+    )
+
+
+def test_rloo_baseline_uses_only_the_valid_others() -> None:
+    # valid [1, 0, 0]: 1 - mean(0, 0) = 1; 0 - mean(1, 0) = -0.5
+    close(adv.rloo_advantages(T([1.0, NAN, 0.0, 0.0]), 4), [1.0, 0.0, -0.5, -0.5])
+
+
+@pytest.mark.parametrize(
+    "scores",
+    [[NAN, NAN, NAN, NAN], [NAN, 1.0, NAN, NAN], [NAN, NAN, 0.0, 1.0]],
+    ids=["none", "one", "two"],
+)
+def test_groups_with_few_valid_members_give_no_nan(scores: list[float]) -> None:
+    for got in (adv.grpo_advantages(T(scores), 4), adv.rloo_advantages(T(scores), 4)):
+        assert torch.isfinite(got).all()
+        assert all(float(g) == 0.0 for g, sc in zip(got, scores, strict=True) if math.isnan(sc))
+    if sum(not math.isnan(x) for x in scores) < 2:  # nothing to compare against
+        assert adv.rloo_advantages(T(scores), 4).abs().sum() == 0
+
+
+def test_discounted_returns_skip_observation_tokens() -> None:
+    rewards, mask = T([[0.0, 5.0, 1.0]]), T([[1.0, 0.0, 1.0]])
+    close(adv.discounted_returns(rewards, mask, 0.5), [[0.5, 0.0, 1.0]])
 
 
 @pytest.mark.parametrize(("kl", "expected"), [(12.0, 0.102), (6.0, 0.1), (3.0, 0.098)])

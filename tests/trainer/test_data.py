@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from rewardsmith.trainer.data import load_tasks, prompt_indices, rank_slice, sample_seed
+from rewardsmith.trainer.data import (
+    encode_prompts,
+    load_tasks,
+    prompt_indices,
+    rank_slice,
+    sample_seed,
+)
 
 from .conftest import ARITHMETIC
 
@@ -46,3 +53,49 @@ def test_bad_task_files(tmp_path: Path, text: str) -> None:
     path.write_text(text)
     with pytest.raises(ValueError, match=r"t\.jsonl"):
         load_tasks(path)
+
+
+def write(tmp_path: Path, prompts: list[str]) -> Path:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("".join(json.dumps({"prompt": p, "reference": "1"}) + "\n" for p in prompts))
+    return path
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tiny_model: str):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tiny_model)
+
+
+@pytest.mark.parametrize("empty", ["", "   ", "\n\t"])
+def test_an_empty_prompt_names_its_row(tmp_path: Path, tokenizer, empty: str) -> None:
+    tasks = load_tasks(write(tmp_path, ["1+1=", empty, "2+2="]))
+    with pytest.raises(ValueError, match=r"tasks\.jsonl:2: the prompt is empty"):
+        encode_prompts(tasks, tokenizer, 16)
+
+
+def test_an_over_long_prompt_names_its_row_and_the_fix(tmp_path: Path, tokenizer) -> None:
+    tasks = load_tasks(write(tmp_path, ["1+1=", "2+2=", "12+34+56="]))
+    with pytest.raises(
+        ValueError, match=r"tasks\.jsonl:3: the prompt is 9 tokens.*max_prompt_tokens=4.*left"
+    ):
+        encode_prompts(tasks, tokenizer, 4)
+
+
+def test_left_truncation_keeps_the_end_counts_and_warns(
+    tmp_path: Path, tokenizer, caplog: pytest.LogCaptureFixture
+) -> None:
+    tasks = load_tasks(write(tmp_path, ["1+1=", "12+34+56=", "7+8+9="]))
+    with caplog.at_level("WARNING", logger="rewardsmith.trainer"):
+        encoded = encode_prompts(tasks, tokenizer, 4, truncation="left")
+    assert tokenizer.decode(encoded.ids[1]) == "+56="  # the end of the prompt survives
+    assert encoded.truncated == [False, True, True]
+    assert "2 of 3 prompts are longer than max_prompt_tokens=4" in caplog.text
+
+
+def test_prompts_that_fit_are_untouched(tmp_path: Path, tokenizer) -> None:
+    tasks = load_tasks(write(tmp_path, ["1+1=", "12+34+56="]))
+    encoded = encode_prompts(tasks, tokenizer, 9)
+    assert [tokenizer.decode(i) for i in encoded.ids] == ["1+1=", "12+34+56="]
+    assert encoded.truncated == [False, False]

@@ -21,6 +21,7 @@ from .conftest import small_config
 
 pytestmark = pytest.mark.distributed
 HERE = Path(__file__).resolve().parent
+LOGGED_STATS = {"loss/policy", "policy/entropy", "policy/clipfrac", "policy/approx_kl", "grad_norm"}
 
 
 def torchrun(args: list[str], cwd: Path) -> None:
@@ -73,6 +74,10 @@ def test_two_processes_equal_one_with_the_same_global_batch(
     a, b = read_metrics(tmp_path / "one"), read_metrics(tmp_path / "two")
     for key in ("reward/mean", "reward/format", "response/length", "kl/seq"):
         assert [r[key] for r in a] == pytest.approx([r[key] for r in b], abs=1e-5), key
+    # Losses and statistics are all-reduced before logging: the log is the whole batch's.
+    assert set(a[0]) == set(b[0])
+    for key in sorted(LOGGED_STATS | {"loss/kl"}):
+        assert [r[key] for r in a] == pytest.approx([r[key] for r in b], abs=1e-4), key
     one_dir, two_dir = latest_checkpoint(tmp_path / "one"), latest_checkpoint(tmp_path / "two")
     assert one_dir is not None and two_dir is not None
     sa, sb = load_state(one_dir)["model"], load_state(two_dir)["model"]
@@ -103,9 +108,10 @@ def test_fsdp_equals_one_process_and_resumes_from_its_full_checkpoint(
     config.write_text(yaml.safe_dump(fsdp.to_dict()))
     torchrun(["-m", "rewardsmith.trainer", str(config)], cwd=tmp_path)
     one, two = read_metrics(tmp_path / "one"), read_metrics(tmp_path / "fsdp")
-    # loss/* are rank 0's local share of each minibatch; grad_norm is global (all ranks).
     for key in ("reward/mean", "kl/seq", "response/length", "grad_norm"):
         assert [r[key] for r in one] == pytest.approx([r[key] for r in two], abs=1e-5), key
+    for key in sorted(LOGGED_STATS | {"loss/value", "value/clipfrac"}):
+        assert [r[key] for r in one] == pytest.approx([r[key] for r in two], abs=1e-4), key
     assert_same_weights(tmp_path / "one", tmp_path / "fsdp")
     # Resume from the step-2 checkpoint (full tensors gathered at save, re-sharded at load).
     (tmp_path / "fsdp" / "checkpoints" / "latest").write_text("step_000002")

@@ -77,7 +77,10 @@ def test_gae_with_lambda_one_is_return_minus_value() -> None:
 def test_clipped_policy_loss_cases() -> None:
     ratios = T([[1.5, 0.5, 1.1, 0.7]])
     advantages = T([[1.0, 1.0, -1.0, -1.0]])
-    loss, clipped = losses.clipped_policy_loss(ratios.log(), torch.zeros(1, 4), advantages, 0.2)
+    ones = torch.ones(1, 4)
+    loss, clipped = losses.clipped_policy_loss(
+        ratios.log(), torch.zeros(1, 4), advantages, ones, 0.2
+    )
     # A>0, r=1.5: max(-1.5, -1.2) = -1.2 (clipped); A>0, r=0.5: max(-0.5, -0.8) = -0.5;
     # A<0, r=1.1: 1.1 inside the clip; A<0, r=0.7: max(0.7, 0.8) = 0.8 (clipped)
     close(loss, [[-1.2, -0.5, 1.1, 0.8]])
@@ -86,16 +89,19 @@ def test_clipped_policy_loss_cases() -> None:
 
 def test_clipped_policy_loss_gradient_vanishes_when_clipped() -> None:
     logp = T([[math.log(1.5)]], requires_grad=True)
-    loss, _ = losses.clipped_policy_loss(logp, T([[0.0]]), T([[1.0]]), 0.2)
+    loss, _ = losses.clipped_policy_loss(logp, T([[0.0]]), T([[1.0]]), T([[1.0]]), 0.2)
     loss.sum().backward()
     assert logp.grad is not None and float(logp.grad) == 0.0
 
 
 def test_clipped_value_loss_cases() -> None:
-    loss, clipped = losses.clipped_value_loss(T([1.0, 0.0]), T([0.5, 0.5]), T([0.0, 1.0]), 0.2)
+    ones = T([1.0, 1.0])
+    loss, clipped = losses.clipped_value_loss(
+        T([1.0, 0.0]), T([0.5, 0.5]), T([0.0, 1.0]), ones, 0.2
+    )
     close(loss, [0.5, 0.5])  # unclipped errors (1) beat clipped ones (0.49)
     close(clipped, [0.0, 0.0])
-    loss, clipped = losses.clipped_value_loss(T([0.6]), T([0.5]), T([2.0]), 0.05)
+    loss, clipped = losses.clipped_value_loss(T([0.6]), T([0.5]), T([2.0]), T([1.0]), 0.05)
     close(loss, [0.5 * 1.45**2])  # V_clip = 0.55, (0.55 - 2)^2 > (0.6 - 2)^2
     close(clipped, [1.0])
 
@@ -118,3 +124,61 @@ def test_entropy_and_logprobs_from_logits() -> None:
     logits = T([[[0.0, math.log(3.0)]]])  # p = (0.25, 0.75)
     close(losses.logprobs_from_logits(logits, T([[1]])), [[math.log(0.75)]])
     close(losses.entropy_from_logits(logits), [[-(0.25 * math.log(0.25) + 0.75 * math.log(0.75))]])
+
+
+def test_gae_runs_across_observation_tokens() -> None:
+    # Policy tokens at 0 and 2, an observation at 1: the recursion skips it, as if the
+    # sequence were [r0, r2] with values [v0, v2].
+    rewards, values = T([[1.0, 9.0, 2.0]]), T([[0.5, 9.0, 1.5]])
+    mask = T([[1.0, 0.0, 1.0]])
+    advantages, returns = losses.gae(rewards, values, mask, gamma=0.9, lam=0.8)
+    compact, compact_returns = losses.gae(
+        T([[1.0, 2.0]]), T([[0.5, 1.5]]), torch.ones(1, 2), 0.9, 0.8
+    )
+    close(advantages[:, [0, 2]], compact.tolist())
+    close(returns[:, [0, 2]], compact_returns.tolist())
+    assert float(advantages[0, 1]) == 0.0 and float(returns[0, 1]) == 0.0
+
+
+def test_token_rewards_credit_the_last_policy_token_before_an_observation() -> None:
+    # Row 0: policy, policy, observation (the episode ended on an observation); row 1:
+    # observation then policy token.
+    mask = T([[1.0, 1.0, 0.0], [0.0, 1.0, 0.0]])
+    got = losses.token_rewards(T([1.0, 2.0]), torch.zeros(2, 3), 0.5, mask)
+    close(got, [[0.0, 1.0, 0.0], [0.0, 2.0, 0.0]])
+
+
+HOSTILE = [math.nan, math.inf, -math.inf, 1e30, -1e30]
+
+
+@pytest.mark.parametrize("junk", HOSTILE)
+def test_masked_tokens_carry_no_loss_and_no_gradient(junk: float) -> None:
+    """Observation tokens (mask 0) may hold anything: the loss and its gradient ignore them."""
+    mask = T([[1.0, 0.0, 1.0]])
+    logp = T([[-1.0, junk, -2.0]], requires_grad=True)
+    old, ref, adv = T([[-1.1, junk, -1.9]]), T([[-1.3, junk, -2.2]]), T([[0.5, junk, -0.5]])
+    policy, _ = losses.clipped_policy_loss(logp, old, adv, mask, 0.2)
+    kl = losses.kl_loss(logp, old, ref, mask)
+    values = T([[0.1, junk, 0.3]], requires_grad=True)
+    vloss, _ = losses.clipped_value_loss(
+        values, T([[0.0, junk, 0.2]]), T([[1.0, junk, 0.0]]), mask, 0.2
+    )
+    total = losses.masked_sum(policy + kl + vloss, mask)
+    total.backward()
+    assert math.isfinite(float(total.detach()))
+    assert logp.grad is not None and values.grad is not None
+    assert float(logp.grad[0, 1]) == 0.0 and float(values.grad[0, 1]) == 0.0
+    assert torch.isfinite(logp.grad).all()
+
+
+def test_loss_is_unchanged_when_observation_tokens_change() -> None:
+    gen = torch.Generator().manual_seed(0)
+    logp, old, ref, adv = (torch.randn(3, 6, generator=gen) for _ in range(4))
+    mask = (torch.rand(3, 6, generator=gen) > 0.4).float()
+    noise = torch.randn(3, 6, generator=gen) * (1 - mask) * 50  # only observation tokens move
+
+    def loss(lp: torch.Tensor) -> torch.Tensor:
+        p, _ = losses.clipped_policy_loss(lp, old + noise, adv + noise, mask, 0.2)
+        return losses.masked_sum(p + losses.kl_loss(lp, old + noise, ref + noise, mask), mask)
+
+    assert float(loss(logp)) == pytest.approx(float(loss(logp + noise)), abs=1e-6)

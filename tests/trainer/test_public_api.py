@@ -9,17 +9,33 @@ import pytest
 
 import rewardsmith.trainer as trainer
 
-MODULES = ["advantages", "config", "losses", "rewards", "tiny"]
+MODULES = [
+    "advantages",
+    "config",
+    "engine",
+    "hf_engine",
+    "losses",
+    "random_model",
+    "rewards",
+    "rollout",
+    "tiny",
+]
 
 
 def test_public_names_are_pinned() -> None:
     assert trainer.__all__ == [
+        "Generation",
         "GraderReward",
+        "HFEngine",
         "RewardBatch",
         "RewardPipeline",
         "RewardSource",
+        "RolloutEngine",
+        "SamplingParams",
         "TrainConfig",
         "TrainResult",
+        "VLLMEngine",
+        "build_random_model",
         "build_tiny_model",
         "load_config",
         "train",

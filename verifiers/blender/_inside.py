@@ -29,6 +29,7 @@ import traceback
 from typing import Any
 
 import bpy
+from bpy_extras.object_utils import world_to_camera_view
 from mathutils import Vector
 
 EXIT_SCRIPT_ERROR = 3
@@ -115,12 +116,14 @@ def _value(v: Any) -> Any:
 _MAX_EVALUATED_VERTICES = 5_000_000
 
 
-def _evaluated_bounds(obj: Any, depsgraph: Any) -> tuple[list[Any], list[Any]] | None:
-    """(local corners, world corners) of the evaluated mesh's vertices, modifiers applied.
+def _evaluated_bounds(obj: Any, depsgraph: Any) -> tuple[list[Any], list[Any], set[int]] | None:
+    """(local corners, world corners, material slots its faces use) of the evaluated mesh,
+    modifiers applied.
 
     ``bound_box`` of an evaluated object can be the *unevaluated* box (a Subdivision
     Surface modifier left to the GPU, or to the drawing code, is not in it: a subdivided
-    2 m cube read 2.0 where its mesh is 1.68 across), so the vertices are measured."""
+    2 m cube read 2.0 where its mesh is 1.68 across), so the vertices are measured. A slot
+    no face uses renders nothing, so it is not reported as the object's material."""
     if obj.type not in ("MESH", "CURVE", "SURFACE", "FONT", "META"):
         return None
     evaluated = obj.evaluated_get(depsgraph)
@@ -132,10 +135,11 @@ def _evaluated_bounds(obj: Any, depsgraph: Any) -> tuple[list[Any], list[Any]] |
         if mesh is None or not len(mesh.vertices) or len(mesh.vertices) > _MAX_EVALUATED_VERTICES:
             return None
         local = [v.co.copy() for v in mesh.vertices]
+        slots = {p.material_index for p in mesh.polygons}
     finally:
         evaluated.to_mesh_clear()
     world = [obj.matrix_world @ v for v in local]
-    return _box(local), _box(world)
+    return _box(local), _box(world), slots
 
 
 def _box(points: list[Any]) -> list[Any]:
@@ -145,15 +149,17 @@ def _box(points: list[Any]) -> list[Any]:
     ]
 
 
-def _object(obj: Any, depsgraph: Any) -> dict[str, Any]:
+def _object(obj: Any, depsgraph: Any, shown: set[str]) -> dict[str, Any]:
     evaluated = obj.evaluated_get(depsgraph)  # with modifiers applied
     corners = [obj.matrix_world @ Vector(c) for c in evaluated.bound_box]
     low = [min(c[i] for c in corners) for i in range(3)]
     high = [max(c[i] for c in corners) for i in range(3)]
     dimensions = list(evaluated.dimensions)
+    slots = obj.material_slots
+    used = set(range(len(slots)))
     measured = _evaluated_bounds(obj, depsgraph)
     if measured is not None:
-        (local_low, local_high), (low, high) = measured
+        (local_low, local_high), (low, high), used = measured
         scale = obj.matrix_world.to_scale()
         dimensions = [abs(scale[i]) * (local_high[i] - local_low[i]) for i in range(3)]
     return {
@@ -164,17 +170,77 @@ def _object(obj: Any, depsgraph: Any) -> dict[str, Any]:
         "bbox_min": _vec(low),
         "bbox_max": _vec(high),
         "modifiers": [{"name": m.name, "type": m.type} for m in obj.modifiers],
-        "materials": [s.material.name for s in obj.material_slots if s.material],
+        "materials": [s.material.name for k, s in enumerate(slots) if s.material and k in used],
         "parent": obj.parent.name if obj.parent else None,
+        "hidden": _hidden_from_render(obj, shown),
     }
+
+
+def _shown_collections(view_layer: Any) -> set[str]:
+    """Names of the collections the render shows: not excluded from the view layer and not
+    hidden from the render, nor any collection above them."""
+    shown: set[str] = set()
+    pending = [view_layer.layer_collection]
+    while pending:
+        layer = pending.pop()
+        if layer.exclude or layer.collection.hide_render:
+            continue
+        shown.add(layer.collection.name)
+        pending.extend(layer.children)
+    return shown
+
+
+def _hidden_from_render(obj: Any, shown: set[str]) -> str | None:
+    """Why the render does not show `obj` (None when it does): the checks judge what renders,
+    so an object measured right but hidden earns nothing for itself."""
+    if obj.hide_render:
+        return "hide_render is set"
+    if not any(c.name in shown for c in obj.users_collection):
+        return "its collections are excluded or hidden from the render"
+    if obj.type != "LIGHT" and not obj.visible_camera:
+        return "camera rays do not see it"
+    if getattr(obj, "is_holdout", False):
+        return "it is a holdout (renders as a hole)"
+    if obj.type == "MESH" and _reads_is_viewport(obj):
+        return "its geometry nodes read Is Viewport (the render differs from what was measured)"
+    return None
+
+
+def _reads_is_viewport(obj: Any) -> bool:
+    groups = [m.node_group for m in obj.modifiers if m.type == "NODES" and m.node_group]
+    seen: set[str] = set()
+    while groups:
+        group = groups.pop()
+        if group.name in seen:
+            continue
+        seen.add(group.name)
+        for node in group.nodes:
+            if node.bl_idname == "GeometryNodeIsViewport":
+                return True
+            if getattr(node, "node_tree", None) is not None:
+                groups.append(node.node_tree)
+    return False
+
+
+def _as_rendered() -> None:
+    """Make the (viewport) evaluation the checks measure match the render's: a modifier
+    shown only in the viewport, or only in the render, and viewport subdivision levels
+    would otherwise let a script show the check one mesh and the camera another."""
+    for obj in bpy.data.objects:
+        for modifier in obj.modifiers:
+            modifier.show_viewport = modifier.show_render
+            if hasattr(modifier, "render_levels") and hasattr(modifier, "levels"):
+                modifier.levels = modifier.render_levels
+        data = obj.data
+        if obj.type in ("CURVE", "SURFACE", "FONT") and data.render_resolution_u:
+            data.resolution_u = data.render_resolution_u
 
 
 def _material(mat: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"name": mat.name, "principled": None}
     tree = mat.node_tree if mat.use_nodes else None
-    nodes = [n for n in tree.nodes if n.type == "BSDF_PRINCIPLED"] if tree else []
-    if nodes:
-        node = nodes[0]
+    node, out["surface"] = _surface_shader(tree)
+    if node is not None:
         out["principled"] = {
             name: {
                 "value": _value(node.inputs[name].default_value),
@@ -187,16 +253,56 @@ def _material(mat: Any) -> dict[str, Any]:
     return out
 
 
-def _light(obj: Any) -> dict[str, Any]:
+def _surface_shader(tree: Any) -> tuple[Any, str]:
+    """(the Principled BSDF the render's material output is fed by, or None; what feeds it).
+    Only that node's inputs are what renders: a second Principled BSDF left unconnected, or
+    one mixed with another shader, is a decoy."""
+    if tree is None:
+        return None, "the material does not use nodes"
+    output = tree.get_output_node("CYCLES")
+    if output is None or not output.inputs["Surface"].is_linked:
+        return None, "nothing feeds the material output's surface"
+    link = output.inputs["Surface"].links[0]
+    node = link.from_node
+    while node.type == "REROUTE" and node.inputs[0].is_linked:
+        link = node.inputs[0].links[0]
+        node = link.from_node
+    if link.is_muted or node.mute or node.type != "BSDF_PRINCIPLED":
+        return None, f"the surface is fed by {node.bl_label or node.type}, not a Principled BSDF"
+    return node, "Principled BSDF"
+
+
+def _light(obj: Any, shown: set[str]) -> dict[str, Any]:
     forward = obj.matrix_world.to_3x3() @ Vector((0.0, 0.0, -1.0))
+    strength, tint = _light_nodes(obj.data)
+    color = [c * t for c, t in zip(obj.data.color, tint, strict=True)]
     return {
         "name": obj.name,
         "type": obj.data.type,
-        "energy": round(float(obj.data.energy), 6),
-        "color": _vec(obj.data.color),
+        "energy": None if strength is None else round(float(obj.data.energy * strength), 6),
+        "color": _vec(color),
         "location": _vec(obj.matrix_world.translation),
         "direction": _vec(forward.normalized()),
+        "hidden": _hidden_from_render(obj, shown),
     }
+
+
+def _light_nodes(light: Any) -> tuple[float | None, list[float]]:
+    """(strength, colour) the light's node tree multiplies its energy and colour by: (1,
+    white) without nodes, None where the tree is not a plain constant Emission (what it
+    emits cannot be read as a value)."""
+    tree = light.node_tree if getattr(light, "use_nodes", False) else None
+    if tree is None:
+        return 1.0, [1.0, 1.0, 1.0]
+    output = next((n for n in tree.nodes if n.type == "OUTPUT_LIGHT" and n.is_active_output), None)
+    if output is None or not output.inputs["Surface"].is_linked:
+        return 0.0, [1.0, 1.0, 1.0]
+    node = output.inputs["Surface"].links[0].from_node
+    if node.type != "EMISSION" or node.mute or any(i.is_linked for i in node.inputs):
+        return None, [1.0, 1.0, 1.0]
+    return float(node.inputs["Strength"].default_value), list(node.inputs["Color"].default_value)[
+        :3
+    ]
 
 
 def _camera(scene: Any) -> dict[str, Any] | None:
@@ -214,6 +320,22 @@ def _camera(scene: Any) -> dict[str, Any] | None:
     }
 
 
+def _in_frame(scene: Any, dumped: dict[str, Any]) -> bool:
+    """Whether any corner or the centre of the object's world box projects inside the scene
+    camera's frame (Blender's own projection: lens, sensor, shift, projection type) and
+    between its clipping distances."""
+    cam = scene.camera
+    low, high = dumped["bbox_min"], dumped["bbox_max"]
+    points = [[(low, high)[(k >> i) & 1][i] for i in range(3)] for k in range(8)]
+    points.append([(a + b) / 2 for a, b in zip(low, high, strict=True)])
+    near, far = cam.data.clip_start, cam.data.clip_end
+    for point in points:
+        x, y, depth = world_to_camera_view(scene, cam, Vector(point))
+        if 0.0 <= x <= 1.0 and 0.0 <= y <= 1.0 and near <= depth <= far:
+            return True
+    return False
+
+
 def _render(scene: Any) -> dict[str, Any]:
     r = scene.render
     return {
@@ -228,15 +350,25 @@ def _render(scene: Any) -> dict[str, Any]:
 
 def dump_scene() -> dict[str, Any]:
     """What the open scene holds, as plain values (the record the spec is checked against)."""
+    _as_rendered()
     scene = bpy.context.scene
     depsgraph = bpy.context.evaluated_depsgraph_get()
-    objects = list(scene.objects)
-    used = {s.material.name for o in objects for s in o.material_slots if s.material}
+    objects = list(scene.objects)[:1000]
+    shown = _shown_collections(bpy.context.view_layer)
+    dumped = [_object(o, depsgraph, shown) for o in objects]
+    used = {name for o in dumped if not o["hidden"] for name in o["materials"]}
+    camera = _camera(scene)
+    if camera is not None:  # what of the scene the picture holds: not only where it points
+        camera["in_frame"] = [
+            o["name"]
+            for o in dumped
+            if o["type"] == "MESH" and not o["hidden"] and _in_frame(scene, o)
+        ]
     return {
-        "objects": [_object(o, depsgraph) for o in objects[:1000]],
+        "objects": dumped,
         "materials": [_material(m) for m in bpy.data.materials if m.name in used][:1000],
-        "lights": [_light(o) for o in objects[:1000] if o.type == "LIGHT"],
-        "camera": _camera(scene),
+        "lights": [_light(o, shown) for o in objects if o.type == "LIGHT"],
+        "camera": camera,
         "render": _render(scene),
     }
 
@@ -309,6 +441,7 @@ def export_mesh(path: str = "/box/out.stl") -> None:
     """Open ``step_0.blend`` (scripts disabled) and export every mesh object to STL,
     in world coordinates with modifiers applied: the geometry a Blender CAD script built."""
     bpy.ops.wm.open_mainfile(filepath="/box/step_0.blend", load_ui=False, use_scripts=False)
+    _as_rendered()
     if not any(o.type == "MESH" for o in bpy.context.scene.objects):
         print("the scene holds no mesh object", file=sys.stderr)
         sys.exit(EXIT_SCRIPT_ERROR)

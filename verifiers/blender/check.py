@@ -93,7 +93,11 @@ def _object_checks(
         )
     # The name alone is worth a check only when the spec asks nothing else of the object:
     # otherwise a scene of empties with the right names would earn part of the reward.
-    return checks or [Check("geometry", f"object {name!r}", True)]
+    checks = checks or [Check("geometry", f"object {name!r}", True)]
+    hidden = found.get("hidden")
+    if hidden:  # measured right but not in the picture: none of its checks is earned
+        return [Check(c.stage, c.what, False, f"hidden from the render: {hidden}") for c in checks]
+    return checks
 
 
 def _material_checks(
@@ -103,7 +107,8 @@ def _material_checks(
         return [Check("materials", f"material {name!r}", False, f"no material {name!r} in use")]
     principled = found.get("principled")
     if not principled:
-        return [Check("materials", f"material {name!r}", False, "has no Principled BSDF node")]
+        surface = found.get("surface", "has no Principled BSDF node")
+        return [Check("materials", f"material {name!r}", False, surface)]
     checks: list[Check] = []
     for key, want in spec.inputs.items():
         entry = principled.get(key)
@@ -127,6 +132,8 @@ def _material_checks(
 def _light_matches(light: dict[str, Any], spec: LightSpec, tol: Tolerances) -> list[str]:
     """What about `light` fails `spec` (empty when it matches)."""
     wrong = []
+    if light.get("hidden"):
+        wrong.append(f"hidden from the render ({light['hidden']})")
     if spec.name is not None and light.get("name") != spec.name:
         wrong.append(f"name {light.get('name')!r}")
     if spec.type is not None and light.get("type") != spec.type.upper():
@@ -230,19 +237,33 @@ def _camera_checks(cam: dict[str, Any] | None, spec: CameraSpec, tol: Tolerances
             checks.append(Check("render", what, angle <= tol.angle_deg, detail))
     if spec.lens is not None:
         lens = cam.get("lens")
+        projection = cam.get("projection", "PERSP")
         ok = isinstance(lens, int | float) and abs(lens - spec.lens) <= tol.lens_mm
-        checks.append(Check("render", "camera.lens", ok, f"is {lens} mm, want {spec.lens} mm"))
+        detail = f"is {lens} mm, want {spec.lens} mm"
+        if projection != "PERSP":  # a focal length is a perspective camera's
+            ok, detail = False, f"the camera is {projection}, not a {spec.lens} mm lens"
+        checks.append(Check("render", "camera.lens", ok, detail))
     return checks or [Check("render", "camera", True)]
 
 
 def _sees_scene(cam: dict[str, Any], objects: list[dict[str, Any]]) -> Check | None:
-    """Whether the centre of the scene's meshes is inside the camera's view cone: a camera
-    facing away fails this, whatever else the spec states about it."""
+    """Whether the centre of the scene's meshes is inside the camera's view cone (a camera
+    facing away fails this, whatever else the spec states about it), and whether any mesh
+    is inside its frame and clipping range by Blender's own projection (``in_frame``: a
+    camera shifted off the scene, clipping it away, or not a perspective one)."""
     boxes: list[tuple[Any, Any]] = [
-        (o.get("bbox_min"), o.get("bbox_max")) for o in objects if o.get("type") == "MESH"
+        (o.get("bbox_min"), o.get("bbox_max"))
+        for o in objects
+        if o.get("type") == "MESH" and not o.get("hidden")
     ]
-    if not boxes or cam.get("projection", "PERSP") != "PERSP":
+    framed = cam.get("in_frame")  # the rendered meshes the camera's picture holds
+    if not boxes:
         return None
+    if cam.get("projection", "PERSP") != "PERSP":
+        if framed is None:
+            return None
+        detail = "" if framed else "no mesh is inside the camera's frame and clipping range"
+        return Check("render", "camera sees the scene", bool(framed), detail)
     try:
         low = [min(float(b[0][i]) for b in boxes) for i in range(3)]
         high = [max(float(b[1][i]) for b in boxes) for i in range(3)]
@@ -252,6 +273,9 @@ def _sees_scene(cam: dict[str, Any], objects: list[dict[str, Any]]) -> Check | N
     centre = [(a + b) / 2 for a, b in zip(low, high, strict=True)]
     angle = _angle_deg(cam.get("direction", [0, 0, 0]), _towards(cam.get("location"), centre))
     half_view = math.degrees(math.atan(0.5 * math.hypot(sensor, sensor * 0.75) / lens))
+    if angle <= half_view and framed is not None and not framed:
+        detail = "no mesh is inside the camera's frame and clipping range (shift, clipping)"
+        return Check("render", "camera sees the scene", False, detail)
     if angle <= half_view:
         return Check("render", "camera sees the scene", True)
     if angle > 90:

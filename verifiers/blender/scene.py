@@ -72,7 +72,7 @@ class BlenderScene:
     """Run a Blender script in the sandbox and check its scene against a spec."""
 
     name: ClassVar[str] = "blender_scene"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     cost: ClassVar[Cost] = Cost.SANDBOX
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 

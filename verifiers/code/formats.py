@@ -19,6 +19,7 @@ Reference shapes (a dict; ``format`` picks one):
 from __future__ import annotations
 
 import ast
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,8 +49,19 @@ class Suite:
     expected_tests: int = 0
 
 
+_AST_LOCK = threading.Lock()
+"""CPython 3.11's `ast` is not thread-safe (gh-106905: two threads building trees at once
+raise "AST constructor recursion depth mismatch"), and verifiers are called from threads
+(server lanes, benchmarks): references are parsed one at a time."""
+
+
 def parse_reference(ref: Any) -> Suite:
     """Validate `ref`; raises ReferenceError_ saying what is wrong."""
+    with _AST_LOCK:
+        return _parse_reference(ref)
+
+
+def _parse_reference(ref: Any) -> Suite:
     if not isinstance(ref, dict):
         raise ReferenceError_("code_tests needs `reference` to be a dict with a `format` key")
     fmt = ref.get("format")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardsmith.verifiers.code.harness import program_source
+from rewardsmith.verifiers.code.harness.wire import MAX_REPLY, loads_bounded
 from rewardsmith.verifiers.code.values import DecodeError, decode, exact_equal, excerpt
 from rewardsmith.verifiers.sandbox import ForkServer, LimitHit, Limits, Program, SandboxResult
 
@@ -40,9 +41,10 @@ def run_function_tests(
 ) -> FunctionRun:
     """Load `code` in one jail and run the judge `spec` (format, tests) in another."""
     spec = {**spec, "call_timeout_s": call_timeout_s, "load_timeout_s": limits.wall_s}
+    margin = min(5.0, max(1.0, limits.wall_s / 2))  # the candidate's limit comes first
     judge_limits = Limits(
-        wall_s=limits.wall_s + 5.0,
-        cpu_s=limits.wall_s + 5.0,
+        wall_s=limits.wall_s + margin,
+        cpu_s=limits.wall_s + margin,
         memory_bytes=512 << 20,
         processes=16,
         output_bytes=64 << 10,
@@ -79,12 +81,14 @@ def run_calls(server: ForkServer, code: str, spec: dict[str, Any], limits: Limit
         files={"solution.py": code.encode()},
         readonly_files={"calls.json": json.dumps(spec["calls"]).encode()},
         collect=("results.jsonl",),
-        limits=limits,
+        # what the scoring process parses is bounded: a larger file is missing, as if the
+        # program had died while loading (its fault, scored 0)
+        limits=limits.replace(collect_bytes=MAX_REPLY),
     )
     ran = server.run_programs([candidate])[0]
     lines = ran.files.get("results.jsonl", b"").splitlines()
     hello = _json_line(lines[0]) if lines else None
-    if not isinstance(hello, dict) or "loaded" not in hello:
+    if not isinstance(hello, dict) or type(hello.get("loaded")) is not bool:
         reason = "died" if ran.limit_hit is None else "timeout"
         hello = {
             "loaded": False,
@@ -103,7 +107,7 @@ def run_calls(server: ForkServer, code: str, spec: dict[str, Any], limits: Limit
 
 def _json_line(line: bytes) -> Any:
     try:
-        return json.loads(line)
+        return loads_bounded(line)
     except ValueError:
         return None
 

@@ -2,6 +2,9 @@
 
 A compile step gets its own limits; its output (a binary, a jar) is read back and handed
 to each test run as an executable file. Python skips compilation and runs in a warm fork.
+Compiled programs run as ``./main`` from the jail's work dir, so nothing depends on the
+scoring process's own working directory. Toolchains outside the system folders (rustup's)
+are found from this machine's PATH and shown read-only in the jail.
 """
 
 from __future__ import annotations
@@ -24,7 +27,36 @@ _COMPILE_LIMITS = Limits(
     output_bytes=256 << 10,
     collect_bytes=256 << 20,
 )
-_RUSTUP = ("/root/.cargo", "/root/.rustup")
+_SYSTEM = ("/usr/", "/bin/")
+_GO_ENV = {
+    # The build cache and module folders live in the jail's private /tmp; no network, no
+    # cgo (so no C compiler or host headers reachable from a Go build), no toolchain switch.
+    "GOCACHE": "/tmp/go-build",
+    "GOPATH": "/tmp/go",
+    "GO111MODULE": "off",
+    "CGO_ENABLED": "0",
+    "GOTOOLCHAIN": "local",
+    "GOFLAGS": "-buildvcs=false",
+}
+
+
+def _rust_toolchain() -> tuple[tuple[str, ...], dict[str, str]]:
+    """Folders to bind and environment for rustc: none for a system rustc; rustup's homes
+    for a rustup proxy (CARGO_HOME/RUSTUP_HOME, else next to the proxy)."""
+    cargo = os.environ.get("CARGO_HOME") or os.path.expanduser("~/.cargo")
+    search = os.pathsep.join([os.path.join(cargo, "bin"), os.environ.get("PATH", ""), "/usr/bin"])
+    found = shutil.which("rustc", path=search)
+    if found is None or os.path.realpath(found).startswith(_SYSTEM):
+        return (), {}
+    if os.path.basename(os.path.realpath(found)) == "rustup":
+        cargo = os.path.dirname(os.path.dirname(os.path.abspath(found)))
+        rustup = os.environ.get("RUSTUP_HOME") or os.path.join(os.path.dirname(cargo), ".rustup")
+        homes = tuple(d for d in (cargo, rustup) if os.path.isdir(d))
+        return homes, {"RUSTUP_HOME": rustup, "CARGO_HOME": cargo}
+    return (os.path.dirname(os.path.dirname(os.path.realpath(found))),), {}
+
+
+_RUST_BINDS, _RUST_ENV = _rust_toolchain()
 
 
 @dataclass(frozen=True)
@@ -57,6 +89,7 @@ def _path(lang: Language) -> str:
 
 _JAVA_FLAGS = (
     "-Xmx256m",
+    "-Xms16m",  # commit the heap as it grows (rootless mode bounds what a process commits)
     "-Xss64m",
     "-XX:+UseSerialGC",
     "-XX:TieredStopAtLevel=1",
@@ -89,8 +122,8 @@ LANGUAGES: dict[str, Language] = {
         artifact="main",
         tool="rustc",
         compile=("rustc", "-O", "--edition", "2021", "-o", "main", "main.rs"),
-        binds=_RUSTUP,
-        env={"RUSTUP_HOME": "/root/.rustup", "CARGO_HOME": "/root/.cargo"},
+        binds=_RUST_BINDS,
+        env=_RUST_ENV,
     ),
     "java": Language(
         "java",
@@ -114,8 +147,25 @@ LANGUAGES: dict[str, Language] = {
         run_memory_bytes=512 << 20,
         run_processes=32,
     ),
+    "go": Language(
+        "go",
+        "main.go",
+        run=("./main",),
+        artifact="main",
+        tool="go",
+        compile=("go", "build", "-o", "main", "main.go"),
+        env=_GO_ENV,
+        run_processes=32,
+    ),
 }
-_ALIASES = {"py": "python", "c++": "cpp", "rs": "rust", "js": "javascript", "node": "javascript"}
+_ALIASES = {
+    "py": "python",
+    "c++": "cpp",
+    "rs": "rust",
+    "js": "javascript",
+    "node": "javascript",
+    "golang": "go",
+}
 
 
 def language(name: str) -> Language:

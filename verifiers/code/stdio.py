@@ -14,7 +14,10 @@ Checkers (``got`` is the program's stdout, ``want`` the reference output):
 - ``float``: tokens equal, except that two numeric tokens match when
   ``|a - b| <= tol * max(1, |b|)`` (absolute or relative error within ``float_tol``, as
   Codeforces-style judges state it).
-- ``custom``: ``checker_code`` defines ``check(input, output, expected) -> bool``.
+- ``custom``: ``checker_code`` defines ``check(input, output, expected) -> bool``. The
+  output it reads is hostile: a checker that raises on one case fails that case (the
+  output was not acceptable), and one that the outputs drive past its time or memory is
+  the model's failure (`CheckerError.model_caused`), never a way out of a 0.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any
 from rewardsmith.verifiers.code.languages import Language
 from rewardsmith.verifiers.sandbox import ForkServer, Limits, Program, SandboxResult, run
 
-__all__ = ["CHECKERS", "Build", "build", "check_outputs", "run_case"]
+__all__ = ["CHECKERS", "Build", "CheckerError", "build", "check_outputs", "run_case"]
 
 
 def _exact(got: str, want: str, tol: float) -> bool:
@@ -79,6 +82,15 @@ CHECKERS: dict[str, Callable[[str, str, float], bool] | None] = {
     "float": _floats,
     "custom": None,
 }
+
+
+@dataclass(frozen=True)
+class CheckerError:
+    """A custom checker that could not decide."""
+
+    message: str
+    model_caused: bool
+    """True when the candidates' outputs drove it past its limits."""
 
 
 @dataclass(frozen=True)
@@ -144,9 +156,10 @@ def check_outputs(
     outputs: list[str],
     tol: float,
     checker_code: str = "",
-) -> list[bool] | str:
-    """Verdicts per case; for ``custom``, run the checker in its own jail (a string is an
-    error message from it)."""
+    checker_wall_s: float = 30.0,
+) -> list[bool] | CheckerError:
+    """Verdicts per case; for ``custom``, run the checker in its own jail, all cases
+    within `checker_wall_s`."""
     fn = CHECKERS[checker]
     if fn is not None:
         return [fn(out, case["output"], tol) for out, case in zip(outputs, cases, strict=True)]
@@ -156,14 +169,17 @@ def check_outputs(
     script = (
         checker_code
         + "\nimport json as _j, sys as _s\n"
-        + "_r = [bool(check(i, o, e)) for i, o, e in _j.loads(_s.stdin.read())]\n"
+        + "def _one(i, o, e):\n"
+        + "    try:\n        return bool(check(i, o, e))\n"
+        + "    except Exception:\n        return False\n"
+        + "_r = [_one(i, o, e) for i, o, e in _j.loads(_s.stdin.read())]\n"
         + "open('verdicts.json', 'w').write(_j.dumps(_r))\n"
     )
     res = Program(
         python=script,
         stdin=payload.encode(),
         collect=("verdicts.json",),
-        limits=Limits(wall_s=30, cpu_s=30, memory_bytes=512 << 20),
+        limits=Limits(wall_s=checker_wall_s, cpu_s=checker_wall_s, memory_bytes=512 << 20),
     )
     from rewardsmith.verifiers.sandbox import fork_server
 
@@ -173,7 +189,9 @@ def check_outputs(
         verdicts = json.loads(result.files["verdicts.json"])
     except (KeyError, ValueError):
         tail = result.stderr[-500:].decode(errors="replace")
-        return f"custom checker failed: {result.describe()}: {tail}"
+        return CheckerError(
+            f"custom checker failed: {result.describe()}: {tail}", result.limit_hit is not None
+        )
     if not isinstance(verdicts, list) or len(verdicts) != len(cases):
-        return "custom checker returned the wrong number of verdicts"
+        return CheckerError("custom checker returned the wrong number of verdicts", False)
     return [v is True for v in verdicts]

@@ -154,6 +154,10 @@ def sorted_safe(items: Any) -> list[Any]:
 
 
 def excerpt(value: Any, limit: int = 200) -> str:
-    """A short repr for evidence and feedback."""
-    text = repr(value)
+    """A short repr for evidence and feedback; never raises (an int too long to print in
+    decimal is described by its size)."""
+    try:
+        text = repr(value)
+    except ValueError:  # int-to-str digit limit, anywhere inside the value
+        text = f"<{type(value).__name__} too large to print>"
     return text if len(text) <= limit else text[: limit - 3] + "..."

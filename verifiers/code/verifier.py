@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -24,6 +25,7 @@ from rewardsmith.verifiers.code.outcome import (
     text_excerpt,
 )
 from rewardsmith.verifiers.code.values import excerpt
+from rewardsmith.verifiers.exploits import Exploit, ExploitGenerator
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.sandbox import Limits, fork_server
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
@@ -37,7 +39,7 @@ class CodeTests:
     `rewardsmith.verifiers.code.formats` for the shapes) and score the fraction passed."""
 
     name: ClassVar[str] = "code_tests"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
     cost: ClassVar[Cost] = Cost.SANDBOX
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
@@ -56,6 +58,9 @@ class CodeTests:
     """Longer programs fail as too large without being run."""
     compile_wall_s: float = 60.0
     """Wall-clock limit for compiling (C, C++, Rust, Java); past it, a compile error."""
+    checker_wall_s: float = 30.0
+    """Wall-clock limit for a stdio ``custom`` checker over all cases; outputs that drive
+    it past the limit are the model's failure (check_limit)."""
 
     def __post_init__(self) -> None:
         language(self.language)  # KeyError naming the known languages
@@ -96,6 +101,19 @@ class CodeTests:
             verdict = self._functions(suite, code)
         return verdict.with_elapsed(time.perf_counter() - start)
 
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """Adversarial variants of a right `sample`, each limited to what its honest twin
+        earns (see `rewardsmith.verifiers.code.exploits` and docs/gaming.md)."""
+        from rewardsmith.verifiers.code.exploits import code_exploits
+
+        return code_exploits(sample, self.language)
+
+    def exploit_generators(self) -> dict[str, ExploitGenerator]:
+        """The generators `exploits` composes, by class (the audit caps each on its own)."""
+        from rewardsmith.verifiers.code.exploits import generators
+
+        return generators(self.language)
+
     # ------------------------------------------------------------------ function calls
 
     def _functions(self, suite: Suite, code: str) -> Verdict:
@@ -112,6 +130,7 @@ class CodeTests:
         evidence: dict[str, Any] = {
             "format": suite.format,
             "language": "python",
+            "sandbox_mode": ran.candidate.mode,
             "candidate": candidate_evidence(ran.candidate),
         }
         for res in (ran.judge, ran.candidate):
@@ -152,11 +171,26 @@ class CodeTests:
             return Verdict.errored(
                 self.name, self.version, failure, f"stopped: {limit.value} limit", evidence=evidence
             )
+        if ran.judge.limit_hit is not None:
+            # The tests are bounded and the candidate was within its own limits, so what
+            # drove the judge past its budget is what the candidate sent (a huge value, a
+            # number the tests loop over): the model's fault, never an escape from a 0.
+            return Verdict.errored(
+                self.name,
+                self.version,
+                Failure.CHECK_LIMIT,
+                f"the candidate's answers drove the tests past their {ran.judge.limit_hit.value}"
+                " limit",
+                evidence=evidence,
+            )
+        # Say why: the judge's last words (an import error, a crash) are the cause.
+        last = ran.judge.stderr.decode(errors="replace").strip().splitlines()[-1:]
+        cause = f": {last[0][:500]}" if last else ""
         return Verdict.errored(
             self.name,
             self.version,
             Failure.VERIFIER_CRASH,
-            f"the judge wrote no report ({ran.judge.describe()})",
+            f"the judge wrote no report ({ran.judge.describe()}){cause}",
             evidence=evidence,
         )
 
@@ -197,6 +231,7 @@ class CodeTests:
             "format": "stdio",
             "language": lang.name,
             "checker": suite.checker,
+            "sandbox_mode": built.result.mode if built.result is not None else None,
         }
         if built.result is not None:
             evidence["compile"] = _compile_evidence(lang, built.result)
@@ -206,6 +241,7 @@ class CodeTests:
         with fork_server(binds=lang.binds) as server:
             for i, case in enumerate(suite.cases):
                 res = stdio.run_case(server, lang, built, case["input"], self.limits)
+                evidence["sandbox_mode"] = res.mode
                 if res.error:
                     return Verdict.errored(
                         self.name, self.version, Failure.SANDBOX_ERROR, res.error, evidence=evidence
@@ -219,10 +255,12 @@ class CodeTests:
             outputs,
             suite.judge_spec["float_tol"],
             suite.checker_code,
+            self.checker_wall_s,
         )
-        if isinstance(checked, str):
+        if isinstance(checked, stdio.CheckerError):
+            failure = Failure.CHECK_LIMIT if checked.model_caused else Failure.VERIFIER_CRASH
             return Verdict.errored(
-                self.name, self.version, Failure.VERIFIER_CRASH, checked, evidence=evidence
+                self.name, self.version, failure, checked.message, evidence=evidence
             )
         for record, ok in zip(records, checked, strict=True):
             if record["status"] == "ran":

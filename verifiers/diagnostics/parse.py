@@ -30,6 +30,8 @@ from rewardsmith.verifiers.diagnostics.parsers.generic import parse_generic
 from rewardsmith.verifiers.diagnostics.parsers.go import parse_go
 from rewardsmith.verifiers.diagnostics.parsers.java import parse_javac
 from rewardsmith.verifiers.diagnostics.parsers.junit import parse_junit
+from rewardsmith.verifiers.diagnostics.parsers.native import SIGNATURE as NATIVE_SIGNATURE
+from rewardsmith.verifiers.diagnostics.parsers.native import parse_native
 from rewardsmith.verifiers.diagnostics.parsers.node import parse_node
 from rewardsmith.verifiers.diagnostics.parsers.python import parse_python
 from rewardsmith.verifiers.diagnostics.parsers.pytype import parse_mypy_text, parse_pyright_text
@@ -62,6 +64,7 @@ _TEXT: dict[str, tuple[TextParser, str]] = {
     "go": (parse_go, "go"),
     "go-vet": (parse_go, "go-vet"),
     "pytest-junit": (parse_junit, "pytest-junit"),
+    "native": (parse_native, "native"),
     "generic": (parse_generic, "unknown"),
 }
 TOOLS: tuple[str, ...] = tuple(sorted(_TEXT))
@@ -104,7 +107,11 @@ _SIGNATURES: dict[str, re.Pattern[str]] = {
         re.M,
     ),
     "pytest-junit": re.compile(r"<testsuites?[\s>]"),
+    "native": NATIVE_SIGNATURE,
 }
+_RUNS_NATIVE = {"gcc", "g++", "clang", "clang++", "rustc", "cargo", "go"}
+"""Tools whose programs fail at run time in the C runtime's words: a log named as theirs is
+also read by the native parser (assertions, aborts, sanitizers) when those words appear."""
 
 
 _CLANG = re.compile(r"^\d+ (?:errors?|warnings?)(?: and \d+ \w+)? generated\.$|^clang", re.M)
@@ -148,6 +155,8 @@ def parse_log(
         return []
     records, rest = structured.parse_structured(text, key)
     tools = [key] if key is not None else detect_tools(_joined(rest)[:DETECT_CHARS])
+    if key in _RUNS_NATIVE and NATIVE_SIGNATURE.search(_joined(rest)[:DETECT_CHARS]):
+        tools.append("native")
     for name in tools:
         parser, label = _TEXT[name]
         records.extend(parser(rest, label))

@@ -17,7 +17,18 @@ step`` of the series' axis. A value passes within ``tol``; a direction holds onl
 change exceeds ``tol`` (a flat pair supports neither "rose" nor "fell"); a maximum holds
 for a category within ``tol`` of the top; a change in percent passes when it lies in the
 range the values ± ``tol`` allow. Claims compare in the chart's own units ("$151 million"
-on an axis in $ millions reads 151). The score is the share of claims that hold; a
+on an axis in $ millions reads 151): the scale the page declares ("($ millions)" in a title,
+or ``"scale"``/``"title"`` in chart data) converts a figure written with a scale word, so
+"$151 billion" on that axis is 1,000 times too large, and on a chart that declares no scale
+a figure with a scale word is taken at its face value. A percentage is never rescaled.
+
+A negated sentence ("did not peak in 2021", "never rose", "failed to fall") is graded as
+the denial it is. Denying a peak, a low or a direction holds only where the chart shows
+the affirmed claim false: the category lies more than ``tol`` from the top (or bottom), the
+pair did not move the stated way at all. Denying a figure ("was not 151") is counted only
+when the chart supports the figure (then it fails): any number but one is true of a value,
+so a denial that holds says nothing the chart could pay for. Two negations in one sentence
+are not decidable. The score is the share of claims that hold; a
 completion with no claim the chart can decide fails (``format``). A chart drawn as a
 picture cannot be read: that is an error of the reference (score None), never a guess.
 """
@@ -27,7 +38,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from rewardsmith.verifiers.exploits import Exploit
@@ -37,7 +48,12 @@ from rewardsmith.verifiers.finance.doc_cache import (
     ResultCache,
     sha256_of,
 )
-from rewardsmith.verifiers.finance.figures import Figure, find_figure_spans
+from rewardsmith.verifiers.finance.figures import (
+    SCALE_WORDS,
+    Figure,
+    find_figure_spans,
+    scale_from_header,
+)
 from rewardsmith.verifiers.finance.pdf import pdf_problem
 from rewardsmith.verifiers.finance.reference import ExtractionLimits
 from rewardsmith.verifiers.killable import call_with_limits
@@ -54,6 +70,9 @@ _EVERY = re.compile(r"\b(every|each)\s+year\b|\bsteadily\b|\bconsecutive", re.I)
 _YOY = re.compile(
     r"year[- ]over[- ]year|year[- ]on[- ]year|\byoy\b|from the (previous|prior) year", re.I
 )
+_NEGATION = re.compile(
+    r"\b(?:not(?! only)|never|no longer|neither|nor|cannot|fail(?:s|ed)? to)\b|n't\b", re.I
+)
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
 MAX_CLAIMS = 200
 MAX_TEXT = 50_000
@@ -69,6 +88,14 @@ class Claim:
     """The figure claimed (a value, a change); for a trend +1 (up) or -1 (down)."""
     text: str = ""
     hedged: bool = False
+    negated: bool = False
+    """The sentence denies the claim ("did not peak in 2021")."""
+    scale: float = 1.0
+    """The scale word written with `stated` ("151 million": 1e6); 1 when none."""
+
+
+_FIGURE_KINDS = ("value", "change")
+"""Claims of an amount, which the chart's scale converts; a denied one pays nothing."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +104,8 @@ class _Chart:
     values: dict[str, dict[str, float]]
     tolerance: dict[str, float]
     """Per series: tolerance_ticks × its axis's tick step."""
+    scale: float = 1.0
+    """The scale the chart declares for its amounts ("$ millions": 1e6); 1 when none."""
 
 
 def _names(series: list[str]) -> dict[str, re.Pattern[str]]:
@@ -98,9 +127,13 @@ def parse_claims(text: str, series: list[str], categories: list[str]) -> list[Cl
             named = list(series)
         if len(named) != 1:
             continue  # no series, or several: not one decidable claim
+        negations = len(_NEGATION.findall(sentence))
+        if negations > 1:
+            continue  # "it is not true that it did not rise": not one decidable claim
         cats = _categories_in(sentence, categories)
         figures = [f for f, *_ in find_figure_spans(_strip(sentence, categories, names))]
-        out += _claims(named[0], sentence, cats, figures, categories)
+        claims = _claims(named[0], sentence, cats, figures, categories)
+        out += [replace(c, negated=True) for c in claims] if negations else claims
         if len(out) >= MAX_CLAIMS:
             break
     return out[:MAX_CLAIMS]
@@ -152,8 +185,8 @@ def _change(
         return Claim("trend", series, cats, direction, sentence)
     kind = "change_pct" if figures[0].unit == "%" else "change"
     stated = direction * abs(figures[0].value)
-    hedged = len({abs(f.value) for f in figures}) > 1
-    return Claim(kind, series, cats, stated, sentence, hedged)
+    hedged = len({abs(f.absolute) for f in figures}) > 1
+    return Claim(kind, series, cats, stated, sentence, hedged, scale=figures[0].scale)
 
 
 def _values(series: str, cats: list[str], figures: list[Figure], sentence: str) -> list[Claim]:
@@ -161,41 +194,66 @@ def _values(series: str, cats: list[str], figures: list[Figure], sentence: str) 
         return []
     if len(figures) == len(cats):  # "118.5 in 2019 and 132.5 in 2020": in order
         return [
-            Claim("value", series, (c,), f.value, sentence)
+            Claim("value", series, (c,), f.value, sentence, scale=f.scale)
             for c, f in zip(cats, figures, strict=True)
         ]
     if len(cats) == 1:  # one value, several figures offered: a hedge
-        return [Claim("value", series, (cats[0],), figures[0].value, sentence, hedged=True)]
+        first = figures[0]
+        return [Claim("value", series, (cats[0],), first.value, sentence, True, scale=first.scale)]
     return []
 
 
 def grade(claim: Claim, chart: _Chart) -> tuple[bool, dict[str, Any]]:
-    """Whether the claim holds on the chart, and what it was compared with."""
+    """Whether the claim holds on the chart, and what it was compared with. A denied figure
+    that the chart does not support is ``detail["vacuous"]``: it is not counted."""
     values = chart.values[claim.series]
     tol = chart.tolerance[claim.series]
     shown = {c: values.get(c) for c in claim.categories}
     detail: dict[str, Any] = {"chart": shown, "tolerance": tol}
     if claim.hedged or any(v is None for v in shown.values()):
+        detail["vacuous"] = claim.negated and claim.kind in _FIGURE_KINDS
         return False, detail
-    if claim.kind == "value":
-        return abs(values[claim.categories[0]] - (claim.stated or 0.0)) <= tol, detail
+    if claim.kind in _FIGURE_KINDS:
+        stated = _in_chart_units(claim, chart)
+        detail["stated_in_chart_units"] = stated
+        if claim.kind == "value":
+            holds = abs(values[claim.categories[0]] - stated) <= tol
+        else:
+            a, b = (values[c] for c in claim.categories)
+            holds = abs((b - a) - stated) <= 2 * tol
+        detail["vacuous"] = claim.negated and not holds
+        return holds and not claim.negated, detail
     if claim.kind in ("max", "min"):
         extreme = max(values.values()) if claim.kind == "max" else min(values.values())
         v = values[claim.categories[0]]
+        if claim.negated:  # clearly not the top (bottom): past the tolerance
+            return (v < extreme - tol) if claim.kind == "max" else (v > extreme + tol), detail
         return (v >= extreme - tol) if claim.kind == "max" else (v <= extreme + tol), detail
     if claim.kind == "monotonic":
         path = [values[c] for c in claim.categories if c in values]
-        steps = [b - a for a, b in itertools.pairwise(path)]
-        return bool(steps) and all(s * (claim.stated or 0) > tol for s in steps), detail
+        steps = [(b - a) * (claim.stated or 0) for a, b in itertools.pairwise(path)]
+        if claim.negated:  # some step did not move the stated way at all
+            return bool(steps) and any(s <= 0 for s in steps), detail
+        return bool(steps) and all(s > tol for s in steps), detail
     a, b = (values[c] for c in claim.categories)
     if claim.kind == "trend":
-        return (b - a) * (claim.stated or 0) > tol, detail
-    if claim.kind == "change":
-        return abs((b - a) - (claim.stated or 0)) <= 2 * tol, detail
+        moved = (b - a) * (claim.stated or 0)
+        return (moved <= 0) if claim.negated else (moved > tol), detail
     low, high = _pct_range(a, b, tol)
     detail["range_pct"] = [low, high]
     stated = claim.stated or 0.0
-    return low - 0.05 <= stated <= high + 0.05, detail
+    holds = low - 0.05 <= stated <= high + 0.05
+    detail["vacuous"] = claim.negated and not holds
+    return holds and not claim.negated, detail
+
+
+def _in_chart_units(claim: Claim, chart: _Chart) -> float:
+    """The amount claimed, in the units the chart's axis counts: "$0.15 billion" on an axis
+    in $ millions reads 150; a figure without a scale word is read in the chart's units."""
+    stated = claim.stated or 0.0
+    if claim.scale == 1.0 or "%" in claim.series:
+        return stated
+    return stated * claim.scale / chart.scale
 
 
 def _pct_range(a: float, b: float, tol: float) -> tuple[float, float]:
@@ -210,7 +268,7 @@ class ChartClaims:
     """Score the share of a model's claims about a chart that the chart supports."""
 
     name: ClassVar[str] = "chart_claims"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
     cost: ClassVar[Cost] = Cost.CPU
 
     tolerance_ticks: float = 0.25
@@ -232,7 +290,13 @@ class ChartClaims:
                 self.name, self.version, Failure.FORMAT,
                 feedback="no claim names a series and a category of the chart",
             )  # fmt: skip
-        graded = [(c, *grade(c, chart)) for c in claims]
+        graded = [(c, ok, d) for c in claims for ok, d in [grade(c, chart)] if not d.get("vacuous")]
+        if not graded:
+            return Verdict.failed(
+                self.name, self.version, Failure.FORMAT,
+                feedback="every claim denies a figure the chart does not show: none decidable",
+            )  # fmt: skip
+        claims = [c for c, _, _ in graded]
         failed = [(c, d) for c, ok, d in graded if not ok]
         evidence = {
             "claims": [_record(c, ok, d) for c, ok, d in graded][:50],
@@ -250,7 +314,9 @@ class ChartClaims:
 
         chart = self._chart(sample.reference)
         if isinstance(chart, _Chart):
-            yield from chart_exploits(sample, chart.values, chart.categories, chart.tolerance)
+            yield from chart_exploits(
+                sample, chart.values, chart.categories, chart.tolerance, chart.scale
+            )
 
     def _chart(self, reference: Any) -> _Chart | Verdict:
         if isinstance(reference, dict) and isinstance(reference.get("chart"), dict):
@@ -283,19 +349,28 @@ class ChartClaims:
             categories = list(dict.fromkeys(c for vs in values.values() for c in vs))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             return self._bad(f"chart data needs series, tick_step and axis: {exc}")
-        return _Chart(categories, values, tolerance)
+        return _Chart(categories, values, tolerance, _declared_scale(truth))
 
     def _from_read(self, read: dict[str, Any]) -> _Chart:
         values = {s: dict(info["values"]) for s, info in read["series"].items()}
         steps = {side: a["step"] for side, a in read["axes"].items()}
         tolerance = {s: self.tolerance_ticks * steps[read["series"][s]["axis"]] for s in values}
-        return _Chart(list(read["categories"]), values, tolerance)
+        return _Chart(list(read["categories"]), values, tolerance, float(read.get("scale", 1.0)))
+
+
+def _declared_scale(truth: dict[str, Any]) -> float:
+    scale = truth.get("scale")
+    if isinstance(scale, str):
+        return SCALE_WORDS.get(scale.lower(), 1.0)
+    if isinstance(scale, (int, float)) and not isinstance(scale, bool) and scale > 0:
+        return float(scale)
+    return scale_from_header(str(truth.get("title", "")))
 
 
 def _record(claim: Claim, ok: bool, detail: dict[str, Any]) -> dict[str, Any]:
     return {
         "kind": claim.kind, "series": claim.series, "categories": list(claim.categories),
-        "stated": claim.stated, "hedged": claim.hedged, "ok": ok,
+        "stated": claim.stated, "hedged": claim.hedged, "negated": claim.negated, "ok": ok,
         "text": claim.text.strip()[:200], **detail,
     }  # fmt: skip
 

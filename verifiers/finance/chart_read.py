@@ -19,6 +19,8 @@ drawn. `read_charts` rebuilds the chart from them:
 6. **which axis**: a series is drawn against the y axis whose tick marks were drawn last
    before it (plotting programs draw an axes' ticks, then its data, then a twin axes' ticks
    and data); a legend label saying "right axis" or "rhs" overrides.
+7. **scale**: the scale the page's text declares for its amounts ("($ millions)" in a
+   title), so that a claim's "$0.15 billion" can be read in the axis's units.
 
 A page whose chart is a picture (an image, no vector marks) cannot be read: it is reported
 as such, never guessed. This runs inside the killable parsing worker.
@@ -33,7 +35,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardsmith.verifiers.finance.figures import parse_figure
+from rewardsmith.verifiers.finance.figures import parse_figure, scale_from_header
 
 __all__ = ["read_chart_pdf", "read_charts"]
 
@@ -221,7 +223,8 @@ def _label_from(first: _Word, words: list[_Word]) -> str:
 def read_charts(layout: Any) -> dict[str, Any]:
     """The chart on a laid-out page (`playa.miner.extract_page(page, None)`), as data:
     ``{"series": {name: {"axis", "kind", "values": {category: value}}}, "axes": {...},
-    "categories": [...]}``, or ``{"problem": ...}`` when there is none to read."""
+    "categories": [...], "scale": ...}`` (the scale the page's text declares: "($ millions)"
+    is 1e6, 1.0 when none), or ``{"problem": ...}`` when there is none to read."""
     marks = _marks(layout)
     words = _words(marks)
     axes = _y_axes(marks, words)
@@ -246,6 +249,7 @@ def read_charts(layout: Any) -> dict[str, Any]:
         "categories": [c for c, _ in categories],
         "axes": {a.side: {"step": a.step, "ticks": sorted(v for _, v in a.ticks)} for a in axes},
         "series": series,
+        "scale": scale_from_header(" ".join(w.text for w in words)),
     }
 
 

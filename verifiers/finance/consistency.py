@@ -11,7 +11,9 @@ Checks, each run wherever its rows or columns are found, each named with the row
 - **balance sheet**: total assets = total liabilities + total equity (or = "total
   liabilities and equity");
 - **growth**: a column headed "% change"/"growth" equals ``(new - old) / |old| × 100`` of the
-  two figure columns before it (the newer year first when headers are years);
+  two figure columns before it (the newer year first when headers are years); a growth
+  cell written as text ("n/a") fails when the change has a meaning (the sign does not
+  change), as a total written as text does;
 - **growth claims in prose**: "revenue fell 18.5% from 150,239 to 122,445" is recomputed.
 
 A figure passes within half a unit in the last place written, times the number of terms
@@ -132,11 +134,19 @@ def _growth_checks(grid: list[list[str]], abs_tol: float) -> list[Check]:
         for r in range(header.body_start, len(grid)):
             row = grid[r]
             n, o, stated = _cell(row, new), _cell(row, old), _cell(row, col)
-            if n is None or o is None or stated is None or o.value == 0:
+            if n is None or o is None or o.value == 0:
                 continue
             expected = (n.value - o.value) / abs(o.value) * 100
-            ok = abs(expected - stated.value) <= max(abs_tol, 0.5 * 10.0**-stated.decimals + 1e-9)
             where = f"{row[0]} / {keys[col]} = ({keys[new]} - {keys[old]}) / |{keys[old]}|"
+            if stated is None:
+                # "n/a" where the change has a meaning (no change of sign) dodges the check;
+                # "n.m." across a change of sign is how statements print it.
+                if col < len(row) and row[col].strip() and n.value * o.value >= 0:
+                    where = f"{row[0]} / {keys[col]}: {row[col]!r} is not a figure"
+                    nan = float("nan")
+                    checks.append(Check("growth", where, expected, nan, False, (r,), keys[col]))
+                continue
+            ok = abs(expected - stated.value) <= max(abs_tol, 0.5 * 10.0**-stated.decimals + 1e-9)
             checks.append(Check("growth", where, expected, stated.value, ok, (r,), keys[col]))
     return checks
 
@@ -191,7 +201,7 @@ class Consistency:
     that hold."""
 
     name: ClassVar[str] = "consistency"
-    version: ClassVar[str] = "3"
+    version: ClassVar[str] = "4"
     cost: ClassVar[Cost] = Cost.CHEAP
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 

@@ -176,8 +176,10 @@ class CrossDocument:
                 "ratio": a / b if b else 0.0,
                 "change_pct": (b - a) / abs(a) * 100 if a else 0.0,
             }[ask]
+        # The text after the tag is read too: a different amount stated there is a hedge.
+        after = text[text.rfind("</answer>") + len("</answer>") :] if tagged is not None else ""
         try:
-            got = answer_figure(f"<answer>{rest}</answer>")
+            got = answer_figure(f"<answer>{rest}</answer>{after}")
         except HedgedAnswer as hedge:
             got = None
             evidence["hedged"] = hedge.figures

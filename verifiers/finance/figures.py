@@ -44,6 +44,7 @@ __all__ = [
     "find_figure_spans",
     "find_figures",
     "is_data_cell",
+    "is_year",
     "parse_figure",
     "restates",
     "scale_from_header",
@@ -169,12 +170,14 @@ def _unit(unit: str | None, currency: str | None) -> str:
     return _CURRENCIES.get(currency.lower(), "") if currency else ""
 
 
+# A sign touches its number ("- 159" is a dash cell, then 159); a "%" after a space must not
+# start a column name ("2023 % change" is a year, then the header "% change").
 _FIND = re.compile(
     r"""(?<![\w.,])
-        \(?[-−–]?\s?(?:[$€£¥]\s?)?[-−–]?
+        \(?[-−–]?(?:[$€£¥]\s?)?[-−–]?
         (?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d+|\d+(?:\.\d+)?)
         (?:\s?(?:thousand|million|billion|trillion|mn|bn|tn|k|m|b)\b)?
-        (?:\s?(?:%|percent\b|bps?\b|basis\ points?\b))?
+        (?:%|\s%(?!\s?(?:change|chg|growth|var))|\s?(?:percent\b|bps?\b|basis\ points?\b))?
         (?:\)|[-−](?![\d\w]))?""",
     re.VERBOSE | re.IGNORECASE,
 )
@@ -227,6 +230,15 @@ def scale_from_header(text: str) -> float:
         return 1.0
     word = next(g for g in match.groups() if g).lower()
     return SCALE_WORDS.get(word.lstrip("'"), SCALE_WORDS.get(word, 1.0))
+
+
+_YEAR = re.compile(r"\(?(?:FY\s?)?(?:19|20)\d{2}\)?")
+
+
+def is_year(figure: Figure) -> bool:
+    """A bare year ("2024", "(2024)", "FY2024"): a date beside an amount, never an amount
+    (no separator, scale, unit or decimals; "2,024" and "$2024" are amounts)."""
+    return figure.scale == 1.0 and not figure.unit and bool(_YEAR.fullmatch(figure.text.strip()))
 
 
 def restates(a: Figure, b: Figure) -> bool:

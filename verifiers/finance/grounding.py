@@ -4,12 +4,18 @@ The completion is prose. Each sentence's figures are taken with `figures.find_fi
 page citation in the same sentence ("(p. 3)", "[page 3]", "page 3") says where to look,
 otherwise every page is searched. A model figure is grounded by a PDF figure on that page
 when the digits match (for a figure written without a scale word), or the quantity
-matches once the page's declared scale ("in thousands") is applied, or the model
-rounded: ``round(pdf / model_scale, model_decimals)``
-equals the model's value (only for figures written with two or more significant digits, so
-"1 billion" cannot be grounded by anything between 0.5 and 1.5 billion). So
-``(412,300)`` on a page "in thousands" grounds "$412.3 million", "$412,300 thousand" and
-"412.3m" (scale rewrites) as well as "(412,300)".
+matches once the page's declared scale ("in thousands") applies to a printed figure
+without a scale word of its own (a printed "$122,445 thousand" is not scaled again), or the
+model rounded: ``round(pdf / model_scale, model_decimals)`` equals the model's value. A
+rounded figure is grounded only by a printed figure whose row label the claim names (the
+label's words, "total" and small words aside, are all in the claim's sentence): rounding
+loses the digits that tell the figures of a page apart, and a page of forty regions grounds
+most "$N.N million" claims by some region; exact digits still ground anywhere on the page.
+Rounding also needs two or more significant digits, so "1 billion" cannot be grounded by
+anything between 0.5 and 1.5 billion. So ``(412,300)`` in a row "Cost of revenue" on a page
+"in thousands" grounds "Cost of revenue was $412.3 million", "$412,300 thousand" and
+"412.3m" (scale rewrites) as well as "(412,300)". Years ("2024", "FY2024") are dates, never
+figures: a claim's years are not checked and a page's header years ground nothing.
 
 Signs. Statements print a cost in parentheses and prose states its size: "Cost of revenue
 was $412.3 million (p. 2)" cites ``(412,300)`` by its magnitude. A positive figure is
@@ -24,7 +30,9 @@ listed as ``hedged``. A restatement of the same quantity ("$122,445 thousand, or
 million") is not a hedge, nor is "from 150,239 to 122,445".
 
 Figures below `ignore_below` written without unit, scale or decimals ("3 segments") are
-not checked. Invented figures are named in the evidence; the score is the share grounded.
+not checked. Invented figures are named in the evidence; the score is the share of claims
+grounded, where a claim is one quantity cited on one page, however often it is repeated
+(fifty copies of a grounded sentence do not dilute an invented figure).
 A figure cited on a page with no text layer (a scan) cannot be checked: it is listed under
 ``unchecked_scanned`` and left out of the score; if nothing is left, the verdict is an
 infrastructure error (the reference is unusable), never a 0 or a 1.
@@ -35,6 +43,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -43,7 +52,7 @@ from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.finance.figures import (
     Figure,
     find_figure_spans,
-    find_figures,
+    is_year,
     restates,
     scale_from_header,
 )
@@ -63,6 +72,12 @@ OUTFLOW_WORDS = re.compile(
     r"repayments?|purchases?|capex|taxes|tax\s+expense|deficit|used\s+in)\b",
     re.IGNORECASE,
 )
+_LABEL_WORD = re.compile(r"[a-z][a-z0-9&'-]*|\d+[a-z][a-z0-9]*", re.IGNORECASE)
+# Words a row label shares with any claim: they do not say which row a figure is on.
+_GENERIC = frozenset(
+    ("a", "an", "and", "the", "of", "for", "in", "on", "at", "to", "by", "from", "was",
+     "were", "is", "are", "total", "totals", "net", "other")
+)  # fmt: skip
 _HEDGE_BETWEEN = re.compile(r"^\s*(or|and/or|/|-|–|—|to)\s*$", re.IGNORECASE)
 _CLAUSE = re.compile(r"[,;:]|\b(and|while|whereas|but)\b", re.IGNORECASE)
 
@@ -77,6 +92,33 @@ class Cited:
     """The words before it say it is a cost, expense, loss or outflow."""
     hedged: bool
     """It is one of several different quantities offered for one claim."""
+    words: frozenset[str] = frozenset()
+    """The words of its sentence, lower case (a rounded figure must name its row)."""
+
+
+@dataclass(frozen=True)
+class Printed:
+    """One figure printed on a page, with the words of its row label."""
+
+    figure: Figure
+    label: frozenset[str]
+
+
+def label_words(text: str) -> frozenset[str]:
+    """The words of a label or sentence that can tell rows apart, lower case."""
+    return frozenset(w.lower() for w in _LABEL_WORD.findall(text)) - _GENERIC
+
+
+def printed_figures(page_text: str) -> list[Printed]:
+    """Every figure on a page (years aside) with its row label: the words before the first
+    figure on its line ("Region A4 4,827 4,896": both figures are Region A4's)."""
+    out = []
+    for line in page_text.splitlines():
+        spans = [s for s in find_figure_spans(line) if not is_year(s[0])]
+        if spans:
+            label = label_words(unicodedata.normalize("NFKC", line)[: spans[0][1]])
+            out += [Printed(figure, label) for figure, _, _ in spans]
+    return out
 
 
 def cited_figures(text: str) -> list[Cited]:
@@ -88,12 +130,14 @@ def cited_figures(text: str) -> list[Cited]:
         spans = find_figure_spans(bare)
         hedged = _hedged(bare, spans)
         previous_end = 0
+        named = label_words(bare)
         for i, (figure, start, end) in enumerate(spans):
             before = bare[previous_end:start]
             clause = _CLAUSE.split(before)[-1] if _CLAUSE.search(before) else before
             words = clause if clause.strip() else bare[:start]
             outflow = bool(OUTFLOW_WORDS.search(words))
-            out.append(Cited(figure, pages[0] if pages else None, outflow, i in hedged))
+            page = pages[0] if pages else None
+            out.append(Cited(figure, page, outflow, i in hedged, named))
             previous_end = end
     return out[:MAX_FIGURES]
 
@@ -119,8 +163,8 @@ def _significant(figure: Figure) -> int:
     return len(digits.lstrip("0"))
 
 
-def _grounded_by(cited: Cited, pdf: Figure, page_scale: float) -> bool:
-    figure = cited.figure
+def _grounded_by(cited: Cited, printed: Printed, page_scale: float) -> bool:
+    figure, pdf = cited.figure, printed.figure
     if figure.unit in ("%", "bp") and pdf.unit not in ("%", "bp", ""):
         return False
     magnitude = cited.outflow and pdf.value < 0 < figure.value  # a cost cited by its size
@@ -129,11 +173,12 @@ def _grounded_by(cited: Cited, pdf: Figure, page_scale: float) -> bool:
     # printed); with one ("12,035 million"), the quantity must match.
     if figure.scale == 1.0 and math.isclose(figure.value, value, rel_tol=1e-9, abs_tol=1e-12):
         return True
-    for scale in {pdf.scale, pdf.scale * page_scale}:
+    # The page's "in thousands" is the scale of figures printed without one of their own.
+    for scale in {pdf.scale} if pdf.scale != 1.0 else {1.0, page_scale}:
         quantity = value * scale
         if math.isclose(figure.absolute, quantity, rel_tol=1e-9):
             return True
-        if _significant(figure) >= 2 and figure.scale:
+        if _significant(figure) >= 2 and figure.scale and printed.label <= cited.words:
             rounded = round(quantity / figure.scale, figure.decimals)
             if math.isclose(rounded, figure.value, rel_tol=1e-9, abs_tol=1e-12):
                 return True
@@ -145,7 +190,7 @@ class Grounding:
     """Score the share of cited figures found in the PDF (on the cited page if given)."""
 
     name: ClassVar[str] = "grounding"
-    version: ClassVar[str] = "3"
+    version: ClassVar[str] = "4"
     cost: ClassVar[Cost] = Cost.CPU
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
@@ -207,25 +252,34 @@ class Grounding:
         """Gamed variants of a grounded answer (`finance.exploits.grounding_exploits`)."""
         from rewardsmith.verifiers.finance.prose_exploits import grounding_exploits
 
-        yield from grounding_exploits(sample)
+        yield from grounding_exploits(sample, self)
 
     def _checked(self, figure: Figure) -> bool:
         plain = figure.unit == "" and figure.scale == 1.0 and figure.decimals == 0
-        return not (plain and abs(figure.value) < self.ignore_below)
+        return not (plain and abs(figure.value) < self.ignore_below) and not is_year(figure)
 
     def _grade(self, cited: list[Cited], text: dict[int, str]) -> Verdict:
-        on_page = {n: (find_figures(t), scale_from_header(t)) for n, t in text.items()}
-        invented = []
+        on_page = {n: (printed_figures(t), scale_from_header(t)) for n, t in text.items()}
+        # One quantity cited on one page is one claim however often it is repeated: a
+        # grounded figure written fifty times must not dilute an invented one to 2%. The
+        # claim is invented when any of its mentions is.
+        claims: dict[tuple[float, str, int | None], str] = {}
         for c in cited:
+            key = _key(c)
             why = self._why_not(c, on_page)
-            if why:
-                invented.append({"figure": c.figure.text, "page": c.page, "why": why})
-        evidence = {"figures": len(cited), "invented": invented[:50]}
+            if why or key not in claims:
+                claims[key] = claims.get(key) or why
+        invented = [
+            {"figure": next(c.figure.text for c in cited if _key(c) == key), "page": key[2],
+             "why": why}
+            for key, why in claims.items() if why
+        ]  # fmt: skip
+        evidence = {"figures": len(claims), "mentions": len(cited), "invented": invented[:50]}
         feedback = ", ".join(
             f"{i['figure']} ({'p. ' + str(i['page']) if i['page'] else 'anywhere'}: {i['why']})"
             for i in invented[:5]
         )
-        score = 1 - len(invented) / len(cited)
+        score = 1 - len(invented) / len(claims)
         return Verdict.graded(
             self.name,
             self.version,
@@ -235,7 +289,7 @@ class Grounding:
         )
 
     @staticmethod
-    def _why_not(c: Cited, on_page: dict[int, tuple[list[Figure], float]]) -> str:
+    def _why_not(c: Cited, on_page: dict[int, tuple[list[Printed], float]]) -> str:
         if c.hedged:
             return "hedged: one of several different figures offered for one claim"
         if c.page is not None and c.page not in on_page:
@@ -244,3 +298,7 @@ class Grounding:
         if any(_grounded_by(c, f, on_page[n][1]) for n in where for f in on_page[n][0]):
             return ""
         return "not found"
+
+
+def _key(c: Cited) -> tuple[float, str, int | None]:
+    return (round(c.figure.absolute, 6), c.figure.unit, c.page)

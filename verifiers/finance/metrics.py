@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rewardsmith.verifiers.finance.figures import parse_figure
+from rewardsmith.verifiers.finance.figures import parse_figure, scale_from_header
 from rewardsmith.verifiers.finance.grits import GriTS, factored_mss, lcs_similarity
 from rewardsmith.verifiers.finance.headers import detect_header
 from rewardsmith.verifiers.finance.tables import Table
@@ -68,16 +68,21 @@ def prf(matched: int, predicted: int, gold: int) -> PRF:
     return PRF(p, r, f, matched, predicted, gold)
 
 
-def normalise_cell(text: str) -> str:
+def normalise_cell(text: str, scale: float = 1.0) -> str:
+    """A cell as compared: a figure as its quantity (a bare amount times the table's
+    `scale`; a percentage never rescaled), text folded."""
     figure = parse_figure(text)
     if figure is not None:
-        return f"{figure.absolute:.10g}{figure.unit if figure.unit in ('%', 'bp') else ''}"
+        if figure.unit in ("%", "bp"):
+            return f"{figure.absolute:.10g}{figure.unit}"
+        return f"{figure.absolute * (scale if figure.scale == 1.0 else 1.0):.10g}"
     text = unicodedata.normalize("NFKC", text).casefold()
     return re.sub(r"\s+", " ", text).strip()
 
 
-def cell_triples(grid: list[list[str]]) -> Counter[tuple[str, str, str]]:
-    """(row label, column key, value) of every non-empty body cell, normalised."""
+def cell_triples(grid: list[list[str]], scale: float = 1.0) -> Counter[tuple[str, str, str]]:
+    """(row label, column key, value) of every non-empty body cell, normalised; bare amounts
+    in units of `scale` (1e3 for a table in thousands)."""
     if len(grid) < 2 or len(grid[0]) < 2:  # no header or no row labels: a bag of cells
         return Counter(("", "", normalise_cell(c)) for row in grid for c in row if c.strip())
     header = detect_header(grid)
@@ -88,14 +93,41 @@ def cell_triples(grid: list[list[str]]) -> Counter[tuple[str, str, str]]:
         label = normalise_cell(" ".join(c for c in row[:stub] if c.strip()))
         for c in range(stub, len(row)):
             if row[c].strip():
-                out[(label, keys[c] if c < len(keys) else "", normalise_cell(row[c]))] += 1
+                key = keys[c] if c < len(keys) else ""
+                out[(label, key, normalise_cell(row[c], scale))] += 1
     return out
+
+
+def declared_scale(grid: list[list[str]]) -> float | None:
+    """The scale the rows above a table's body declare ("$ in millions", "(in thousands)"
+    in the corner cell), or None when they declare none."""
+    text = " ".join(c for row in grid[: detect_header(grid).body_start] for c in row)
+    scale = scale_from_header(text) if text.strip() else 1.0
+    return None if scale == 1.0 else scale
+
+
+def table_scales(pred: list[list[str]], gold: list[list[str]]) -> tuple[float, float]:
+    """The scales to read each table's bare amounts in. Where both tables declare one, each
+    is read in its own: a copy of a table in thousands headed "$ in millions" states every
+    amount 1,000 times too large. Where either declares none, the digits are compared as
+    written (a table copied without its units row, or a reference whose caption was left
+    outside it, says nothing against the other's)."""
+    p, g = declared_scale(pred), declared_scale(gold)
+    return (p, g) if p is not None and g is not None else (1.0, 1.0)
 
 
 def cell_prf(pred: Table, gold: Table) -> PRF:
     """Cell-level precision, recall and F1 on (row label, column header, value) triples."""
-    p, g = cell_triples(pred.grid()), cell_triples(gold.grid())
+    p, g = triples_of(pred.grid(), gold.grid())
     return prf(sum((p & g).values()), sum(p.values()), sum(g.values()))
+
+
+def triples_of(
+    pred: list[list[str]], gold: list[list[str]]
+) -> tuple[Counter[tuple[str, str, str]], Counter[tuple[str, str, str]]]:
+    """`cell_triples` of both tables, each in the scale `table_scales` gives it."""
+    scale_p, scale_g = table_scales(pred, gold)
+    return cell_triples(pred, scale_p), cell_triples(gold, scale_g)
 
 
 def grid_similarity(pred: Table, gold: Table) -> GriTS:

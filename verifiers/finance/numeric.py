@@ -7,7 +7,10 @@ The policy, in the order it is tried:
 2. **FinQA-style rounding** (Chen et al. 2021, "FinQA: A Dataset of Numerical Reasoning over
    Financial Data"): a more precise answer passes when, rounded to the decimals the gold
    was written with (in the gold's scale), it equals the gold: gold ``12.35``, answer
-   ``12.3456`` passes; answer ``12.3`` does not.
+   ``12.3456`` passes; answer ``12.3`` does not. Only for a gold written with at least
+   `MIN_ROUNDED_DIGITS` significant digits: rounding to a gold of one digit ("0", "1",
+   "3 million", "5%") would pass everything within half of that digit (49% for a gold 0,
+   $1.49 billion for a gold of 1 billion), so such a gold is matched as a quantity only.
 3. **Percent as ratio**: ``12.5%`` and ``0.125`` are the same answer (``percent_as_ratio``);
    ``25 bp`` is ``0.25%``.
 
@@ -40,6 +43,7 @@ from rewardsmith.verifiers.finance.figures import (
     SCALE_WORDS,
     Figure,
     find_figures,
+    is_year,
     parse_figure,
     restates,
     scale_from_header,
@@ -59,6 +63,23 @@ __all__ = [
 ]
 
 MAX_ANSWER_CHARS = 100_000
+_MAX_TAIL = 4_000
+_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
+_WORDS = re.compile(r"\b[A-Za-z]{2,}\b(?<!thousand)(?<!million)(?<!billion)")
+_RETRACTING = re.compile(
+    r"\b(?:or|alternatively|otherwise|actually|wait|correction|rather|instead|i\s+mean|"
+    r"possibly|perhaps|maybe|might|could|unless|however|answer)\b",
+    re.IGNORECASE,
+)
+MIN_ROUNDED_DIGITS = 2
+"""Significant digits a gold needs before answers that round to it pass (FinQA rounding)."""
+
+
+def significant_digits(figure: Figure) -> int:
+    """Digits written in `figure`, leading zeros aside: 3 for ``0.185``, 1 for ``3``, 0 for
+    ``0`` (from its value and written decimals, so a float gold counts as it prints)."""
+    digits = round(abs(figure.value) * 10**figure.decimals)
+    return len(str(digits)) if digits else 0
 
 
 @dataclass(frozen=True)
@@ -99,7 +120,7 @@ def same_quantity(got: Figure, gold: Figure, policy: TolerancePolicy = Tolerance
         tol = max(policy.rel_tol * abs(target), policy.abs_tol)
         if abs(value - target) <= tol:
             return True
-        if policy.round_to_gold and gold.scale:
+        if policy.round_to_gold and gold.scale and significant_digits(gold) >= MIN_ROUNDED_DIGITS:
             rounded = round(value / gold.scale, gold.decimals) * gold.scale
             if math.isclose(rounded, target, rel_tol=1e-9, abs_tol=1e-12):
                 return True
@@ -158,24 +179,50 @@ class HedgedAnswer(ValueError):
         self.figures = figures
 
 
+def _amounts(span: str) -> list[Figure]:
+    """The figures of `span`, its bare years left out when it states anything else ("122,445
+    thousand in 2024" answers 122,445 thousand; "2024" alone answers 2024)."""
+    figures = find_figures(span)
+    amounts = [f for f in figures if not is_year(f)]
+    return amounts or figures
+
+
+def _stated_after(tail: str, figure: Figure) -> Figure | None:
+    """A different amount stated after the marked answer, as a second answer or a
+    retraction ("</answer> (or 150,239)", "</answer> Actually 150,239.", "Answer: ..."):
+    in a sentence with a word that offers or retracts one, or with at most two other words.
+    A percentage beside an amount, a year, or the same quantity again is not one."""
+    for sentence in _SENTENCE.split(tail[:_MAX_TAIL]):
+        others = [f for f in _amounts(sentence) if not is_year(f) and not restates(figure, f)]
+        if others and (_RETRACTING.search(sentence) or len(_WORDS.findall(sentence)) <= 2):
+            return others[0]
+    return None
+
+
 def answer_figure(text: str) -> Figure | None:
     """The model's figure: inside ``<answer>``, after "answer:", or the last one written.
 
     A scale stated after the figure ("1,200 (in thousands)") applies when the figure has none.
     A marked answer holding several different figures raises `HedgedAnswer` (restating the
-    same quantity, "$1.2 billion (1,200 million)", is not a hedge); free text is read for
-    its last figure, so the reasoning before it may hold any numbers.
+    same quantity, "$1.2 billion (1,200 million)", is not a hedge; a year beside the amount
+    is a date), and so does a different amount stated after it (`_stated_after`); free text
+    is read for its last figure, so the reasoning before it may hold any numbers.
     """
     tagged = tagged_answer(text)
-    marked = re.findall(r"answer\s*(?:is)?\s*[:=]\s*([^\n]*)", text, re.IGNORECASE)
-    span = tagged if tagged is not None else marked[-1] if marked else text[-2000:]
-    figures = find_figures(span)
+    marked = list(re.finditer(r"answer\s*(?:is)?\s*[:=]\s*([^\n]*)", text, re.IGNORECASE))
+    span = tagged if tagged is not None else marked[-1].group(1) if marked else text[-2000:]
+    figures = _amounts(span)
     if not figures:
         return None
     # A marked answer starts with its figure; free text ends with its conclusion.
     figure = figures[0] if tagged is not None or marked else figures[-1]
     if (tagged is not None or marked) and not all(restates(figure, f) for f in figures[1:]):
         raise HedgedAnswer([f.text for f in figures][:10])
+    if tagged is not None or marked:
+        end = text.rfind("</answer>") + len("</answer>") if tagged is not None else marked[-1].end()
+        other = _stated_after(text[end:], figure)
+        if other is not None:
+            raise HedgedAnswer([figure.text, other.text])
     if figure.scale == 1.0:
         header_scale = scale_from_header(span)
         if header_scale != 1.0:
@@ -188,7 +235,7 @@ class NumericAnswer:
     """Pass when the model's figure states the gold quantity under the tolerance policy."""
 
     name: ClassVar[str] = "numeric_answer"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     cost: ClassVar[Cost] = Cost.CHEAP
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 

@@ -37,7 +37,7 @@ from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.finance.exploits import table_exploits
 from rewardsmith.verifiers.finance.grits import grits_con, grits_top
 from rewardsmith.verifiers.finance.headers import detect_header
-from rewardsmith.verifiers.finance.metrics import cell_prf, cell_triples, grid_similarity
+from rewardsmith.verifiers.finance.metrics import cell_prf, grid_similarity, triples_of
 from rewardsmith.verifiers.finance.reference import (
     ExtractedTable,
     ExtractionLimits,
@@ -63,7 +63,7 @@ class TableMatch:
     """Score a model's table against the reference table."""
 
     name: ClassVar[str] = "table_match"
-    version: ClassVar[str] = "3"
+    version: ClassVar[str] = "4"
     cost: ClassVar[Cost] = Cost.CPU
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
@@ -112,7 +112,7 @@ class TableMatch:
         }
         for measure in dict.fromkeys((self.score_by, *self.report)):
             evidence.update(_MEASURE[measure](pred, gold, head))
-        p, g = cell_triples(pred_grid), cell_triples(gold_grid)
+        p, g = triples_of(pred_grid, gold_grid)
         evidence["missing"] = [list(t) for t in (g - p)][:20]
         evidence["extra"] = [list(t) for t in (p - g)][:20]
         return evidence

@@ -22,6 +22,7 @@ import csv
 import io
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
@@ -112,10 +113,40 @@ def split_stacked_rows(grid: list[list[Any]]) -> list[list[Any]]:
     return out
 
 
+# What a cell's text can carry that a reader does not see: invisible characters, Markdown
+# emphasis around the whole cell or inline HTML formatting anywhere in it, letters of another
+# script that look Latin inside a Latin word ("Тotal" with a Cyrillic Te), accents on Latin
+# letters ("Totál"). None of it may hide a label ("**Total**") from the checks. Superscripts
+# stay: "Revenue<sup>1</sup>" is a footnote, and dropping the tag would glue it on.
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
+_INLINE_HTML = re.compile(
+    r"</?(?:b|i|u|s|em|strong|span|code|mark|small|big|font|del|ins|tt|kbd|var)\b[^>]*>", re.I
+)
+_LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_EMPHASIS = re.compile(r"(\*\*|__|\*|_|`)(.+?)\1")
+_LOOK_ALIKES = str.maketrans(
+    "АВСЕНІЈКМОРЅТХУаеіјорсухΑΒΕΖΗΙΚΜΝΟΡΤΥΧοτ", "ABCEHIJKMOPSTXYaeijopcyxABEZHIKMNOPTYXot"
+)
+_LATIN = re.compile("[A-Za-z]")
+
+
 def _text(value: Any) -> str:
     if value is None:
         return ""
-    return re.sub(r"\s+", " ", str(value)).strip()
+    text = _LINE_BREAK.sub(" ", _INLINE_HTML.sub("", _INVISIBLE.sub("", str(value))))
+    text = re.sub(r"\s+", " ", text).strip()
+    while (emphasised := _EMPHASIS.fullmatch(text)) is not None:
+        text = emphasised.group(2).strip()
+    if not text.isascii():  # fold look-alikes only inside words that are partly Latin
+        text = " ".join(_latin(w) if _LATIN.search(w) else w for w in text.split())
+    return text
+
+
+def _latin(word: str) -> str:
+    """A word that is partly Latin, as a reader reads it: look-alike letters of other scripts
+    as the Latin ones, accents dropped ("Тotál" is "Total")."""
+    decomposed = unicodedata.normalize("NFD", word.translate(_LOOK_ALIKES))  # "¹" stays
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def read_table(text: str) -> Table:

@@ -3,7 +3,8 @@ for an answer guessed from the end of the text, only if the text was finished.
 
 * **Reasoning** (``<think>...</think>``, ``<reasoning>``, ``<|begin_of_thought|>``): only
   the text after the last closing tag can hold the final answer; an answer stated only
-  inside the reasoning is no answer, and reasoning that never closes has none.
+  inside the reasoning is no answer, and reasoning that never closes (or is opened again
+  after its last close) has none.
 * **Turn ends** (``<|im_end|>``, ``<|eot_id|>``, ...): text after one is a new turn the
   model should not have written; it is cut off.
 * **Truncation**: the fallback rules (the last inline formula, the last number, a
@@ -50,7 +51,10 @@ def final_text(text: str) -> tuple[str, str | None]:
     for match in _REASONING_END.finditer(text):
         last_end = match
     if last_end is not None:
-        return text[last_end.end() :], "closed"
+        after = text[last_end.end() :]
+        # Reasoning opened again after the last close never closed: what follows is still
+        # reasoning ("<think>...</think><think>\\boxed{12}" has no final answer).
+        return ("", "unclosed") if _REASONING_START.search(after) else (after, "closed")
     return (text, None) if _REASONING_START.search(text) is None else ("", "unclosed")
 
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from rewardsmith.verifiers.math.boxes import box_starts, from_boxes, hedge_key, matching_braces
 from rewardsmith.verifiers.math.endings import cut_at_turn_end, final_text, finished
 from rewardsmith.verifiers.math.fast import choice_letter
+from rewardsmith.verifiers.math.tails import stated_after
 
 __all__ = [
     "Extraction", "extract_answer", "has_several_items", "matching_braces", "stated_answer"
@@ -81,6 +82,24 @@ _HEDGED_NUMBER = re.compile(
     r"minus|plus|times|divided|half|third|quarter|fraction|reciprocal|inverse)\b|n't\b",
     re.IGNORECASE,
 )
+# A value read off the end of the text that the text itself denies.
+_DENIED_BEFORE = re.compile(
+    r"\b(?:not|never|cannot|no\s+longer)\b|n't\b|(?:[<>≠]|\\(?:ne|neq|lt|gt|le|ge|leq|geq))\s*\$?\s*$",
+    re.IGNORECASE,
+)
+_DENIED_AFTER = re.compile(
+    r"\$?\s*(?:is|was|are|would\s+be)\s+(?:not|never|wrong|incorrect|false|impossible)\b|"
+    r"\$?\s*(?:isn't|wasn't|aren't)\b",
+    re.IGNORECASE,
+)
+# A value offered, not stated: a question ("Is it $12$?") or a supposition ("Suppose it is
+# $12$.", "Maybe $12$."); "If we add them we get $12$." states its value, so no bare "if".
+_OFFERED_BEFORE = re.compile(
+    r"\b(?:suppose|supposing|assume|assuming|whether|what\s+if|maybe|perhaps|possibly|"
+    r"i\s+guess|let'?s\s+(?:check|try|test|see|verify))\b",
+    re.IGNORECASE,
+)
+_QUESTION_AFTER = re.compile(r"[^.!\n]{0,200}?\?")
 _SPACE_GROUPS = re.compile(r"-?\d{1,3}(?: \d{3})+")
 _ITEM_EVENTS = re.compile(r"\\[{}]|\\pm|\\mp|[()\[\]{},;]|\s(?:or|and)\s")
 # "... or $12$", "(or 12)", "or maybe \frac{7}{4}" right after an answer: a second answer
@@ -94,6 +113,11 @@ _OR_AFTER = re.compile(
     re.IGNORECASE,
 )
 _QUOTES = re.compile(r'^(?:\\?"|“)|(?:\\?"|”)$')
+# Another formula right after the first one of an answer phrase: a list, or "/" a hedge.
+_MORE_MATH = re.compile(
+    r"\s*(,|;|/|&|\band\b)\s*(?:\$((?:\\.|[^$\\]){1,500})\$|\\\((.{1,500}?)\\\))", re.I
+)
+_MAX_LISTED = 32
 _OR_BETWEEN = re.compile(r"\s*,?\s*(?:and/)?or(?:\s+(?:maybe|possibly|perhaps))?\s*", re.I)
 
 
@@ -107,7 +131,9 @@ class Extraction:
     "answer_phrase", "conclusion", "final_math", "last_number", "none"."""
     problem: str | None = None
     """"hedged" (different answers), "unbalanced" (a box never closes), "empty_box",
-    "truncated" (cut off after a fallback answer), "reasoning_only" or None."""
+    "truncated" (cut off after a fallback answer), "negated" (the text denies the value it
+    ends with), "unasserted" (it asks about or supposes that value), "reasoning_only" or
+    None."""
     candidates: tuple[str, ...] = ()
     """The distinct answers, when there were several."""
 
@@ -126,13 +152,16 @@ def _value_like(answer: str) -> bool:
     return bool(re.search(r"[\d\\]", answer)) or choice_letter(answer) is not None
 
 
-def _restated(after_box: str) -> str | None:
-    """A different answer stated after the last box ("\\boxed{15}. The answer is 12.")."""
+def _restated(after_box: str, answer: str) -> str | None:
+    """A different answer stated after the last box ("\\boxed{15}. The answer is 12.",
+    "\\boxed{15}. Actually, 12.": `tails.stated_after`)."""
     alternative = _alternative(after_box)
     if alternative is not None:
         return alternative
     phrase = _after_phrase(after_box)
-    return phrase.answer if phrase and phrase.answer and _value_like(phrase.answer) else None
+    if phrase and phrase.answer and _value_like(phrase.answer):
+        return phrase.answer
+    return stated_after(after_box, answer)
 
 
 def _from_boxes(text: str) -> Extraction | None:
@@ -141,7 +170,7 @@ def _from_boxes(text: str) -> Extraction | None:
         return None
     found = Extraction(boxes.answer, "boxed", boxes.problem, boxes.candidates)
     if boxes.problem is None and boxes.answer is not None:
-        other = _restated(text[boxes.last_end :][:20_000])
+        other = _restated(text[boxes.last_end :][:20_000], boxes.answer)
         if other is not None and hedge_key(other) != hedge_key(boxes.answer):
             return Extraction(boxes.answer, "restated", "hedged", (boxes.answer, other))
     return found
@@ -153,20 +182,43 @@ def _after_phrase(text: str) -> Extraction | None:
         return None
     rest = text[-20_000:][matches[-1].end() :]
     math = _LEADING_MATH.match(rest)
+    if _QUESTION_AFTER.match(rest[math.end() :] if math else rest):  # "Is the answer $12$?"
+        return Extraction(None, "answer_phrase", "unasserted")
     if math:
-        answer = next(g for g in math.groups() if g is not None).strip()
-        other = _alternative(rest[math.end() :])  # "Answer: $3$ or $4$"
-        if other is not None and hedge_key(other) != hedge_key(answer):
-            return Extraction(answer, "answer_phrase", "hedged", (answer, other))
-        return Extraction(answer, "answer_phrase")
-    line = rest.split("\n", 1)[0]
-    line = re.split(r"\.(?:\s|$)", line, maxsplit=1)[0]  # a sentence end, not a decimal point
-    line = _EXPLANATION.split(line, maxsplit=1)[0]  # "12 because ..." answers 12
+        return _phrase_math(rest, math)
+    sentence = re.split(r"\.(?:\s|$)", rest.split("\n", 1)[0], maxsplit=1)[0]  # not 3.5
+    line = _EXPLANATION.split(sentence, maxsplit=1)[0]  # "12 because ..." answers 12
     if " is " in line:  # "Final Answer: The volume of $V$ is 120" answers 120
         line = line.rsplit(" is ", 1)[1]
     line = _QUOTES.sub("", line.strip().strip("*").strip())  # 'is "$12$ and $13$".'
     answer = _number_in_prose(line) or line
-    return Extraction(answer, "answer_phrase") if answer else None
+    if not answer:
+        return None
+    return _unless_restated(Extraction(answer, "answer_phrase"), rest[len(sentence) :])
+
+
+def _phrase_math(rest: str, math: re.Match[str]) -> Extraction:
+    """The math after an answer phrase: one formula, or several joined as a list ("$2$
+    and $3$" is the list 2, 3; "$2$ / $3$" offers two answers)."""
+    items = [next(g for g in math.groups() if g is not None).strip()]
+    after = rest[math.end() :]
+    while len(items) < _MAX_LISTED and (more := _MORE_MATH.match(after)):
+        item = next(g for g in more.groups()[1:] if g is not None).strip()
+        if more.group(1) == "/":
+            return Extraction(items[-1], "answer_phrase", "hedged", (items[-1], item))
+        items.append(item)
+        after = after[more.end() :]
+    found = Extraction(", ".join(items), "answer_phrase")
+    return _unless_restated(found, after, _alternative(after))  # "Answer: $3$ or $4$"
+
+
+def _unless_restated(found: Extraction, tail: str, other: str | None = None) -> Extraction:
+    """`found`, or a hedge when `tail` (the text after it) states a different answer."""
+    assert found.answer is not None
+    other = other if other is not None else stated_after(tail, found.answer)
+    if other is not None and hedge_key(other) != hedge_key(found.answer):
+        return Extraction(found.answer, found.method, "hedged", (found.answer, other))
+    return found
 
 
 def _number_in_prose(line: str) -> str | None:
@@ -194,10 +246,8 @@ def _final_statement(text: str, start: int) -> Extraction | None:
     if math is None:
         return None
     answer = next(g for g in math.groups() if g is not None).strip()
-    other = _alternative(tail[math.end() :])  # "... is $3$ or $4$"
-    if other is not None and hedge_key(other) != hedge_key(answer):
-        return Extraction(answer, "final_statement", "hedged", (answer, other))
-    return Extraction(answer, "final_statement")
+    after = tail[math.end() :]  # "... is $3$ or $4$", "... is $3$. Actually, $4$."
+    return _unless_restated(Extraction(answer, "final_statement"), after, _alternative(after))
 
 
 def _conclusion(line: str) -> tuple[str, str] | None:
@@ -238,7 +288,29 @@ def _last_of(matches: list[re.Match[str]], line: str, method: str) -> Extraction
         return Extraction(answer, method, "hedged", (other, answer))
     if not finished(line[last.end() :]):
         return Extraction(None, method, "truncated")
+    previous_end = matches[-2].end() if len(matches) > 1 else 0
+    since = max(previous_end, last.start() - 300)
+    if _negated(line, since, last.start(), last.end()):
+        return Extraction(None, method, "negated")
+    if _offered(line, since, last.start(), last.end()):
+        return Extraction(None, method, "unasserted")
     return Extraction(answer, method)
+
+
+def _negated(line: str, since: int, start: int, end: int) -> bool:
+    """Whether the text around a value read off the end says it is not the answer: "it
+    is not $12$", "$12$ is wrong", "so $x \\ne 12$" (the clause before it, since the value
+    before it, or what follows it in its sentence, denies it)."""
+    before = re.split(r"[.!?;,:](?:\s|$)", line[since:start])[-1]
+    after = line[end : end + 300]
+    return bool(_DENIED_BEFORE.search(before) or _DENIED_AFTER.match(after))
+
+
+def _offered(line: str, since: int, start: int, end: int) -> bool:
+    """Whether a value read off the end is asked about or supposed, not stated: its
+    sentence is a question, or the clause before it supposes or guesses."""
+    before = re.split(r"[.!?;,:](?:\s|$)", line[since:start])[-1]
+    return bool(_OFFERED_BEFORE.search(before) or _QUESTION_AFTER.match(line[end : end + 300]))
 
 
 def _final_math(line: str) -> Extraction | None:

@@ -24,6 +24,12 @@ __all__ = ["Normalised", "normalise", "unwrap_command"]
 _UNICODE = {
     "−": "-",
     "–": "-",
+    "\u2010": "-",  # hyphen, non-breaking hyphen, figure dash, small and full-width minus
+    "\u2011": "-",
+    "\u2012": "-",
+    "\ufe63": "-",
+    "\uff0d": "-",
+    "ℝ": r"\mathbb{R}",
     "×": r"\times ",
     "·": r"\cdot ",
     "÷": r"\div ",
@@ -56,6 +62,9 @@ _SPACE_THOUSANDS = re.compile(r"-?\d{1,3}(?: \d{3})+(?:\.\d+)?")
 _THIN_SPACE_GROUPS = re.compile(r"(\d)(?:\\,|\\ |\\;|~)(?=\d{3}(?!\d))")
 # "16,\!386" and "14 {, }916" are the separator "," typeset with a kerning or brace guard.
 _GUARDED_COMMA = re.compile(r"(\d)(?:,\\!|\s*\{\s*,\s*\}\s*)(?=\d{3}(?!\d))")
+# "1.2e3", "6.02E+23": scientific notation, not 1.2 * e * 3 (a digit on both sides of e).
+_E_NOTATION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([+-]?\d{1,6})(?![\w.])")
+_REALS = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?(?![A-Za-z^_])")
 _MIXED_NUMBER = re.compile(r"(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}")
 
 
@@ -86,6 +95,8 @@ def normalise(text: str) -> Normalised:
         if char in text:
             text = text.replace(char, replacement)
     text = _strip_delimiters(text)
+    text = _E_NOTATION.sub(r"\1 \\times 10^{\2}", text)
+    text = _REALS.sub(r"(-\\infty, \\infty)", text)  # the real line is an interval
     text = split_unit(text).value  # a trailing unit says nothing about the value (units.py)
     text = re.sub(r"\\[dtc]frac(?![A-Za-z])", r"\\frac", text)
     text = re.sub(r"\\[dt]binom(?![A-Za-z])", r"\\binom", text)

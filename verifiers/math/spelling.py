@@ -40,6 +40,8 @@ import re
 
 __all__ = ["decimal_comma", "repair_escapes"]
 
+# Zero-width spaces and joiners, the word joiner and the byte-order mark: nothing on screen.
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
 _DOUBLED_COMMAND = re.compile(r"\\\\[A-Za-z]")
 # \n, \t, \r are the string escapes that come with such text (a newline written as two
 # characters), not commands: they do not count as single-backslash commands.
@@ -50,8 +52,11 @@ _THOUSANDS_LIKE = re.compile(r"-?[1-9]\d{0,2},\d{3}")
 
 
 def repair_escapes(text: str) -> str:
-    """``text`` with form feeds and backspaces put back as ``\\f`` and ``\\b``, then
-    unescaped once if every LaTeX command in it has a doubled backslash."""
+    """``text`` without invisible characters, with form feeds and backspaces put back as
+    ``\\f`` and ``\\b``, then unescaped once if every LaTeX command in it has a doubled
+    backslash."""
+    if _INVISIBLE.search(text):  # "1\u200b2" is 12 on screen; "o\u200br" is an "or"
+        text = _INVISIBLE.sub("", text)
     if "\f" in text or "\b" in text:  # never in real text: a "\\frac" read as "\f" + "rac"
         text = text.replace("\f", "\\f").replace("\b", "\\b")
     if _DOUBLED_COMMAND.search(text) is None or _SINGLE_COMMAND.search(text) is not None:

@@ -30,6 +30,7 @@ from rewardsmith.verifiers.math.extract import (
 )
 from rewardsmith.verifiers.math.fast import choice_letter, other_choices, split_choice
 from rewardsmith.verifiers.math.spelling import repair_escapes
+from rewardsmith.verifiers.math.unevaluated import leftover_operation
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
 
@@ -40,6 +41,8 @@ _PROBLEMS = {
     "hedged": "several different final answers",
     "truncated": "the completion is cut off after its last formula: no final answer",
     "reasoning_only": "no final answer after the reasoning",
+    "negated": "the completion ends by saying its last value is not the answer",
+    "unasserted": "the completion ends by asking about or supposing its last value",
     "empty_box": "the \\boxed{} is empty",
     "unbalanced": "no final answer found (a \\boxed{ never closes)",
 }
@@ -55,7 +58,10 @@ def _gold_text(reference: Any) -> str | None:
     reference = repair_escapes(reference)
     if "\\boxed" in reference or "\\fbox" in reference:
         found = extract_answer(reference, strict=True)
-        return ", ".join(found.candidates) if found.problem == "hedged" else found.answer
+        # Several boxes in a gold are its list of values; what a worked solution says
+        # after its box is explanation, not a second gold ("restated" is a completion's hedge).
+        several = found.problem == "hedged" and found.method != "restated"
+        return ", ".join(found.candidates) if several else found.answer
     return stated_answer(reference) or reference.strip()
 
 
@@ -64,7 +70,7 @@ class MathAnswer:
     """Math final-answer verifier. Settings:"""
 
     name: ClassVar[str] = "math"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     cost: ClassVar[Cost] = Cost.CPU
 
     strict: bool = False
@@ -145,6 +151,11 @@ class MathAnswer:
         evidence["extracted"] = answer[:500]
         if len(answer) > self.max_answer_chars:
             return self._too_large("answer", len(answer), self.max_answer_chars)
+        operation = leftover_operation(answer, gold)
+        if operation is not None:  # "\sum_{k=1}^{100} k" leaves the task to the checker
+            evidence.update(problem="unevaluated", operation=operation)
+            message = f"the answer leaves a computation ({operation}) to the checker"
+            return self._fail(Failure.FORMAT, evidence, message)
         letter = choice_letter(gold, alone=True)
         if letter is not None:
             return self._choice(letter, answer, evidence)

@@ -54,7 +54,7 @@ class CadCode:
     """Run a geometry script in the sandbox and score the mesh it produces."""
 
     name: ClassVar[str] = "cad_code"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     cost: ClassVar[Cost] = Cost.SANDBOX
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 

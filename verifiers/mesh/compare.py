@@ -66,7 +66,7 @@ class MeshCompare:
     """Compare a mesh file with a reference: validity gates, dimensions, shape metrics."""
 
     name: ClassVar[str] = "mesh_compare"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     cost: ClassVar[Cost] = Cost.CPU
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 

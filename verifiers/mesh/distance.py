@@ -29,7 +29,7 @@ import numpy as np
 import trimesh
 from scipy.spatial import cKDTree
 
-__all__ = ["to_surface"]
+__all__ = ["to_surface", "vertices_to_surface"]
 
 
 def _upper_bounds(
@@ -63,3 +63,28 @@ def to_surface(
         _, exact, _ = trimesh.proximity.closest_point(mesh, points[chosen])
         distance[chosen] = np.minimum(distance[chosen], exact)
     return distance
+
+
+def vertices_to_surface(
+    mesh: trimesh.Trimesh,
+    other: trimesh.Trimesh,
+    samples: np.ndarray,
+    sample_faces: np.ndarray,
+    *,
+    limit: int = 20_000,
+    max_exact: int = 2000,
+) -> np.ndarray:
+    """Distance from `mesh`'s vertices to `other`'s surface (sampled as in `to_surface`).
+
+    Area-uniform samples miss what has almost no area: a needle 8 µm thick standing 4 mm
+    into a hole held no sample in three of five places and passed. Its tip is a vertex, and
+    the farthest point of any spike is one, so the Hausdorff distance also reads the
+    vertices. Past `limit` vertices, the `limit` farthest from the other side's samples
+    are taken (that distance is never below the distance to the surface)."""
+    vertices = mesh.vertices[np.unique(mesh.faces)] if len(mesh.faces) else mesh.vertices[:0]
+    if not len(vertices):
+        return np.zeros(0)
+    if len(vertices) > limit:
+        gap, _ = cKDTree(samples, leafsize=32).query(vertices, k=1, workers=-1)
+        vertices = vertices[np.argsort(gap)[::-1][:limit]]
+    return to_surface(vertices, other, samples, sample_faces, max_exact=max_exact)

@@ -11,7 +11,9 @@ each point keeps the normal of the face it lies on. With ``d(p, Q) = min_{q in Q
 - **Hausdorff distance**: ``HD = max(max_{p in P} d(p, S_B), max_{q in Q} d(q, S_A))``, the
   worst deviation, measured from each sample to the other *surface* S (its triangles, see
   `distance.py`), not to its samples, so the same part measures about 0 instead of the
-  sampling gap. A lower bound of the surfaces' true Hausdorff distance (it is sampled).
+  sampling gap. Each mesh's vertices are measured too (`vertices_to_surface`): a needle
+  has almost no area for a sample to land on, but its tip is a vertex. A lower bound of
+  the surfaces' true Hausdorff distance (it is sampled).
 - **95th percentile of distances** (``p95``): of the same point-to-surface distances, both
   directions pooled: how far the bulk of the surface is off, where Hausdorff is the worst
   point. A missing feature moves Hausdorff; a wrong overall shape moves both.
@@ -40,7 +42,7 @@ import numpy as np
 import trimesh
 from scipy.spatial import cKDTree
 
-from rewardsmith.verifiers.mesh.distance import to_surface
+from rewardsmith.verifiers.mesh.distance import to_surface, vertices_to_surface
 
 __all__ = [
     "SurfaceMetrics",
@@ -132,6 +134,10 @@ def surface_metrics(
     na, nb = a.face_normals[fa], b.face_normals[fb]  # match point for point by construction
     d_ab, i_ab, d_ba, i_ba = nearest_both_ways(pa, pb)
     to_b, to_a = to_surface(pa, b, pb, fb), to_surface(pb, a, pa, fa)
+    tips = max(
+        vertices_to_surface(a, b, pb, fb).max(initial=0.0),
+        vertices_to_surface(b, a, pa, fa).max(initial=0.0),
+    )
     f, precision, recall = fscore(to_b, to_a, threshold)
     consistency = 0.5 * (
         np.mean(np.abs(np.sum(na * nb[i_ab], axis=1)))
@@ -139,7 +145,7 @@ def surface_metrics(
     )
     return SurfaceMetrics(
         chamfer=chamfer_from_distances(d_ab, d_ba),
-        hausdorff=float(max(to_b.max(), to_a.max())),
+        hausdorff=float(max(to_b.max(), to_a.max(), tips)),
         p95=float(np.percentile(np.concatenate([to_b, to_a]), 95)),
         fscore=f,
         precision=precision,

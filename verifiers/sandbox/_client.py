@@ -1,9 +1,16 @@
-"""Starting, talking to and pooling fork servers (the trusted side of the sandbox)."""
+"""Talking to and pooling fork servers (the trusted side of the sandbox).
+
+`Program` says what to run; `ForkServer` chooses the mode, starts a server (through
+`_process.ServerProcess`, the only part that manages the process) and turns its replies
+into `SandboxResult` records; `POOL` keeps warm servers per process.
+"""
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
+import json
 import os
 import shutil
 import signal
@@ -15,17 +22,23 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from rewardsmith.verifiers.sandbox._frames import read_frame, write_frame
+from rewardsmith.verifiers.sandbox import modes
+from rewardsmith.verifiers.sandbox._process import DEFAULT_PATH, ServerProcess
 from rewardsmith.verifiers.sandbox.limits import LimitHit, Limits, SandboxResult
 
 SANDBOX_UID = 65534
 """The program's uid (nobody). A second program in the same run gets 65533."""
 WORK_DIR = "/box"
 """The program's working directory inside the jail: a private tmpfs."""
-DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
-_HERE = os.path.dirname(os.path.abspath(__file__))
 _PYTHON_DIRS = tuple(dict.fromkeys((sys.base_prefix, sys.prefix)))
+# This interpreter as the jail sees it: its folder's real path (a scoring process started as
+# `../.venv/bin/python` has a sys.executable through folders the jail does not show), its
+# own name kept (a venv's python is a link the venv needs).
+_PYTHON = os.path.join(
+    os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable)
+)
 _SYSTEM_PREFIXES = ("/usr/", "/bin/", "/lib/", "/lib64/", "/sbin/", "/etc/")
+_DELEGATED_SCOPE = ("systemd-run", "--user", "--scope", "--quiet", "-p", "Delegate=yes", "--")
 
 
 @dataclass(frozen=True)
@@ -33,14 +46,14 @@ class Program:
     """One program to run in a jail: a command to exec, or Python source for a warm server."""
 
     command: tuple[str, ...] | None = None
-    """argv; argv[0] is looked up on PATH (``python``/``python3`` mean this interpreter)."""
+    """argv; argv[0] is looked up on PATH (``python``/``python3`` mean this interpreter);
+    a relative path (``./main``) is a file in the work dir."""
     python: str | None = None
     """Python source run as ``__main__`` in a fork of the (pre-imported) server."""
     files: Mapping[str, bytes] = field(default_factory=dict)
     """Files the program owns in its work dir, by relative path."""
     readonly_files: Mapping[str, bytes] = field(default_factory=dict)
-    """Files owned by root, mode 0444, in the sticky work dir: the program can read them
-    but not change, delete or rename them."""
+    """Files the program can read but not change, delete or rename."""
     stdin: bytes | None = None
     """Bytes on stdin; None means /dev/null."""
     collect: tuple[str, ...] = ()
@@ -54,7 +67,9 @@ class Program:
     """Names in `files` to make executable (mode 0755): a compiled binary, say."""
     trusted_code: bool = False
     """`python` is the caller's own code (a harness), not the model's: the server may
-    compile it once and reuse it. Never set it for model-written source."""
+    prepare it once and reuse it (compiled, and when it ends with a call of its own entry
+    point, ``main()``, with its definitions already run). Never set it for model-written
+    source."""
 
     def __post_init__(self) -> None:
         if (self.command is None) == (self.python is None):
@@ -71,7 +86,9 @@ class Program:
         argv: list[str] | None = None
         if self.command is not None:
             argv = [_resolve(self.command[0]), *self.command[1:]]
-            if not argv[0].startswith(_SYSTEM_PREFIXES):
+            # A relative path runs from the work dir; a host path outside the system dirs
+            # needs its folder shown (the server refuses it unless it is bound).
+            if os.path.isabs(argv[0]) and not argv[0].startswith(_SYSTEM_PREFIXES):
                 binds.append(os.path.dirname(os.path.realpath(argv[0])))
         env = {"PATH": DEFAULT_PATH, "HOME": WORK_DIR, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
         env.update(self.env)
@@ -100,14 +117,52 @@ def _check_relative(name: str) -> None:
 
 def _resolve(command: str) -> str:
     if command in ("python", "python3"):
-        return sys.executable
+        return _PYTHON
     if "/" in command:
         return command
     return shutil.which(command, path=DEFAULT_PATH) or shutil.which(command) or command
 
 
+def server_config(
+    mode: modes.Mode,
+    host: modes.Host,
+    name: str,
+    preload: Sequence[str],
+    binds: Sequence[str],
+    python: str = sys.executable,
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """What `_server.main` needs for `mode`, and the command to start it under."""
+    userns = mode is modes.Mode.ROOTLESS or (mode is modes.Mode.CGROUP2 and not host.root)
+    config: dict[str, Any] = {
+        "site": list(_site_dirs(python)),
+        "name": name,
+        "mode": mode.value,
+        "userns": userns,
+        "preload": list(preload),
+        "binds": list(binds),
+    }
+    wrapper: tuple[str, ...] = ()
+    if mode is modes.Mode.CGROUP2:
+        config["cgroup_mount"] = host.cgroup_v2 or "/sys/fs/cgroup"
+        config["cgroup_wanted"] = os.environ.get(modes.ENV_CGROUP) or None
+        if not host.root:  # the server must sit in a delegated scope of its own
+            wrapper = _DELEGATED_SCOPE
+    return config, wrapper
+
+
+@functools.cache
+def _site_dirs(python: str) -> tuple[str, ...]:
+    """`python`'s site-packages folders (the server starts without the site module)."""
+    paths = sys.path
+    if python != sys.executable:  # another venv's interpreter: ask it (once)
+        ask = "import json, sys; print(json.dumps(sys.path))"
+        out = subprocess.run([python, "-I", "-c", ask], capture_output=True, check=True)
+        paths = json.loads(out.stdout)
+    return tuple(p for p in paths if p.endswith(("site-packages", "dist-packages")))
+
+
 class ForkServer:
-    """A warm, pre-imported root process that forks one jailed child per program.
+    """A warm, pre-imported process that forks one jailed child per program.
 
     Not picklable and not shared across processes: each process makes its own (the module
     functions keep a per-process pool). Thread-safe: one request at a time.
@@ -119,57 +174,52 @@ class ForkServer:
         *,
         binds: Sequence[str] = (),
         name: str | None = None,
+        mode: str | None = None,
         python: str | None = None,
     ) -> None:
         """`preload`: modules imported once in the server; `binds`: host directories shown
-        read-only in every jail besides the system ones and the Python install; `python`:
-        another interpreter (of the same Python version) to run the server with, e.g. a
-        venv's whose packages cannot live beside this one's (its venv must be in `binds`)."""
+        read-only in every jail besides the system ones and the Python install; `mode`:
+        ``privileged``, ``cgroup2`` or ``rootless`` (default: chosen for this machine,
+        see `rewardsmith.verifiers.sandbox.modes`); `python`: another interpreter (of the
+        same Python version) to run the server with, e.g. a venv's whose packages cannot
+        live beside this one's (its venv must be in `binds`)."""
         self.preload = tuple(preload)
         self.python = python or sys.executable
         self.binds = tuple(dict.fromkeys((*_PYTHON_DIRS, *binds)))
         self._lock = threading.Lock()
         self._name = name or f"{os.getpid()}-{id(self):x}"
-        self._proc: subprocess.Popen[bytes] | None = None
-        # A server that cannot start (no root, no cgroup v1) is not an exception here: each
-        # run then comes back with `error` set, an infrastructure failure a verdict can name.
+        self._requested = mode
+        self._process: ServerProcess | None = None
+        self.mode: str | None = None
+        """The mode the server runs in (None until it has started)."""
+        self.error: str | None = None
+        # A server that cannot start is not an exception here: each run then comes back
+        # with `error` set, an infrastructure failure a verdict can name.
         with contextlib.suppress(OSError, RuntimeError):
             self._start()
 
     def _start(self) -> None:
-        req_r, self._req_w = os.pipe()
-        self._rep_r, rep_w = os.pipe()
-        code = f"import sys; sys.path.insert(0, {_HERE!r}); import _server; _server.main()"
-        self._proc = subprocess.Popen(
-            [
-                self.python,
-                "-I",
-                "-c",
-                code,
-                str(req_r),
-                str(rep_w),
-                self._name,
-                *self.preload,
-                *self.binds,
-            ],
-            pass_fds=(req_r, rep_w),
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            # Children are forks of the server and inherit its memory, where the initial
-            # environment lives: start it with nothing secret in it.
-            env={"PATH": DEFAULT_PATH, "LANG": "C.UTF-8"},
-        )
-        os.close(req_r)
-        os.close(rep_w)
-        hello = read_frame(self._rep_r)
-        if not hello or not hello.get("ready"):
-            self.close()
-            reason = (hello or {}).get("error", "it exited")
-            raise RuntimeError(f"fork server failed to start (preload={self.preload}): {reason}")
+        host = modes.probe()
+        mode, why = modes.select_mode(host, self._requested)
+        if mode is None:
+            self.error = f"no sandbox mode works here: {why}"
+            raise RuntimeError(self.error)
+        try:
+            config, wrapper = server_config(
+                mode, host, self._name, self.preload, self.binds, self.python
+            )
+            self._process = ServerProcess(config, wrapper, self.python)
+        except (OSError, RuntimeError, ValueError, subprocess.CalledProcessError) as exc:
+            self.error = (
+                f"fork server failed to start (mode {mode.value}: {why}; "
+                f"preload={self.preload}): {exc}"
+            )
+            raise RuntimeError(self.error) from None
+        self.mode, self.error = mode.value, None
 
     @property
     def alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+        return self._process is not None and self._process.alive
 
     def run_programs(self, programs: Sequence[Program]) -> list[SandboxResult]:
         """Run one program, or two joined by a socket on fd 3 of each, each in its own jail,
@@ -182,36 +232,29 @@ class ForkServer:
             try:
                 if not self.alive:
                     self._restart()
-                write_frame(self._req_w, {"specs": specs})
-                reply = read_frame(self._rep_r)
+                assert self._process is not None
+                wall_s = max(p.limits.wall_s for p in programs)
+                reply = self._process.request({"specs": specs}, wall_s)
             except (OSError, RuntimeError) as exc:
-                reply = {"error": f"fork server unavailable: {exc}"}
-            if reply is None:
-                reply = {"error": "fork server died"}
+                reply = {"error": self.error or f"fork server unavailable: {exc}"}
         if "error" in reply:
-            return [SandboxResult(exit_code=None, error=reply["error"]) for _ in programs]
-        return [_to_result(raw, p) for raw, p in zip(reply["results"], programs, strict=True)]
+            return [
+                SandboxResult(exit_code=None, error=reply["error"], mode=self.mode)
+                for _ in programs
+            ]
+        return [
+            _to_result(raw, p, self.mode) for raw, p in zip(reply["results"], programs, strict=True)
+        ]
 
     def _restart(self) -> None:
         self.close()
         self._start()
 
     def close(self) -> None:
-        """Stop the server: closing its request pipe lets it remove its cgroups and exit."""
-        proc, self._proc = self._proc, None
-        for name in ("_req_w", "_rep_r"):
-            fd = getattr(self, name, -1)
-            setattr(self, name, -1)  # never close a number twice: it may be reused by then
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        if proc is None:
-            return
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        """Stop the server (its jails die with it)."""
+        process, self._process = self._process, None
+        if process is not None:
+            process.close()
 
     def __enter__(self) -> ForkServer:
         return self
@@ -223,7 +266,7 @@ class ForkServer:
         raise TypeError("a ForkServer is a live process: make one in each worker instead")
 
 
-def _to_result(raw: dict[str, Any], program: Program) -> SandboxResult:
+def _to_result(raw: dict[str, Any], program: Program, mode: str | None) -> SandboxResult:
     code = raw["exit"]
     exit_code, sig = (None, -code) if isinstance(code, int) and code < 0 else (code, None)
     if code is None and raw["jail_error"] is None:
@@ -242,6 +285,7 @@ def _to_result(raw: dict[str, Any], program: Program) -> SandboxResult:
         files=raw["files"],
         missing=tuple(raw["missing"]),
         error=raw["jail_error"],
+        mode=mode,
     )
 
 

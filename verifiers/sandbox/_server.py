@@ -1,262 +1,130 @@
-"""The fork server: a small root process that runs jailed programs, one request at a time.
+"""The fork server: a small trusted process that runs jailed programs, one request at a time.
 
 Started by `rewardsmith.verifiers.sandbox` (never imported by the scoring process itself) as
-``python -I _server.py REQUEST_FD REPLY_FD NAME PRELOAD...``. It imports the preload
-modules once, then for each request forks one jailed launcher per program (see `_jail`),
-feeds stdin, reads stdout/stderr with caps, enforces the wall-clock deadline by killing the
-run's whole cgroup, and replies with plain dicts. Requests and replies are length-prefixed
-pickles on private pipes that no jailed process holds.
+``python -I -c ... REQUEST_FD REPLY_FD CONFIG_JSON``. It enters namespaces of its own
+(network, IPC, UTS, mount, PID, and in user-namespace modes a user namespace), becomes
+PID 1 there (so its death takes every jail with it), imports the preload modules once,
+prepares the jail's read-only root, and keeps a waiting jail per slot (see `_runs.Zygote`),
+forked by its quiet twin (`_forker`).
+Each request hands one or two programs to waiting jails, feeds stdin, reads capped
+stdout/stderr, enforces the deadline, replies with plain dicts, and then, while the client
+reads the reply, reaps what the runs left and forks the next waiting jails. Requests and
+replies are length-prefixed pickles on private pipes that no jailed process holds.
 """
 
 from __future__ import annotations
 
+import ast
+import builtins
 import contextlib
 import gc
 import importlib
+import json
 import os
 import selectors
 import signal
 import socket
-import stat
 import sys
-import tempfile
 import time
 from typing import Any
 
+import _cgroup
 import _jail
-from _cgroup import RunCgroup, sweep_stale
+import _linux as L
+import _root
+import _seccomp
+from _forker import Forker
 from _frames import read_frame, write_frame
-from _linux import (
-    CLONE_NEWIPC,
-    CLONE_NEWNET,
-    CLONE_NEWNS,
-    CLONE_NEWPID,
-    CLONE_NEWUTS,
-    MS_PRIVATE,
-    MS_REC,
-    mount,
-    setns,
-    umount,
-    unshare,
-)
+from _runs import WATCH_INTERVAL_S, Run, Zygote
 
 _WARM_STDLIB = ("ast", "base64", "json", "math", "traceback")
 """Imported by every server: the harness programs use them, so no child pays for them."""
-_COMPILED: dict[str, Any] = {}
+_MAX_WARM = 32
+_TMP = "/tmp"
+_SLOTS = 2
+_SANDBOX_IDS = (65533, 2)  # the uids a pair of programs gets: 65534 and 65533
 
 
-def _precompile(spec: dict[str, Any]) -> None:
-    """Compile trusted harness source once per server, not once per run. Only source the
-    caller marked trusted: compiling hostile text here could stall the server."""
-    code = spec.get("code")
-    if not spec.get("trusted_code") or code is None:
+def remember_code(spec: dict[str, Any], forker: Forker, seen: set[str]) -> None:
+    """Trusted harness source is prepared once per server instead of once per run (see
+    `prepare_code`), by the forker, so jails forked from then on inherit it (one forked
+    earlier prepares it itself). Only source the caller marked trusted: compiling hostile
+    text could stall the forker."""
+    source = spec.get("code")
+    if not spec.get("trusted_code") or source is None or source in seen:
         return
-    if code not in _COMPILED:
-        if len(_COMPILED) > 32:
-            _COMPILED.clear()
-        _COMPILED[code] = compile(code, "main.py", "exec")
-    spec["code"] = _COMPILED[code]
+    if len(seen) >= _MAX_WARM:
+        seen.clear()
+        forker.warm("")  # an empty source clears the forker's cache
+    seen.add(source)
+    forker.warm(source)
 
 
-class _Run:
-    """One jailed program in flight: its pipes, buffers, deadline and outcome."""
-
-    def __init__(
-        self,
-        spec: dict[str, Any],
-        cgroup: RunCgroup,
-        server: Server,
-        peer_fd: int | None,
-        sel: selectors.BaseSelector,
-    ) -> None:
-        self.spec, self.cgroup, self.limits = spec, cgroup, spec["limits"]
-        self.out = {"stdout": bytearray(), "stderr": bytearray()}
-        self.truncated = {"stdout": False, "stderr": False}
-        self.status = bytearray()
-        self.dirs: list[int] = []
-        self.exit_code: int | None = None
-        self.killed_for: str | None = None
-        cgroup.prepare(self.limits["memory_bytes"], self.limits["processes"])
-        _precompile(spec)
-        stdin = spec.get("stdin")
-        in_r, self.in_w = os.pipe() if stdin is not None else (os.open(os.devnull, os.O_RDONLY), -1)
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        self.status_sock, child_sock = socket.socketpair()
-        self.start = time.monotonic()
-        unshare(CLONE_NEWPID)  # the next child is PID 1 of a fresh PID namespace
-        self.pid = -1
-        try:
-            self.pid = os.fork()
-        finally:
-            if self.pid != 0:
-                setns(server.own_pid_ns, CLONE_NEWPID)
-        if self.pid == 0:
-            _jail.start(
-                spec, (in_r, out_w, err_w), child_sock, peer_fd, cgroup.join_path(), server.root_dir
-            )
-        child_sock.close()
-        for fd in (in_r, out_w, err_w):
-            os.close(fd)
-        self.deadline = self.start + self.limits["wall_s"]
-        # Done when the pipes are closed *and* PID 1 has exited: a program that closes its
-        # stdout and spins is still running (and still under the deadline).
-        self.pidfd = os.pidfd_open(self.pid)
-        self.open = 4
-        sel.register(self.pidfd, selectors.EVENT_READ, (self, "exit"))
-        sel.register(out_r, selectors.EVENT_READ, (self, "stdout"))
-        sel.register(err_r, selectors.EVENT_READ, (self, "stderr"))
-        sel.register(self.status_sock, selectors.EVENT_READ, (self, "status"))
-        self.pending = memoryview(stdin or b"")
-        if self.in_w >= 0:
-            os.set_blocking(self.in_w, False)
-            sel.register(self.in_w, selectors.EVENT_WRITE, (self, "stdin"))
-
-    def on_event(self, fd: int, what: str, sel: selectors.BaseSelector) -> None:
-        if what == "stdin":
-            self._feed(fd, sel)
-            return
-        if what == "status":
-            self._read_status(sel)
-            return
-        if what == "exit":
-            self._closed(fd, sel)
-            return
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            self._closed(fd, sel)
-            return
-        buf = self.out[what]
-        room = self.limits["output_bytes"] - len(buf)
-        buf += chunk[: max(0, room)]
-        if len(chunk) > room:  # past the cap: keep the head, stop the flood at its source
-            self.truncated[what] = True
-            self.kill("output")
-
-    def _feed(self, fd: int, sel: selectors.BaseSelector) -> None:
-        try:
-            self.pending = self.pending[os.write(fd, self.pending[: 1 << 16]) :]
-        except BlockingIOError:
-            return
-        except OSError:  # the program closed stdin: the rest is not wanted
-            self.pending = memoryview(b"")
-        if not self.pending:
-            sel.unregister(fd)
-            os.close(fd)
-            self.in_w = -1
-
-    def _read_status(self, sel: selectors.BaseSelector) -> None:
-        try:
-            msg, fds, _, _ = socket.recv_fds(self.status_sock, 1 << 16, 4)
-        except OSError:
-            msg, fds = b"", []
-        self.dirs.extend(fds)
-        if msg.startswith(b"exit:"):
-            self.exit_code = int(msg[5:])
-        elif msg and msg != b"ready":
-            self.status += msg[: 1 << 12]
-        if not msg:
-            sel.unregister(self.status_sock)
-            self.status_sock.close()
-            self.open -= 1
-
-    def _closed(self, fd: int, sel: selectors.BaseSelector) -> None:
-        sel.unregister(fd)
-        os.close(fd)
-        self.open -= 1
-
-    def kill(self, reason: str) -> None:
-        if self.killed_for is None:
-            self.killed_for = reason
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)  # PID 1: the kernel takes the whole namespace
-
-    def finish(self, sel: selectors.BaseSelector) -> dict[str, Any]:
-        if self.in_w >= 0:
-            with contextlib.suppress(KeyError, ValueError):
-                sel.unregister(self.in_w)
-            os.close(self.in_w)
-        _, wait_status = os.waitpid(self.pid, 0)
-        if self.exit_code is None and self.spec["kind"] == "python":
-            self.exit_code = os.waitstatus_to_exitcode(wait_status)  # the program was PID 1
-        wall = time.monotonic() - self.start
-        self.cgroup.kill_all()
-        stats = self.cgroup.stats()
-        files, missing, disk_full = self._collect()
-        for fd in self.dirs:
-            os.close(fd)
-        jail_error = self.status.decode(errors="replace") or None
-        if not self.dirs and jail_error is None and self.killed_for is None:
-            jail_error = "the jail did not start"
-        return {
-            "exit": None if jail_error else self.exit_code,
-            "stdout": bytes(self.out["stdout"]),
-            "stderr": bytes(self.out["stderr"]),
-            "stdout_truncated": self.truncated["stdout"],
-            "stderr_truncated": self.truncated["stderr"],
-            "wall_s": wall,
-            "cpu_s": stats["cpu_ns"] / 1e9,
-            "peak_memory_bytes": stats["peak_memory_bytes"],
-            "oom": stats["oom"],
-            "pids_max_hit": stats["pids_max_hit"],
-            "disk_full": disk_full,
-            "killed_for": self.killed_for,
-            "files": files,
-            "missing": missing,
-            "jail_error": jail_error,
-        }
-
-    def _collect(self) -> tuple[dict[str, bytes], list[str], bool]:
-        if len(self.dirs) != 2:
-            return {}, list(self.spec["collect"]), False
-        files, missing = {}, []
-        for name in self.spec["collect"]:
-            data = read_beneath(self.dirs[0], name, self.limits["collect_bytes"])
-            if data is None:
-                missing.append(name)
-            else:
-                files[name] = data
-        disk_full = any(os.fstatvfs(fd).f_bavail == 0 for fd in self.dirs)
-        return files, missing, disk_full
-
-
-def read_beneath(dir_fd: int, name: str, cap: int) -> bytes | None:
-    """Read a regular file under `dir_fd` without following any symlink (the program could
-    have planted one pointing at the host's files); None when absent, odd or too large."""
-    parts = name.split("/")
-    fds: list[int] = []
-    try:
-        current = dir_fd
-        for part in parts[:-1]:
-            current = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=current)
-            fds.append(current)
-        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=current)
-        fds.append(fd)
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
-            return None
-        return os.read(fd, cap + 1)[:cap] if info.st_size else b""
-    except OSError:
-        return None
-    finally:
-        for fd in fds:
-            os.close(fd)
+def prepare_code(source: str) -> Any:
+    """Compiled trusted source; when it ends with a call of its own entry point
+    (``main()``), its definitions run here once and a run only calls the entry point."""
+    tree = ast.parse(source, "main.py")
+    last = tree.body[-1] if tree.body else None
+    if (
+        isinstance(last, ast.Expr)
+        and isinstance(last.value, ast.Call)
+        and isinstance(last.value.func, ast.Name)
+        and not last.value.args
+        and not last.value.keywords
+    ):
+        tree.body.pop()
+        namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+        exec(compile(tree, "main.py", "exec"), namespace)
+        if callable(namespace.get(last.value.func.id)):
+            return (namespace, last.value.func.id)
+    return compile(source, "main.py", "exec")
 
 
 class Server:
-    def __init__(self, name: str, binds: list[str]) -> None:
-        # Every child inherits these: an empty network namespace, and IPC and UTS namespaces
-        # of the server's own (per run they cost more than the rest of the jail together).
-        unshare(CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
-        unshare(CLONE_NEWNS)  # the prepared jail root lives in the server's own mounts
-        mount("none", "/", None, MS_REC | MS_PRIVATE)
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.mode, self.userns = config["mode"], config["userns"]
         self.own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY)
-        self.base = tempfile.mkdtemp(prefix=f"rewardsmith-sandbox-{name}-")
-        os.chmod(self.base, 0o700)
-        self.root_dir = os.path.join(self.base, "root")
-        os.mkdir(self.root_dir)
-        _jail.prepare_root(self.root_dir, binds)
-        self.cgroups = [RunCgroup(f"{name}-{i}") for i in range(2)]
+        self.base = _private_dir(f"rewardsmith-sandbox-{config['name']}")
+        root_dir = os.path.join(self.base, "root")
+        os.mkdir(root_dir)
+        _jail.Context.userns = self.userns
+        _jail.Context.prepare = prepare_code
+        _root.Root.root_dir = root_dir
+        _root.prepare_root(root_dir, config["binds"])
+        _root.Root.template_ns = _root.make_template(root_dir)
+        extra = ("memfd_create",) if self.mode == "rootless" else ()
+        program = _seccomp.filter_program(extra_enosys=extra)
+        _jail.Context.seccomp = L.SeccompProgram(program) if program is not None else None
+        self.cgroups: list[Any] = [self._cgroup(config, i) for i in range(_SLOTS)]
+        self.forker = Forker(self.own_pid_ns)  # last: it inherits everything above
+        self.seen: set[str] = set()
+        self.zygotes: list[Zygote | None] = [None] * _SLOTS
+        self.to_reap: list[Run] = []
+        self.refill()
+
+    def _cgroup(self, config: dict[str, Any], slot: int) -> Any:
+        if self.mode == "privileged":
+            return _cgroup.CgroupV1(f"{config['name']}-{slot}")
+        if self.mode == "cgroup2":
+            return _cgroup.CgroupV2(config["cgroup_base"], f"{config['name']}-{slot}")
+        return _cgroup.NoCgroup()
+
+    def refill(self) -> None:
+        """Fork a waiting jail for every empty slot (after the previous run is reaped)."""
+        for i, zygote in enumerate(self.zygotes):
+            if zygote is None:
+                self.zygotes[i] = Zygote(self.cgroups[i], self.forker)
+
+    def _take(self, slot: int) -> Zygote:
+        zygote = self.zygotes[slot]
+        self.zygotes[slot] = None
+        if zygote is None or not zygote.wait_ready():
+            if zygote is not None:  # a broken one: one fresh try, its error if that fails too
+                zygote.discard()
+                self.cgroups[slot].recycle()
+            zygote = Zygote(self.cgroups[slot], self.forker)
+            zygote.wait_ready()
+        return zygote
 
     def execute(self, specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         peer_fds: list[int | None] = [None] * len(specs)
@@ -266,79 +134,219 @@ class Server:
             peer_fds = [pair[0].fileno(), pair[1].fileno()]
         sel = selectors.DefaultSelector()
         runs = []
-        for spec, cg, peer in zip(specs, self.cgroups, peer_fds, strict=False):
-            runs.append(_Run(spec, cg, self, peer, sel))
+        for slot, (spec, peer) in enumerate(zip(specs, peer_fds, strict=False)):
+            remember_code(spec, self.forker, self.seen)
+            zygote = self._take(slot)
+            run = Run(spec, zygote, peer, sel, watch=self.mode == "rootless")
+            if zygote.error:
+                run.status += zygote.error.encode()
+            runs.append(run)
         if pair is not None:
             for s in pair:
                 s.close()
-        self._pump(runs, sel)
-        results = [run.finish(sel) for run in runs]
+        self._pump(runs)
+        for run in runs:
+            run.settle()
+        results = [run.finish() for run in runs]
         sel.close()
+        self.to_reap = runs
         return results
 
-    def _pump(self, runs: list[_Run], sel: selectors.BaseSelector) -> None:
-        while any(r.open for r in runs):
+    def _pump(self, runs: list[Run]) -> None:
+        while not all(r.settled for r in runs):
             now = time.monotonic()
-            live = [r for r in runs if r.open]
+            live = [r for r in runs if not r.settled]
             for run in live:
                 if now >= run.deadline and run.killed_for is None:
                     run.kill("wall_time")
-            soonest = min(r.deadline for r in live)
+                elif run.watch and now >= run.next_watch and run.killed_for is None:
+                    run.sample()
+                    run.next_watch = now + WATCH_INTERVAL_S
+            soonest = min(min(r.deadline, r.next_watch) if r.watch else r.deadline for r in live)
             timeout = max(0.0, soonest - now) if all(r.killed_for is None for r in live) else 0.05
-            for key, _ in sel.select(timeout):
+            for key, _ in live[0].sel.select(timeout):
                 run, what = key.data
-                run.on_event(key.fd, what, sel)
+                run.on_event(key.fd, what)
             # A pair is a judge and its candidate: once the judge is done, so is the candidate.
             if len(runs) == 2 and not runs[0].open and runs[1].open and not runs[1].killed_for:
                 runs[1].kill("peer_done")
 
+    def after_reply(self) -> None:
+        """While the client reads the reply: reap the last runs, empty their cgroups, and
+        fork the next waiting jails."""
+        for run in self.to_reap:
+            run.zygote.reap()
+            run.zygote.cgroup.recycle()
+        self.to_reap = []
+        self.refill()
+
     def close(self) -> None:
+        for zygote in self.zygotes:
+            if zygote is not None:
+                zygote.discard()
+        for run in self.to_reap:
+            run.zygote.reap()
+        self.forker.close()
         for cg in self.cgroups:
             cg.remove()
+        with contextlib.suppress(OSError):
+            os.close(_root.Root.template_ns)
         # Unmount the prepared root first: never walk into its binds of the host's system.
         with contextlib.suppress(OSError):
-            umount(self.root_dir)
+            L.umount(_root.Root.root_dir)
         with contextlib.suppress(OSError):
-            os.rmdir(self.root_dir)
+            os.rmdir(_root.Root.root_dir)
             os.rmdir(self.base)
+
+
+# ----------------------------------------------------------------------------- start-up
+
+
+def _enter_namespaces(userns: bool) -> None:
+    """Leave the host's network, IPC, UTS, mount and PID namespaces (and, in user-namespace
+    modes, its user namespace) and return as PID 1 of the new PID namespace. The processes
+    left behind only wait, so the client's handle on the server stays valid."""
+    flags = L.CLONE_NEWNET | L.CLONE_NEWIPC | L.CLONE_NEWUTS | L.CLONE_NEWNS
+    if userns:
+        _enter_user_namespace(flags)
+    else:
+        L.unshare(flags | L.CLONE_NEWPID)
+    pid = os.fork()
+    if pid:
+        _wait_and_exit(pid)
+    L.prctl(L.PR_SET_PDEATHSIG, signal.SIGKILL)
+    L.mount("none", "/", None, L.MS_REC | L.MS_PRIVATE)
+    # This PID namespace's own /proc: the server names its children by its own pids.
+    L.mount("proc", "/proc", "proc", L.MS_NOSUID | L.MS_NODEV | L.MS_NOEXEC)
+    L.sethostname("rewardsmith-sandbox")
+
+
+def _enter_user_namespace(flags: int) -> None:
+    """A child makes the user namespace; this process, still outside it, writes its id maps
+    (only a writer outside may map more than its own id): the server is root in it, and
+    when started by root the sandbox uids map to the same host uids, never to root."""
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(ready_r)
+        os.close(go_w)
+        L.prctl(L.PR_SET_PDEATHSIG, signal.SIGKILL)
+        L.unshare(L.CLONE_NEWUSER | flags)
+        os.write(ready_w, b"x")
+        if os.read(go_r, 1) != b"x":
+            os._exit(1)
+        L.unshare(L.CLONE_NEWPID)  # owned by the new user namespace: setns back works
+        return
+    os.close(ready_w)
+    os.close(go_r)
+    if os.read(ready_r, 1) == b"x":
+        uid, gid = os.geteuid(), os.getegid()
+        if uid == 0:
+            maps = {"uid_map": "0 0 1\n{0} {0} {1}\n", "gid_map": "0 0 1\n{0} {0} {1}\n"}
+            first, count = _SANDBOX_IDS
+            texts = {k: v.format(first, count) for k, v in maps.items()}
+        else:
+            with open(f"/proc/{pid}/setgroups", "w") as f:
+                f.write("deny")
+            texts = {"uid_map": f"0 {uid} 1\n", "gid_map": f"0 {gid} 1\n"}
+        for name, text in texts.items():
+            with open(f"/proc/{pid}/{name}", "w") as f:
+                f.write(text)
+        os.write(go_w, b"x")
+    _wait_and_exit(pid)
+
+
+def _wait_and_exit(pid: int) -> None:
+    # Only this process's requests and replies matter to the client: keep none of them.
+    os.closerange(3, 1 << 16)
+    _, status = os.waitpid(pid, 0)
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+
+def _private_dir(name: str) -> str:
+    """A new mode-700 folder under /tmp (a restarted server reuses its name: a suffix)."""
+    for n in range(1000):
+        path = os.path.join(_TMP, name if n == 0 else f"{name}-{n}")
+        try:
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:
+            continue
+    raise OSError(f"cannot make a folder for {name} under {_TMP}")
 
 
 def _sweep_stale_dirs() -> None:
     """Remove the (empty) base dirs of servers whose client is gone; rmdir only, never rmtree."""
-    tmp = tempfile.gettempdir()
+    tmp = _TMP
     for name in os.listdir(tmp):
         if not name.startswith("rewardsmith-sandbox-"):
             continue
-        pid = name.split("-")[2]
+        pid = name.split("-")[2]  # rewardsmith-sandbox-<client pid>-<id>
         if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
             with contextlib.suppress(OSError):
                 os.rmdir(os.path.join(tmp, name, "root"))
                 os.rmdir(os.path.join(tmp, name))
 
 
-def main() -> None:
-    request_fd, reply_fd, name, *extras = sys.argv[1:]
-    binds = [e for e in extras if e.startswith("/")]
-    preload = [e for e in extras if not e.startswith("/")]
-    # No PR_SET_PDEATHSIG here: it fires when the *thread* that started us exits (a pool
-    # thread, say), not the process. The client's death closes the request pipe instead.
-    for module in (*_WARM_STDLIB, *preload):
+def _own_cgroup() -> str:
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            if line.startswith("0::"):
+                return line[3:].strip()
+    raise OSError("this process is in no cgroup v2")
+
+
+def _start(config: dict[str, Any]) -> Server:
+    if config["mode"] == "privileged":
+        _cgroup.sweep_stale()
+    _sweep_stale_dirs()  # the host's /proc is still mounted here: client pids resolve
+    if config["mode"] == "cgroup2":
+        own = config.get("cgroup_own") or _own_cgroup()
+        config["cgroup_base"] = _cgroup.v2_base(
+            config["cgroup_mount"], own, not config["userns"], config.get("cgroup_wanted")
+        )
+    _enter_namespaces(config["userns"])
+    L.drop_bounding_set()
+    for module in (*_WARM_STDLIB, *config["preload"]):
         importlib.import_module(module)
+    return Server(config)
+
+
+def _add_site(config: dict[str, Any]) -> None:
+    """The site-packages folders (the server starts with -S). A server that preloads
+    modules also runs their .pth files (an editable install's import hook lives there);
+    one that does not stays small: every fork of it copies what it imported."""
+    if config["preload"]:
+        import site
+
+        for path in config.get("site", ()):
+            site.addsitedir(path)
+    else:
+        sys.path.extend(p for p in config.get("site", ()) if p not in sys.path)
+
+
+def main() -> None:
+    request_fd, reply_fd, raw = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    config = json.loads(raw)
+    _add_site(config)
+    # No PR_SET_PDEATHSIG on the first process: it fires when the *thread* that started it
+    # exits (a pool thread, say), not the process. The client's death closes the request
+    # pipe instead; the processes below it die with this one.
     try:
-        sweep_stale()
-        _sweep_stale_dirs()
-        server = Server(name, binds)
-    except Exception as exc:  # say why to the client (no root? no cgroup v1?), then stop
-        write_frame(int(reply_fd), {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
+        server = _start(config)
+    except Exception as exc:  # say why to the client (no root? no cgroup?), then stop
+        write_frame(reply_fd, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
         return
     # Children are forks: freezing the heap keeps their garbage collector from walking (and
     # so copying) every page the server owns.
     gc.collect()
     gc.freeze()
-    write_frame(int(reply_fd), {"ready": True, "preload": preload})
+    seccomp = "on" if _jail.Context.seccomp is not None else "unavailable on this architecture"
+    write_frame(reply_fd, {"ready": True, "mode": config["mode"], "seccomp": seccomp})
     try:
         while True:
-            request = read_frame(int(request_fd))
+            request = read_frame(request_fd)
             if request is None:
                 break
             reply: dict[str, Any]
@@ -346,7 +354,8 @@ def main() -> None:
                 reply = {"results": server.execute(request["specs"])}
             except Exception as exc:
                 reply = {"error": f"{type(exc).__name__}: {exc}"}
-            write_frame(int(reply_fd), reply)
+            write_frame(reply_fd, reply)
+            server.after_reply()
     finally:
         server.close()
 

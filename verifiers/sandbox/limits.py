@@ -50,6 +50,9 @@ class Limits:
     """Bytes kept from stdout and from stderr each; past it the tree is killed."""
     collect_bytes: int = 64 * _MiB
     """Largest file read back from the work dir through `collect`."""
+    cpus: float = 1.0
+    """CPU cores the tree may use at once (cgroup2 mode's cpu.max). The other modes do not
+    share out cores: there `cpu_s` bounds each process and `wall_s` the tree."""
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -94,6 +97,9 @@ class SandboxResult:
     """Files asked for with `collect` that were absent, not regular, or too large."""
     error: str | None = None
     """Set when the sandbox itself failed (an infrastructure error, never the program's)."""
+    mode: str | None = None
+    """The sandbox mode that ran it: ``privileged``, ``cgroup2`` or ``rootless`` (see
+    `rewardsmith.verifiers.sandbox.modes`); None if no server started."""
 
     @property
     def ok(self) -> bool:
@@ -115,6 +121,8 @@ class SandboxResult:
             return f"sandbox error: {self.error}"
         if self.limit_hit:
             return f"stopped: {self.limit_hit.value} limit"
+        if self.signal == signal.SIGSYS:
+            return "killed by SIGSYS: it made a system call the sandbox denies"
         if self.signal is not None:
             return f"killed by {self.signal_name}"
         return f"exited with code {self.exit_code}"

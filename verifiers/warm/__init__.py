@@ -1,5 +1,5 @@
 """Warm worker processes: the one mechanism behind the executor's pool, killable calls and
-(after the lead converts it) the sandbox's client.
+the sandbox's fork-server client.
 
 A warm worker is a process started once, with its heavy imports done, that serves requests
 over private pipes and is killed when one passes its deadline. This package does it once:

@@ -109,6 +109,15 @@ def test_light_pose_by_hand(light: dict[str, object], ok: bool) -> None:
     assert [c.ok for c in checks] == [ok]
 
 
+RENDER_TRUTH = {
+    "blender/hidden_from_render",
+    "blender/dark_lights",
+    "blender/decoy_material",
+    "blender/render_only_geometry",
+    "blender/camera_sees_nothing",
+}
+
+
 @pytest.mark.blender
 @pytest.mark.sandbox
 @pytest.mark.parametrize("task_id", ["red_box", "gold_sphere"])
@@ -117,13 +126,16 @@ def test_no_scene_exploit_earns_more_than_its_limit(task_id: str) -> None:
     verifier = BlenderScene(wall_s=30)
     right = task.sample()
     assert verifier(right).score == 1.0
-    seen, over = set(), []
+    seen, over, crashed = set(), [], []
     for exploit in exploits_of(verifier, right):
         seen.add(exploit.exploit_class)
         verdict = verifier(exploit.sample)
         if (verdict.score or 0.0) > exploit.max_fraction + 1e-9:
             over.append((exploit.exploit_class, verdict.score, exploit.max_fraction))
-    assert over == []
+        if exploit.exploit_class in RENDER_TRUTH and verdict.status is not Status.PARTIAL:
+            crashed.append((exploit.exploit_class, verdict.feedback))  # it must have run
+    assert over == [] and crashed == []
+    assert seen >= RENDER_TRUTH
     assert {"blender/names_only", "blender/subdivided_stand_in", "blender/wrong_size",
             "blender/camera_away", "blender/forged_dump", "blender/empty"} <= seen  # fmt: skip
     if task_id == "red_box":

@@ -39,8 +39,12 @@ def _sample(log, **meta):
 
 
 def _trajectory(logs, names):
-    steps = [Step(action=ATTEMPTS[n], observation=logs[n]) for n in names]
+    steps = [Step(action=ATTEMPTS[n], observation=logs[n], meta=_RAN.get(n, {})) for n in names]
     return Sample(id="t", completion=steps)
+
+
+_RAN = {"a3_clean": {"tests": {"passed": 1, "total": 1}, "exit_code": 0}}
+"""The environment ran the clean build's program (main returns add(1, 2) - 3 = 0)."""
 
 
 # ------------------------------------------------------------------ compile gate
@@ -52,13 +56,15 @@ def _trajectory(logs, names):
         ("a0_parse", Status.FAIL, Failure.COMPILE_ERROR),
         ("a1_type", Status.FAIL, Failure.COMPILE_ERROR),
         ("a2_link", Status.FAIL, Failure.COMPILE_ERROR),
-        ("a3_clean", Status.PASS, None),
-        ("warn", Status.PASS, None),
+        ("a3_clean", Status.PARTIAL, None),  # it builds, but no test ran
+        ("warn", Status.PARTIAL, None),
     ],
 )
 def test_compile_gate(logs, name, status, failure):
     verdict = CompileGate()(_sample(logs[name]))
     assert (verdict.status, verdict.failure) == (status, failure)
+    tested = CompileGate()(_sample(logs[name], tests={"passed": 1, "total": 1}, exit_code=0))
+    assert tested.status is (Status.PASS if status is Status.PARTIAL else Status.FAIL)
     assert verdict.evidence["diagnostics_total"] == len(verdict.evidence["diagnostics"])
 
 
@@ -69,10 +75,16 @@ def test_runtime_errors_are_runtime_failures():
 
 
 def test_unexplained_exit_code_is_never_a_pass():
-    verdict = CompileGate()(_sample("Segmentation fault (core dumped)\n", exit_code=139))
-    assert (verdict.status, verdict.failure) == (Status.FAIL, Failure.COMPILE_ERROR)
+    # killed by a signal: it ran, so a runtime failure, above any compile failure
+    verdict = CompileGate()(_sample("", exit_code=139))
+    assert (verdict.status, verdict.failure) == (Status.FAIL, Failure.RUNTIME_ERROR)
     assert verdict.evidence["unexplained_exit"] is True
-    assert CompileGate()(_sample("", exit_code=0)).status is Status.PASS
+    failed_build = CompileGate()(_sample("", exit_code=1))  # a build failing in unknown words
+    assert failed_build.failure is Failure.COMPILE_ERROR
+    ran = DiagnosticsScore()(_sample("", exit_code=1, phase="run"))
+    assert ran.failure is Failure.RUNTIME_ERROR
+    assert ran.score > DiagnosticsScore()(_sample("prog.c:1:5: error: 'y' undeclared\n")).score
+    assert CompileGate()(_sample("", exit_code=0)).status is Status.PARTIAL
 
 
 def test_missing_log_is_a_data_problem_not_a_zero():
@@ -110,13 +122,16 @@ def test_diagnostics_score_orders_the_stages(logs):
         for n in ("a0_parse", "a1_type", "a2_link", "warn", "a3_clean")
     ]
     assert scores == sorted(scores) and len(set(scores)) == 5
-    assert scores[-1] == 1.0
+    assert scores[-1] == potential([]) < 1.0  # untested
+    tested = _sample(logs["a3_clean"], tests={"passed": 4, "total": 4}, exit_code=0)
+    assert DiagnosticsScore()(tested).score == 1.0
 
 
 def test_diagnostics_score_evidence_and_feedback(logs):
     verdict = DiagnosticsScore()(_sample(logs["a1_type"], sources={"prog.c": ATTEMPTS["a1_type"]}))
     # 'c' undeclared, and gcc then warns that control reaches the end of add()
-    assert verdict.evidence["summary"] == {"errors": 1, "warnings": 1, "failed_stage": "type"}
+    summary = verdict.evidence["summary"]
+    assert (summary["errors"], summary["warnings"], summary["failed_stage"]) == (1, 1, "type")
     assert verdict.score == pytest.approx((1 + 1 / (1 + 1 + 0.1)) / 6)  # Φ, see shaping
     assert verdict.score == potential(parse_log(logs["a1_type"], "gcc"))
     assert "prog.c:1:36: error:" in verdict.feedback
@@ -216,7 +231,12 @@ def test_more_tests_passing_is_progress(junit_logs):
     assert [s["errors"] for s in partial.evidence["summaries"]] == [3, 1]
     assert [s["failed_stage"] for s in partial.evidence["summaries"]] == ["test", "test"]
     assert 0 < partial.score < 1
-    done = [*steps, Step(action="v3", observation=junit_logs["all_pass"])]
+    # a report in the log is text the program could have printed: full credit needs the
+    # environment's own record of the tests
+    untested = [*steps, Step(action="v3", observation=junit_logs["all_pass"])]
+    assert RepairProgress()(Sample(id="t", completion=untested)).score < 1.0
+    ran = {"tool": "pytest-junit", "tests": {"passed": 3, "total": 3}, "exit_code": 0}
+    done = [*steps, Step(action="v3", observation=junit_logs["all_pass"], meta=ran)]
     assert RepairProgress()(Sample(id="t", completion=done)).score == 1.0
     failing = DiagnosticsScore(tool="pytest-junit")(
         Sample(id="s", completion=junit_logs["one_fails"])

@@ -92,6 +92,7 @@ def test_every_false_claim_fails(name: str) -> None:
         assert verdict.score == 0.0, (exploit.sample.completion, verdict.evidence)
         classes[exploit.exploit_class] = classes.get(exploit.exploit_class, 0) + 1
     expected = {"wrong_value", "hedged", "wrong_peak", "reversed_trend", "wrong_change"}
+    expected |= {"negated", "wrong_scale"}
     assert {f"finance/chart_{name}" for name in expected} <= set(classes)
     assert sum(classes.values()) >= 20
 

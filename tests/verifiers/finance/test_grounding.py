@@ -36,7 +36,7 @@ def test_true_figures_in_every_notation_are_grounded(bundled: Path, truth: dict)
     )
     verdict = _check(text, bundled / "acme.pdf")
     assert verdict.status is Status.PASS, verdict.evidence
-    assert verdict.evidence["figures"] == 5
+    assert verdict.evidence["figures"] == 4  # "in 2024" is a date, not a figure to ground
 
 
 def test_invented_and_misplaced_figures_are_named(bundled: Path, truth: dict) -> None:

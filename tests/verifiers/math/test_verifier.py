@@ -230,8 +230,8 @@ def test_an_answer_past_its_cpu_budget_is_the_models_fault() -> None:
     assert check(r"\boxed{\sin^2(3y) + \cos^2(3y)}", "1").status is Status.PASS
 
 
-def _workers_of_this_process() -> list[int]:
-    pids = []
+def _children(pid: int) -> dict[int, bytes]:
+    found = {}
     for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{entry}/stat") as stat, open(f"/proc/{entry}/cmdline", "rb") as cmd:
@@ -239,9 +239,15 @@ def _workers_of_this_process() -> list[int]:
                 command = cmd.read()
         except OSError:
             continue
-        if parent == os.getpid() and b"_killable_worker" in command:
-            pids.append(int(entry))
-    return pids
+        if parent == pid:
+            found[int(entry)] = command
+    return found
+
+
+def _workers_of_this_process() -> list[int]:
+    # A warm worker runs under its warden (a subreaper that this process started).
+    wardens = [pid for pid, command in _children(os.getpid()).items() if b"_warden" in command]
+    return [worker for warden in wardens for worker in _children(warden)]
 
 
 @pytest.mark.slow

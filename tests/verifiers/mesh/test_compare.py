@@ -32,6 +32,10 @@ def copy_of(path: Path, folder: Path) -> Path:
     return target
 
 
+FEW = MeshCompare(n_points=4000)
+"""Where the verdict is far from every pass level, 4,000 points tell it as well as 20,000."""
+
+
 def test_same_part_passes(meshes: Path, tmp_path: Path) -> None:
     v = judge(
         MeshCompare(), copy_of(meshes / "unit_cube.STL", tmp_path), str(meshes / "unit_cube.STL")
@@ -43,10 +47,12 @@ def test_same_part_passes(meshes: Path, tmp_path: Path) -> None:
 def test_unit_cube_and_seven_eighths_cube_are_told_apart(meshes: Path) -> None:
     # The files' units differ (40 mm and 1), so the size check alone fails them; without
     # it, the missing octant is a feature the Hausdorff distance sees: score 0.
-    sized = judge(MeshCompare(), meshes / "7_8ths_cube.stl", str(meshes / "unit_cube.STL"))
+    sized = judge(FEW, meshes / "7_8ths_cube.stl", str(meshes / "unit_cube.STL"))
     assert sized.status is Status.FAIL and "x size is 40" in sized.feedback
     v = judge(
-        MeshCompare(check_scale=False), meshes / "7_8ths_cube.stl", str(meshes / "unit_cube.STL")
+        MeshCompare(check_scale=False, n_points=4000),
+        meshes / "7_8ths_cube.stl",
+        str(meshes / "unit_cube.STL"),
     )
     assert v.status is Status.FAIL and v.score == 0.0
     assert v.evidence["raw"]["hausdorff"] > 0.2
@@ -56,7 +62,7 @@ def test_unit_cube_and_seven_eighths_cube_are_told_apart(meshes: Path) -> None:
 
 
 def test_soup_fails_the_validity_gate(meshes: Path) -> None:
-    v = judge(MeshCompare(), meshes / "soup.stl", str(meshes / "unit_cube.STL"))
+    v = judge(FEW, meshes / "soup.stl", str(meshes / "unit_cube.STL"))
     assert v.status is Status.FAIL and v.score == 0.0
     assert "not watertight" in v.feedback and "100 components" in v.feedback
     assert v.evidence["raw"]["iou_method"] == "voxel"  # still measured, for the record
@@ -73,7 +79,9 @@ def test_large_block_obb_is_another_part(meshes: Path) -> None:
     # lengths differ. So it fails with and without alignment.
     reference = str(meshes / "large_block.STL")
     for align in (False, True):
-        v = judge(MeshCompare(align=align), meshes / "large_block_obb.STL", reference)
+        v = judge(
+            MeshCompare(align=align, n_points=4000), meshes / "large_block_obb.STL", reference
+        )
         assert v.status is not Status.PASS
         assert v.evidence["raw"]["iou"] < 0.5
 
@@ -211,5 +219,5 @@ def test_verdict_round_trips_through_json(meshes: Path) -> None:
 
     from rewardsmith.verifiers.types import Verdict
 
-    v = judge(MeshCompare(), meshes / "7_8ths_cube.stl", str(meshes / "unit_cube.STL"))
+    v = judge(FEW, meshes / "7_8ths_cube.stl", str(meshes / "unit_cube.STL"))
     assert Verdict.from_dict(json.loads(json.dumps(v.to_dict()))) == v

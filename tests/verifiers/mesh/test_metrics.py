@@ -72,14 +72,14 @@ def test_chamfer_of_offset_cubes_matches_hand_value(d: float) -> None:
 
 @pytest.mark.parametrize("d", [0.1, 0.3])
 def test_hausdorff_of_offset_cubes_is_d(d: float) -> None:
-    m = surface_metrics(unit_cube(), unit_cube(d), n_points=50_000, seed=2)
-    # On samples the worst distance approaches d from below, within a sample spacing.
+    m = surface_metrics(unit_cube(), unit_cube(d), n_points=10_000, seed=2)
+    # The worst distance is at the offset cube's corners, which are vertices: exactly d.
     assert d - 0.02 <= m.hausdorff <= d + 0.01
 
 
 def test_fscore_of_offset_cubes_matches_hand_value() -> None:
     d, tau = 0.2, 0.05
-    m = surface_metrics(unit_cube(), unit_cube(d), n_points=60_000, seed=3, threshold=tau)
+    m = surface_metrics(unit_cube(), unit_cube(d), n_points=20_000, seed=3, threshold=tau)
     assert m.fscore == pytest.approx(fscore_cubes_by_hand(d, tau), abs=0.01)
     assert m.precision == pytest.approx(m.recall, abs=0.01)
 
@@ -108,7 +108,7 @@ def test_sphere_in_cube() -> None:
     assert method == "exact"
     assert value == pytest.approx(math.pi / 6, rel=0.01)  # icosphere volume is 0.8% short
     assert value == pytest.approx(sphere.volume / 8, rel=1e-6)
-    m = surface_metrics(sphere, cube, n_points=40_000, seed=4)
+    m = surface_metrics(sphere, cube, n_points=10_000, seed=4)
     # Farthest cube point from the sphere: a corner, at sqrt(3) - 1.
     assert m.hausdorff == pytest.approx(math.sqrt(3) - 1, abs=0.02)
 
@@ -134,8 +134,12 @@ def test_identical_meshes_score_perfectly_up_to_sampling() -> None:
 
 def test_sampling_is_seeded() -> None:
     a, b = unit_cube(), unit_cube(0.1)
-    assert surface_metrics(a, b, seed=7) == surface_metrics(a, b, seed=7)
-    assert surface_metrics(a, b, seed=7) != surface_metrics(a, b, seed=8)
+    assert surface_metrics(a, b, n_points=2000, seed=7) == surface_metrics(
+        a, b, n_points=2000, seed=7
+    )
+    assert surface_metrics(a, b, n_points=2000, seed=7) != surface_metrics(
+        a, b, n_points=2000, seed=8
+    )
 
 
 def test_normalise_fits_the_unit_cube() -> None:

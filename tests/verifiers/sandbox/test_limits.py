@@ -40,3 +40,16 @@ def test_records_pickle_and_describe() -> None:
     assert not result.ok
     assert SandboxResult(exit_code=0).ok
     assert SandboxResult(exit_code=None, signal=9).signal_name == "SIGKILL"
+
+
+def test_the_jails_defaults_are_the_limits_defaults() -> None:
+    """Waiting jails are built for the default limits (mounted and capped ahead of time)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "verifiers" / "sandbox"))
+    import _jail
+    import _root
+
+    assert Limits().disk_bytes == _root.DEFAULT_DISK
+    assert Limits().memory_bytes == _jail._DEFAULT_MEMORY

@@ -15,7 +15,7 @@ QUICK = Limits(wall_s=3, cpu_s=2, memory_bytes=192 << 20, processes=16)
     ("code", "hit"),
     [
         ("import time\ntime.sleep(60)", LimitHit.WALL_TIME),
-        ("x = bytearray(1 << 30)", LimitHit.MEMORY),
+        ("x = []\nwhile True:\n    x.append(bytearray(1 << 22))", LimitHit.MEMORY),
         ("import sys\nwhile True:\n    sys.stdout.write('z' * 4096)", LimitHit.OUTPUT),
         (
             "import os\nwhile True:\n    try:\n        os.fork()\n"
@@ -62,3 +62,11 @@ def test_bpy_preloaded_once_runs_a_script_and_hands_back_a_mesh() -> None:
     for r in (first, second):
         assert r.exit_code == 0 and r.error is None, r
         assert r.files["out.stl"].startswith(b"solid") or len(r.files["out.stl"]) > 84
+
+
+def test_a_preload_from_the_project_itself_is_found() -> None:
+    """The server starts without the site module; one that preloads runs the .pth files
+    (this checkout is an editable install, found through one)."""
+    code = "import sys; print('rewardsmith.verifiers.code.values' in sys.modules)"
+    r = run_python(code, preload=("rewardsmith.verifiers.code.values",))
+    assert r.error is None and r.stdout == b"True\n", r

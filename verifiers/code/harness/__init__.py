@@ -8,15 +8,17 @@ scoring process except to read its source.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
 
 
-def program_source(entry: str, main: str | None = None) -> str:
-    """values.py + the wire helpers + `entry` (``agent`` or ``judge``) as one script that
-    calls `main` (default ``<entry>_main``)."""
+def program_source(entry: str, main: str | None = None, extra: Sequence[str] = ()) -> str:
+    """values.py + the wire helpers + `entry` (``agent`` or ``judge``) and the `extra`
+    files as one script that calls `main` (default ``<entry>_main``)."""
     parts = [_HERE.parent / "values.py", _HERE / "wire.py", _HERE / f"{entry}.py"]
+    parts += [_HERE / f"{name}.py" for name in extra]
     lines: list[str] = []
     for path in parts:
         lines.extend(

@@ -5,6 +5,15 @@ process and rebuilds the reply as fresh builtin values, so what the tests compar
 data: a forged `__eq__`, a patched builtin or a walked stack in the candidate's process
 cannot reach these comparisons, and the expected values never leave this process.
 The report goes to report.json, which the scoring process reads back.
+
+Nothing the candidate sends may steer the tests' control flow. An exception it raised
+comes back as the builtin error of that name only when the class is an ordinary error (a
+test may expect a ValueError); StopIteration, StopAsyncIteration (which end a `map`, a
+`for`, an `async for`) and anything that is not a builtin error come back as
+`CandidateRaised`, a plain error. Its hello is checked field by field, and the names it
+lists are bound in the tests' namespace only where they shadow nothing: never a builtin
+(a candidate's `abs` must not become the test's), a dunder, or a name the trusted code
+defined.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ import traceback
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # in the jail these come from values.py and wire.py, pasted before this
-    from rewardsmith.verifiers.code.harness.wire import recv_msg, send_msg
+    from rewardsmith.verifiers.code.harness.wire import MAX_REPLY, recv_msg, send_msg
     from rewardsmith.verifiers.code.values import DecodeError, decode, encode
 
 
@@ -32,6 +41,16 @@ class Unencodable(BaseException):
     """The candidate returned a value that is not plain data."""
 
 
+class CandidateRaised(Exception):
+    """An exception the candidate raised, rebuilt as a plain error: its class could change
+    the tests' control flow (StopIteration ends a `map`) or is not a builtin error."""
+
+
+_CONTROL_FLOW = (StopIteration, StopAsyncIteration)
+"""Errors the interpreter acts on; the BaseExceptions (SystemExit, ...) never come back."""
+MAX_NAMES = 10_000
+
+
 class Link:
     def __init__(self, sock: socket.socket, call_timeout: float) -> None:
         self.sock, self.call_timeout, self.next_id = sock, call_timeout, 0
@@ -41,16 +60,14 @@ class Link:
     def hello(self, timeout: float) -> dict[str, Any]:
         self.sock.settimeout(timeout)
         try:
-            msg = recv_msg(self.sock)
+            msg = recv_msg(self.sock, MAX_REPLY)
         except (OSError, ValueError) as exc:
             return {
                 "loaded": False,
                 "kind": "timeout" if "timed out" in str(exc) else "died",
                 "error": f"no answer from the candidate: {exc}",
             }
-        if not isinstance(msg, dict):
-            return {"loaded": False, "kind": "died", "error": "the candidate exited while loading"}
-        return msg
+        return checked_hello(msg)
 
     def call(self, fn: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self.gone:
@@ -66,7 +83,7 @@ class Link:
         self.sock.settimeout(self.call_timeout)
         try:
             send_msg(self.sock, request)
-            reply = recv_msg(self.sock)
+            reply = recv_msg(self.sock, MAX_REPLY)
         except TimeoutError:
             self.gone = f"timeout: {fn}() did not return within {self.call_timeout:g} s"
             raise CandidateGone(self.gone) from None
@@ -84,17 +101,38 @@ class Link:
         raise _rebuild(reply)
 
 
+def checked_hello(msg: Any) -> dict[str, Any]:
+    """The candidate's hello, rebuilt from the fields a judge reads, each checked."""
+    if not isinstance(msg, dict) or type(msg.get("loaded")) is not bool:
+        return {"loaded": False, "kind": "died", "error": "the candidate sent no valid hello"}
+    if not msg["loaded"]:
+        kind = msg.get("kind")
+        return {
+            "loaded": False,
+            "kind": kind if kind in ("syntax", "runtime", "timeout") else "died",
+            "error": str(msg.get("error", ""))[:2000],
+        }
+    names = msg.get("names")
+    if (
+        not isinstance(names, list)
+        or len(names) > MAX_NAMES
+        or not all(isinstance(n, str) and len(n) < 256 for n in names)
+    ):
+        return {"loaded": False, "kind": "died", "error": "the candidate's hello is malformed"}
+    return {"loaded": True, "names": names}
+
+
 def _rebuild(reply: dict[str, Any]) -> BaseException:
-    name, message = str(reply.get("raise")), str(reply.get("error", ""))[:2000]
+    name, message = str(reply.get("raise"))[:100], str(reply.get("error", ""))[:2000].strip()
     if name == "!unencodable":
         return Unencodable(message)
     cls = getattr(builtins, name, None)
-    if isinstance(cls, type) and issubclass(cls, Exception):
+    if isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(cls, _CONTROL_FLOW):
         try:
-            return cls(message.strip())
+            return cls(message)
         except Exception:
             pass
-    return RuntimeError(f"candidate raised {message.strip()}")
+    return CandidateRaised(f"candidate raised {message or name}")
 
 
 class Proxy:
@@ -129,7 +167,9 @@ def outcome(exc: BaseException | None) -> dict[str, str]:
 # ----------------------------------------------------------------------------- formats
 
 
-def run_check(spec: dict[str, Any], link: Link, ns: dict[str, Any]) -> list[dict[str, Any]]:
+def run_check(
+    spec: dict[str, Any], ns: dict[str, Any], candidate: dict[str, Any]
+) -> list[dict[str, Any]]:
     """HumanEval: `check(candidate)`, one test per top-level statement that asserts on the
     candidate; any other statement that fails is recorded as an error."""
     records: list[dict[str, Any]] = []
@@ -167,7 +207,9 @@ def _guard(stmt: ast.stmt) -> ast.stmt:
     return ast.copy_location(wrapper, stmt)
 
 
-def run_asserts(spec: dict[str, Any], link: Link, ns: dict[str, Any]) -> list[dict[str, Any]]:
+def run_asserts(
+    spec: dict[str, Any], ns: dict[str, Any], candidate: dict[str, Any]
+) -> list[dict[str, Any]]:
     """MBPP: each assert statement is one test."""
     records = []
     for i, source in enumerate(spec["asserts"]):
@@ -180,25 +222,9 @@ def run_asserts(spec: dict[str, Any], link: Link, ns: dict[str, Any]) -> list[di
     return records
 
 
-def run_calls(spec: dict[str, Any], link: Link, ns: dict[str, Any]) -> list[dict[str, Any]]:
-    """Structured cases: relay each call and record the encoded result; the comparison with
-    the expected value happens in the scoring process, which alone holds it."""
-    records = []
-    for i, case in enumerate(spec["calls"]):
-        record: dict[str, Any] = {"name": f"case {i}"}
-        try:
-            result = link.call(
-                case["fn"], tuple(decode(case["args"])), decode(case.get("kwargs", ["d", []]))
-            )
-            record["got"] = encode(result)
-            record["status"] = "returned"
-        except BaseException as exc:
-            record.update(outcome(exc))
-        records.append(record)
-    return records
-
-
-def run_pytest(spec: dict[str, Any], link: Link, ns: dict[str, Any]) -> list[dict[str, Any]]:
+def run_pytest(
+    spec: dict[str, Any], ns: dict[str, Any], candidate: dict[str, Any]
+) -> list[dict[str, Any]]:
     """pytest files against a proxy module named like the candidate's: isolated mode (the
     server runs with -I), no plugin autoload, no cache, no conftest, our own config."""
     import types
@@ -206,9 +232,11 @@ def run_pytest(spec: dict[str, Any], link: Link, ns: dict[str, Any]) -> list[dic
     import pytest
 
     module = types.ModuleType(spec["module"])
-    for name, value in ns.items():
-        if isinstance(value, Proxy):
+    shadowing = {n: f for n, f in candidate.items() if hasattr(builtins, n)}
+    for name, value in candidate.items():
+        if name not in shadowing:  # `from solution import *` must not rebind `abs`
             setattr(module, name, value)
+    module.__getattr__ = lambda name: _module_attribute(spec["module"], shadowing, name)  # type: ignore[method-assign]
     sys.modules[spec["module"]] = module
     sys.path.insert(0, os.getcwd())
     recorder = _PytestRecorder()
@@ -227,6 +255,14 @@ def run_pytest(spec: dict[str, Any], link: Link, ns: dict[str, Any]) -> list[dic
     ]
     pytest.main(args, plugins=[recorder])
     return recorder.records
+
+
+def _module_attribute(module: str, shadowing: dict[str, Any], name: str) -> Any:
+    """PEP 562: a name like a builtin is the candidate's only when a test names it
+    (``from solution import sum``, ``solution.sum``); `import *` does not consult this."""
+    if name in shadowing:
+        return shadowing[name]
+    raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
 
 class _PytestRecorder:
@@ -254,32 +290,71 @@ def _assertion(report: Any) -> bool:
     return message.startswith(("assert", "AssertionError"))
 
 
-FORMATS = {"check": run_check, "asserts": run_asserts, "calls": run_calls, "pytest": run_pytest}
+FORMATS = {"check": run_check, "asserts": run_asserts, "pytest": run_pytest}
+
+
+def bind_candidate(
+    ns: dict[str, Any], names: list[str], entry_point: str | None, make: Any
+) -> dict[str, Any]:
+    """Put the candidate's functions called `names` into the tests' namespace, each made by
+    `make(name)`, where they shadow nothing (see the module doc); every function the
+    candidate offers, by name (a pytest module exposes them all, builtin names only when
+    asked for by name)."""
+    offered = {}
+    for name in names:
+        if not name.isidentifier() or name.startswith("__"):
+            continue
+        offered[name] = function = make(name)
+        if name == entry_point or (name not in ns and not hasattr(builtins, name)):
+            ns[name] = function
+    return offered
+
+
+def _prelude(spec: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+    ns: dict[str, Any] = {"__name__": "__judge__"}
+    if spec.get("prelude"):
+        try:
+            exec(compile(spec["prelude"], "prelude.py", "exec"), ns)
+        except Exception as exc:
+            report["prelude_error"] = repr(exc)[:500]
+    return ns
+
+
+class _Capped:
+    """A text stream that passes on its first `limit` characters and drops the rest: tests
+    that print a candidate's huge value must not push the judge past its output limit."""
+
+    def __init__(self, stream: Any, limit: int = 16_000) -> None:
+        self.stream, self.left = stream, limit
+
+    def write(self, text: str) -> int:
+        if self.left > 0:
+            self.stream.write(text[: self.left])
+        self.left -= len(text)
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 def judge_main() -> None:
+    sys.stdout, sys.stderr = _Capped(sys.stdout), _Capped(sys.stderr)
     with open("spec.json") as f:
         spec = json.load(f)
     link = Link(socket.socket(fileno=3), float(spec["call_timeout_s"]))
     hello = link.hello(float(spec["load_timeout_s"]))
     report: dict[str, Any] = {"hello": hello, "tests": []}
     if hello.get("loaded"):
-        ns: dict[str, Any] = {"__name__": "__judge__"}
-        if spec.get("prelude"):
-            try:
-                exec(compile(spec["prelude"], "prelude.py", "exec"), ns)
-            except Exception as exc:
-                report["prelude_error"] = repr(exc)[:500]
-        for name in hello.get("names", []):
-            if name == spec.get("entry_point") or name not in ns:
-                ns[name] = Proxy(link, name)
-        if spec.get("entry_point") and spec["entry_point"] not in hello.get("names", []):
-            report["missing_entry_point"] = spec["entry_point"]
+        ns = _prelude(spec, report)
+        entry = spec.get("entry_point")
+        candidate = bind_candidate(ns, hello.get("names", []), entry, lambda n: Proxy(link, n))
+        if entry and entry not in hello.get("names", []):
+            report["missing_entry_point"] = entry
         else:
             try:
-                report["tests"] = FORMATS[spec["format"]](spec, link, ns)
+                report["tests"] = FORMATS[spec["format"]](spec, ns, candidate)
             except BaseException as exc:
-                report["judge_error"] = "".join(traceback.format_exception(type(exc), exc))[-3000:]
+                report["judge_error"] = "".join(traceback.format_exception(exc))[-3000:]
     report["calls"] = link.calls
     with open("report.json", "w") as f:
         json.dump(report, f)

@@ -95,7 +95,10 @@ def _read_error(
         elif (c := _PROP_CODE.match(text)) is not None and code is None:
             code = c["code"]
         j += 1
+    stage = _run_or_parse(err_type, frames)
     where, excerpt = _where(frames, header)
+    if stage is Stage.PARSE and header is not None:
+        where, excerpt = header  # the file that failed to compile, not the one requiring it
     record = Diagnostic(
         tool="node",
         severity=Severity.ERROR,
@@ -104,7 +107,7 @@ def _read_error(
         file=where.file,
         line=where.line,
         column=where.column,
-        stage=_run_or_parse(err_type, frames),
+        stage=stage,
         context=where.message or None,
         related=tuple(f for f in frames if f is not where),
         excerpt=excerpt,
@@ -115,10 +118,17 @@ def _read_error(
 
 
 def _run_or_parse(err_type: str | None, frames: list[Location]) -> Stage:
-    # A SyntaxError whose every frame is Node's loader was thrown while compiling the file.
-    if err_type == "SyntaxError" and all(_internal(f.file) for f in frames):
+    # A SyntaxError whose every frame is Node's loader was thrown while compiling the file;
+    # one whose innermost frames are the compiler's came from a require()d file that does
+    # not parse (a JSON.parse SyntaxError has a user frame on top: a runtime error).
+    if err_type != "SyntaxError":
+        return Stage.RUN
+    if all(_internal(f.file) for f in frames) or (frames and frames[0].message in _COMPILING):
         return Stage.PARSE
     return Stage.RUN
+
+
+_COMPILING = frozenset({"internalCompileFunction", "wrapSafe", "compileFunction"})
 
 
 def _where(

@@ -5,7 +5,8 @@ spans give exact ranges, the primary span is the location, the others are relate
 locations with their labels, ``children`` are the notes and help, and a child span with a
 ``suggested_replacement`` is a fix. cargo wraps the same object in
 ``{"reason": "compiler-message", "message": {...}}``. The summary lines (``aborting due
-to``, ``For more information``) are not diagnostics and are dropped.
+to``, ``For more information``, ``N warnings emitted``, cargo's ``generated N warnings`` and
+``could not compile``) are not diagnostics and are dropped.
 """
 
 from __future__ import annotations
@@ -24,7 +25,12 @@ _LEVEL = {
     "error: internal compiler error": Severity.ERROR,
     "warning": Severity.WARNING,
 }
-_SUMMARY = re.compile(r"^(?:aborting due to|For more information|Some errors have detailed)")
+_SUMMARY = re.compile(
+    r"^(?:aborting due to|For more information|Some errors have detailed|\d+ warnings? emitted"
+    r"|`[^`]+` \([^)]*\) generated \d+ warnings?|could not compile `)"
+)
+"""rustc's and cargo's tallies of what they already reported (``warning: 2 warnings
+emitted``, ``error: could not compile `x` ... due to 1 previous error``): not diagnostics."""
 _PARSE_HINTS = re.compile(
     r"^(?:expected |unexpected |mismatched closing delimiter|this file contains an unclosed"
     r"|unterminated |unknown start of token|missing `?\w|prefix `|character literal may only)"

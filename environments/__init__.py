@@ -1,0 +1,35 @@
+"""rewardsmith.environments: multi-turn task environments whose rewards are our verifiers.
+
+An environment is a picklable object with explicit, serialisable episode state:
+
+    state, observation = env.reset(task)
+    transition = env.step(state, action_text)   # -> state, observation, reward, done
+
+Tool calls use the transformers chat-template convention (schemas from typed Python
+functions); model-written code runs only in the sandbox; every reward is a
+`rewardsmith.graders.Reward` from a `Scorer`. See docs/environments.md.
+"""
+
+from rewardsmith.environments.arithmetic import RetryArithmetic
+from rewardsmith.environments.code_repair import CodeRepair
+from rewardsmith.environments.math_tool import MathWithPython
+from rewardsmith.environments.protocol import (
+    Environment,
+    EpisodeLimits,
+    EpisodeState,
+    Transition,
+)
+from rewardsmith.environments.tools import Tool, ToolCall, parse_tool_calls
+
+__all__ = [
+    "CodeRepair",
+    "Environment",
+    "EpisodeLimits",
+    "EpisodeState",
+    "MathWithPython",
+    "RetryArithmetic",
+    "Tool",
+    "ToolCall",
+    "Transition",
+    "parse_tool_calls",
+]

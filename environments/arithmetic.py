@@ -1,0 +1,60 @@
+"""The "wrong, try again" arithmetic environment: the demo's two-turn task.
+
+The model answers a sum ("3+4=" -> "7"); a wrong answer is told so and gets another
+turn, up to `max_turns`. Every answer is scored by the environment's `Scorer` (the
+`math` verifier on the integer and a format check, the single-turn demo's reward): each
+wrong turn's reward is that step's `Transition.reward`, and the final reward is the
+last answer's.
+
+    >>> env = RetryArithmetic()
+    >>> state, prompt = env.reset({"id": "a", "prompt": "3+4=", "reference": "7"})
+    >>> first = env.step(state, "8")
+    >>> first.observation, first.done, first.reward.value
+    ('wrong, try again', False, 0.2)
+    >>> env.step(first.state, "7").reward.value
+    1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from rewardsmith.environments.base import ToolEnvironment
+from rewardsmith.environments.protocol import EpisodeLimits, EpisodeState, Transition
+from rewardsmith.verifiers.types import Status
+
+__all__ = ["RETRY_REWARD", "RetryArithmetic"]
+
+RETRY_REWARD: dict[str, dict[str, Any]] = {
+    "math": {"weight": 0.8},
+    "format": {"weight": 0.2, "patterns": [r"^\d{1,2}$"]},
+}
+
+
+class RetryArithmetic(ToolEnvironment):
+    """Sums with a second chance. No tools: every action is an answer."""
+
+    name: ClassVar[str] = "retry_arithmetic"
+
+    def __init__(
+        self,
+        retry_text: str = "wrong, try again",
+        limits: EpisodeLimits | None = None,
+        scorer: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(RETRY_REWARD, limits or EpisodeLimits(max_turns=2, max_tokens=64), scorer)
+        self.retry_text = retry_text
+
+    def answer(self, state: EpisodeState, action: str) -> Transition:
+        state = state.with_attempt(action, None, kind="answer")
+        reward = self.score(self.final_reward, state)
+        verdict = reward.verdicts.get("math")
+        if (verdict is not None and verdict.status is Status.PASS) or (
+            self.limits.exhausted(state)
+        ):
+            return Transition(state.ended("answered"), None, reward, True)
+        attempts = (*state.attempts[:-1], {**state.attempts[-1], "observation": self.retry_text})
+        state = EpisodeState.from_dict({**state.to_dict(), "attempts": attempts})
+        state = state.with_messages({"role": "user", "content": self.retry_text})
+        return Transition(state, self.retry_text, reward, False)

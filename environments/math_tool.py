@@ -1,0 +1,79 @@
+"""Math with a sandboxed Python tool: the model may compute, then answers; `math` grades.
+
+The tool runs the model's program in the sandbox (`verifiers.sandbox.run_python`: no
+network, no project files, its own uid, memory and wall-clock limits), so a program that
+loops forever, fills memory or tries to read the task file gives an observation saying
+so. The answer is the first action with no tool call; `\\boxed{}` or a plain number.
+
+    >>> env = MathWithPython()
+    >>> state, prompt = env.reset({"id": "m1", "prompt": "What is 2**10?", "reference": "1024"})
+    >>> env.step(state, "\\\\boxed{1024}").reward.value
+    1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rewardsmith.environments.base import ToolEnvironment
+from rewardsmith.environments.protocol import EpisodeLimits
+from rewardsmith.environments.tools import Tool
+from rewardsmith.verifiers.sandbox import LimitHit, Limits, run_python
+
+__all__ = ["MATH_TASKS", "MathWithPython", "python"]
+
+MATH_TASKS = Path(__file__).resolve().parents[1] / "datasets" / "environments" / "math.jsonl"
+TOOL_LIMITS = Limits(wall_s=5.0, cpu_s=5.0, memory_bytes=256 << 20, output_bytes=64 << 10)
+_SHOWN = 2_000
+
+INSTRUCTIONS = (
+    "You may run Python with the `python` tool: write <tool_call>"
+    '{"name": "python", "arguments": {"code": "..."}}</tool_call> and you will see what it '
+    "prints. When you know the answer, reply with it alone, as \\boxed{answer}."
+)
+
+
+def python(code: str) -> str:
+    """Run a Python program in a sandbox and return what it printed.
+
+    Args:
+        code: The program. Print what you want to see.
+    """
+    result = run_python(code, limits=TOOL_LIMITS)
+    if result.error:  # the jail did not start: our failure, said as such
+        return f"error: the sandbox could not run the program ({result.error})"
+    out = result.stdout.decode("utf-8", "replace")[-_SHOWN:]
+    err = result.stderr.decode("utf-8", "replace")[-_SHOWN:]
+    parts = [out] if out else []
+    if err:
+        parts.append(f"stderr:\n{err}")
+    if result.limit_hit is not None:
+        parts.append(f"error: the program was stopped: {_limit_text(result.limit_hit)}")
+    elif result.exit_code not in (0, None):
+        parts.append(f"exit code {result.exit_code}")
+    return "\n".join(parts) or "(the program printed nothing)"
+
+
+def _limit_text(limit: LimitHit) -> str:
+    return {
+        LimitHit.WALL_TIME: f"it ran past {TOOL_LIMITS.wall_s:g} s",
+        LimitHit.CPU_TIME: f"it used more than {TOOL_LIMITS.cpu_s:g} CPU seconds",
+        LimitHit.MEMORY: f"it used more than {TOOL_LIMITS.memory_bytes >> 20} MiB",
+    }.get(limit, f"its {limit.value} limit was reached")
+
+
+class MathWithPython(ToolEnvironment):
+    """Math word problems; the answer is graded by the `math` verifier."""
+
+    name: ClassVar[str] = "math_python"
+    tools = (Tool(python),)
+
+    def __init__(
+        self, limits: EpisodeLimits | None = None, scorer: Mapping[str, Any] | None = None
+    ) -> None:
+        super().__init__({"math": {"weight": 1.0}}, limits or EpisodeLimits(max_turns=4), scorer)
+
+    def prompt(self, task: Mapping[str, Any]) -> str:
+        return f"{task['prompt']}\n\n{INSTRUCTIONS}"
