@@ -12,7 +12,10 @@ from rewardsmith.cli.report import report
 from rewardsmith.cli.score import score
 from rewardsmith.cli.serve import serve
 from rewardsmith.cli.verify import verify
+from rewardsmith.reward_models.cli import average_command as rm_average
 from rewardsmith.reward_models.cli import evaluate_command as rm_evaluate
+from rewardsmith.reward_models.cli import evaluate_steps_command as rm_evaluate_steps
+from rewardsmith.reward_models.cli import stats_command as rm_stats
 from rewardsmith.reward_models.cli import train_command as rm_train
 from rewardsmith.trainer.cli import train_command
 
@@ -36,6 +39,9 @@ app.command("train")(train_command)
 reward_models = typer.Typer(help="Train and evaluate learned reward models.", no_args_is_help=True)
 reward_models.command("train")(rm_train)
 reward_models.command("evaluate")(rm_evaluate)
+reward_models.command("evaluate-steps")(rm_evaluate_steps)
+reward_models.command("average")(rm_average)
+reward_models.command("stats")(rm_stats)
 app.add_typer(reward_models, name="rm")
 
 

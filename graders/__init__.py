@@ -13,6 +13,7 @@ See docs/rewards.md for the reward-design guide.
 
 from rewardsmith.graders.build import build
 from rewardsmith.graders.cache import MemoryCache, SqliteCache
+from rewardsmith.graders.evidence_block import evidence
 from rewardsmith.graders.executor import Executor, Job, JobResult
 from rewardsmith.graders.fingerprint import Fingerprint
 from rewardsmith.graders.grader import Grader, GraderState, default_executor
@@ -65,6 +66,7 @@ __all__ = [
     "clip",
     "cosine_length",
     "default_executor",
+    "evidence",
     "gate",
     "group_normalize",
     "length_penalty",

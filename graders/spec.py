@@ -42,7 +42,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from rewardsmith.graders import nodes, normalize, shaping, transforms
+from rewardsmith.graders import evidence_block, nodes, normalize, shaping, transforms
 from rewardsmith.graders._leaf import SpecError, close_matches, make_leaf
 from rewardsmith.graders.grader import Grader
 from rewardsmith.graders.nodes import Ref, Verify
@@ -83,6 +83,7 @@ class _WeightedArgs(_Args):
 BLOCKS: dict[str, type] = {
     "clip": transforms.Clip,
     "cosine_length": shaping.CosineLength,
+    "evidence": evidence_block.Evidence,
     "gate": transforms.Gate,
     "group_normalize": normalize.GroupNormalize,
     "length_penalty": shaping.LengthPenalty,

@@ -44,6 +44,7 @@ __all__ = [
     "StepExample",
     "as_text",
     "bundled_preferences",
+    "bundled_steps",
     "pointwise_examples",
     "preference_pairs",
     "read_rows",
@@ -61,6 +62,9 @@ class PreferencePair:
     reward loss); 0 for plain Bradley-Terry."""
     subset: str = "default"
     """A group name for per-subset accuracy (RewardBench reports by subset)."""
+    reference: Any = None
+    """The gold answer where the set has one (a spec's rule-based verifiers read it when
+    the pair is scored through a spec); training ignores it."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,8 @@ class StepExample:
     steps: tuple[str, ...]
     labels: tuple[float, ...]
     """One label in [0, 1] per step: is this step still correct (PRM800K-style)."""
+    subset: str = "default"
+    """A group name for per-subset results (the bundled chains: the error kind)."""
 
 
 @dataclass(frozen=True)
@@ -128,10 +134,24 @@ def bundled_preferences(name: str = "arithmetic", split: str | None = None) -> l
     optionally only one ``split`` (``train`` or ``test``)."""
     import rewardsmith.datasets.preferences as bundled  # a namespace package: no resources API
 
-    folders = [Path(p) for p in bundled.__path__ if Path(p).is_dir()]
+    return _bundled(bundled.__path__, name, split)
+
+
+def bundled_steps(
+    name: str = "arithmetic_chains", split: str | None = None
+) -> list[dict[str, Any]]:
+    """Rows of a step-labelled set shipped in ``datasets/steps/`` (see its README card),
+    for `step_examples`; optionally only one ``split``."""
+    import rewardsmith.datasets.steps as bundled
+
+    return _bundled(bundled.__path__, name, split)
+
+
+def _bundled(paths: Iterable[str], name: str, split: str | None) -> list[dict[str, Any]]:
+    folders = [Path(p) for p in paths if Path(p).is_dir()]
     source = next((f / f"{name}.jsonl" for f in folders if (f / f"{name}.jsonl").is_file()), None)
     if source is None:
-        raise FileNotFoundError(f"no bundled preference set {name!r} in {folders}")
+        raise FileNotFoundError(f"no bundled set {name!r} in {[str(f) for f in folders]}")
     rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line]
     return [r for r in rows if split is None or r.get("split") == split]
 
@@ -199,7 +219,8 @@ def preference_pairs(
 def _pair(row: Mapping[str, Any], col: Mapping[str, str]) -> PreferencePair | str:
     if "__error__" in row:
         return f"unreadable: {row['__error__']}"
-    name = {k: col.get(k, k) for k in ("prompt", "chosen", "rejected", "margin", "subset")}
+    keys = ("prompt", "chosen", "rejected", "margin", "subset", "reference")
+    name = {k: col.get(k, k) for k in keys}
     if name["chosen"] not in row or name["rejected"] not in row:
         return "missing_field"
     prompt = _prompt_text(row.get(name["prompt"], ""))
@@ -216,7 +237,8 @@ def _pair(row: Mapping[str, Any], col: Mapping[str, str]) -> PreferencePair | st
     if isinstance(margin, bool) or not isinstance(margin, int | float) or not math.isfinite(margin):
         return "bad_number"
     subset = row.get(name["subset"]) or "default"
-    return PreferencePair(prompt, chosen, rejected, float(margin), str(subset))
+    reference = row.get(name["reference"])
+    return PreferencePair(prompt, chosen, rejected, float(margin), str(subset), reference)
 
 
 def pointwise_examples(
@@ -262,7 +284,8 @@ def step_examples(
             skipped.append(Skipped(index, "labels_do_not_match_steps"))
         else:
             clean = tuple(float(x) for x in labels if x is not None)
-            kept.append(StepExample(prompt, tuple(steps), clean))
+            subset = str(row.get(col.get("subset", "subset")) or "default")
+            kept.append(StepExample(prompt, tuple(steps), clean, subset))
     return Loaded(kept, skipped)
 
 

@@ -10,7 +10,14 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-__all__ = ["bradley_terry_loss", "pointwise_loss", "step_loss"]
+__all__ = [
+    "bradley_terry_loss",
+    "centering_penalty",
+    "length_decorrelation",
+    "pearson",
+    "pointwise_loss",
+    "step_loss",
+]
 
 
 def bradley_terry_loss(
@@ -27,6 +34,35 @@ def bradley_terry_loss(
     if margin is not None:
         diff = diff - margin
     return -F.logsigmoid(diff).mean()
+
+
+def centering_penalty(chosen: torch.Tensor, rejected: torch.Tensor) -> torch.Tensor:
+    """``mean((r_c + r_r)²)``: pulls the scores of each pair towards a zero mean.
+
+    Bradley-Terry sees only differences, so nothing fixes where scores sit; models trained
+    apart drift to different offsets, and a reward that mixes them (an ensemble's min) is
+    then decided by the offsets. Eisenstein et al. 2023 ("Helping or Herding? Reward Model
+    Ensembles Mitigate but do not Eliminate Reward Hacking") add this term; TRL calls its
+    weight ``center_rewards_coefficient``. Shapes (b,) -> scalar.
+    """
+    return ((chosen + rejected) ** 2).mean()
+
+
+def pearson(x: torch.Tensor, y: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
+    """Pearson correlation of two (n,) tensors (0 where either is constant)."""
+    dx, dy = x - x.mean(), y - y.mean()
+    return (dx * dy).sum() / (dx.norm() * dy.norm() + eps)
+
+
+def length_decorrelation(
+    quality: torch.Tensor, length_value: torch.Tensor, lengths: torch.Tensor
+) -> torch.Tensor:
+    """ODIN's correlation term ``|ρ(r_Q, L)| − ρ(r_L, L)`` over a batch (Chen et al. 2024,
+    "ODIN: Disentangled Reward Mitigates Hacking in RLHF", eq. 4): the quality head's
+    score should not follow the answer's length ``L``, the length head's should. Shapes
+    (n,) -> scalar.
+    """
+    return pearson(quality, lengths).abs() - pearson(length_value, lengths)
 
 
 def pointwise_loss(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

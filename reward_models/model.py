@@ -11,6 +11,15 @@ Two kinds, chosen when a model is first built from a plain backbone and then rem
   token (``pooling``: the first token, e.g. ``[CLS]``, or the last real token of a causal
   LM); a process score reads the value at every step-separator token (see `encode_steps`).
 
+Options of a value-head model, also remembered in ``reward_model.json``:
+
+- ``length_head``: a second linear head trained to absorb the part of the preference that
+  length explains (ODIN, Chen et al. 2024, "ODIN: Disentangled Reward Mitigates Hacking in
+  RLHF"); the score is the first head's alone (`outcome_parts` gives both).
+- ``score_mean`` / ``score_std``: the mean and spread of the model's raw scores on its
+  training data, measured when a checkpoint is written (`training`); `normalize` uses them
+  to put models trained apart on one scale, as OpenRLHF's ``normalize_reward`` does.
+
 Truncation policy: inputs longer than ``max_length`` tokens lose tokens from the *left*
 (``truncation_side="left"``, ``longest_first`` over prompt and completion), so the end of the
 completion, where the final answer sits, is always kept. Every encoding reports whether it
@@ -23,7 +32,7 @@ was truncated.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,6 +45,7 @@ Kind = Literal["sequence_classification", "value_head"]
 Pooling = Literal["first", "last"]
 SPEC_FILE = "reward_model.json"
 HEAD_FILE = "reward_head.safetensors"
+LENGTH_HEAD_FILE = "length_head.safetensors"
 DEFAULT_STEP_SEPARATOR = "\n\n"
 
 
@@ -52,6 +62,15 @@ class RewardModelSpec:
     step_separator: str = DEFAULT_STEP_SEPARATOR
     """Text that ends each reasoning step in a process reward model's input. It must encode
     to exactly one token of the tokenizer (add it as a special token if it does not)."""
+    length_head: bool = False
+    """A second head that absorbs length (ODIN); left out of the score. value_head only."""
+    score_mean: float | None = None
+    """Mean raw score on the training data when the checkpoint was written (None: never
+    measured, e.g. a fresh model)."""
+    score_std: float | None = None
+    """Population standard deviation of those raw scores."""
+    score_count: int = 0
+    """How many scores the two statistics were measured on."""
 
 
 @dataclass(frozen=True)
@@ -74,8 +93,13 @@ class RewardModel(nn.Module):
         self.tokenizer = tokenizer
         self.spec = spec
         self.head: nn.Linear | None = None
+        self.length_head: nn.Linear | None = None
         if spec.kind == "value_head":
             self.head = nn.Linear(_hidden_size(backbone.config), 1)
+        if spec.length_head:
+            if spec.kind != "value_head":
+                raise ValueError("a length head needs a 'value_head' reward model")
+            self.length_head = nn.Linear(_hidden_size(backbone.config), 1)
 
     # ------------------------------------------------------------------ loading, saving
 
@@ -88,13 +112,15 @@ class RewardModel(nn.Module):
         pooling: Pooling | None = None,
         max_length: int | None = None,
         step_separator: str | None = None,
+        length_head: bool | None = None,
         seed: int = 0,
     ) -> RewardModel:
         """Load a saved reward model, or build a fresh one on a plain backbone at `path`.
 
-        A fresh head is initialised from `seed`, so two processes get the same weights.
-        Keyword settings override the saved spec (only `max_length` and `step_separator`
-        are safe to change on a trained model).
+        A fresh head is initialised from `seed`, so two processes get the same weights (a
+        length head, if asked for, is drawn after it and leaves it unchanged). Keyword
+        settings override the saved spec (only `max_length` and `step_separator` are safe
+        to change on a trained model).
         """
         from transformers import AutoTokenizer
 
@@ -104,22 +130,27 @@ class RewardModel(nn.Module):
         base = saved or RewardModelSpec(
             kind=kind or "value_head", pooling=pooling or _default_pooling(tokenizer)
         )
-        spec = RewardModelSpec(
+        spec = replace(
+            base,
             kind=base.kind if saved else (kind or base.kind),
             pooling=pooling or base.pooling,
             max_length=max_length or (base.max_length if saved else _context(path, tokenizer)),
             step_separator=step_separator if step_separator is not None else base.step_separator,
+            length_head=base.length_head if saved else bool(length_head),
         )
         if saved and kind and kind != saved.kind:
             raise ValueError(f"{path} is a saved {saved.kind!r} reward model, not {kind!r}")
+        if saved and length_head is not None and length_head != saved.length_head:
+            raise ValueError(f"{path}: a saved model's length head cannot be added or removed")
         _prepare_tokenizer(tokenizer)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             model = cls(_load_backbone(path, spec.kind, tokenizer), tokenizer, spec)
-        if model.head is not None and (path / HEAD_FILE).is_file():
-            from safetensors.torch import load_file
+        from safetensors.torch import load_file
 
-            model.head.load_state_dict(load_file(path / HEAD_FILE))
+        for head, file in ((model.head, HEAD_FILE), (model.length_head, LENGTH_HEAD_FILE)):
+            if head is not None and (path / file).is_file():
+                head.load_state_dict(load_file(path / file))
         return model
 
     def save(self, path: str | Path) -> None:
@@ -130,10 +161,28 @@ class RewardModel(nn.Module):
         path.mkdir(parents=True, exist_ok=True)
         self.backbone.save_pretrained(path)
         self.tokenizer.save_pretrained(path)
-        if self.head is not None:
-            state = {k: v.detach().cpu().contiguous() for k, v in self.head.state_dict().items()}
-            save_file(state, path / HEAD_FILE)
+        for head, file in ((self.head, HEAD_FILE), (self.length_head, LENGTH_HEAD_FILE)):
+            if head is not None:
+                state = {k: v.detach().cpu().contiguous() for k, v in head.state_dict().items()}
+                save_file(state, path / file)
         (path / SPEC_FILE).write_text(json.dumps(asdict(self.spec), indent=2))
+
+    def normalize(self, raw: float) -> float:
+        """``(raw − score_mean) / score_std``: a raw score in units of the spread of this
+        model's scores on its training data, so models trained apart share one scale."""
+        mean, std = self.spec.score_mean, self.spec.score_std
+        if mean is None or std is None:
+            raise ValueError(
+                "this reward model has no training statistics (score_mean, score_std) to "
+                "normalise with: train it with rewardsmith (every checkpoint records them), "
+                "or run `rewardsmith rm stats MODEL DATA` once"
+            )
+        if not std > 0:
+            raise ValueError(
+                f"this reward model's training scores have spread {std}: it gives every "
+                "input the same score (a collapsed model) and cannot be normalised"
+            )
+        return (raw - mean) / std
 
     # ------------------------------------------------------------------ encoding
 
@@ -208,9 +257,7 @@ class RewardModel(nn.Module):
         """Per-token values, shape (b, t). Value-head models only."""
         if self.head is None:
             raise ValueError("per-token values need a 'value_head' reward model")
-        out = self.backbone(**_inputs(input_ids, attention_mask, token_type_ids))
-        hidden = out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]
-        return self.head(hidden).squeeze(-1)
+        return self.head(self._hidden(input_ids, attention_mask, token_type_ids)).squeeze(-1)
 
     def forward(
         self,
@@ -219,14 +266,35 @@ class RewardModel(nn.Module):
         token_type_ids: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Outcome scores, shape (b,), for right-padded (b, t) inputs."""
+        return self.outcome_parts(input_ids, attention_mask, token_type_ids)[0]
+
+    def outcome_parts(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The outcome score and the length head's value (None without one), each (b,)."""
         if self.head is None:
             out = self.backbone(**_inputs(input_ids, attention_mask, token_type_ids))
-            return out.logits[:, 0]
-        values = self.token_values(input_ids, attention_mask, token_type_ids)
+            return out.logits[:, 0], None
+        hidden = self._hidden(input_ids, attention_mask, token_type_ids)
         if self.spec.pooling == "first":
-            return values[:, 0]
-        last = attention_mask.sum(dim=1) - 1  # right padding: the last real token
-        return values.gather(1, last.unsqueeze(1)).squeeze(1)
+            pooled = hidden[:, 0]
+        else:
+            last = attention_mask.sum(dim=1) - 1  # right padding: the last real token
+            pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
+        length = self.length_head(pooled).squeeze(-1) if self.length_head is not None else None
+        return self.head(pooled).squeeze(-1), length
+
+    def _hidden(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        token_type_ids: torch.Tensor | None,
+    ) -> torch.Tensor:
+        out = self.backbone(**_inputs(input_ids, attention_mask, token_type_ids))
+        return out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]
 
     def step_values(
         self,

@@ -9,6 +9,17 @@ batch (for the pairwise and pointwise objectives exactly, up to float rounding; 
 per-step objective averages over steps, which shards may hold unequally). Because the order
 depends on nothing else, a run resumed from a checkpoint sees the same batches.
 
+Every checkpoint records the mean and spread of the model's raw scores on (a seeded subset
+of) its training rows, in its ``reward_model.json`` (`RewardModel.normalize` reads them).
+
+**Divergence** is detected and reported, never trained through: a loss that is not finite
+or that explodes (`explosion_factor` times the first step's), or scores that collapse to a
+constant (their spread within a batch below `collapse_tol` for `collapse_patience` steps in
+a row, or over the statistics subset when a checkpoint is written after at least
+`collapse_patience` steps), stops the run with `TrainResult.diverged` saying what happened
+and what to change (the usual cause is a learning rate too high: every input then gets the
+same score, e.g. a process reward model that says 0.5 to every step).
+
 Launch data parallel with torchrun, the launcher the PPO trainer uses, e.g.
 ``torchrun --nproc_per_node 2 -m rewardsmith.reward_models.cli train ...``; `train` joins the
 process group that torchrun describes (gloo on CPU, NCCL on GPUs).
@@ -21,6 +32,7 @@ process group that torchrun describes (gloo on CPU, NCCL on GPUs).
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shutil
 from collections.abc import Callable, Sequence
@@ -33,6 +45,7 @@ import torch.distributed as dist
 
 from rewardsmith.reward_models.model import RewardModel
 from rewardsmith.reward_models.objectives import Objective, objective_for
+from rewardsmith.reward_models.statistics import measure, seeded_subset, store
 
 __all__ = ["TrainConfig", "TrainResult", "init_distributed", "latest_checkpoint", "train"]
 
@@ -65,6 +78,21 @@ class TrainConfig:
     save_every: int = 0
     """Write a checkpoint every this many steps (0: only the final one)."""
     seed: int = 0
+    center_rewards_coef: float = 0.0
+    """Pairwise only: weight of the reward-centring term ``mean((r_c + r_r)²)`` (TRL's
+    ``center_rewards_coefficient``, Eisenstein et al. 2023; TRL suggests 0.01)."""
+    length_corr_coef: float = 1.0
+    """Models with a length head (ODIN): weight of ``|ρ(r_Q, L)| − ρ(r_L, L)``."""
+    length_ortho_coef: float = 1.0
+    """Models with a length head (ODIN): weight of ``|w_Q · w_L|``."""
+    stats_rows: int = 256
+    """Training rows scored when a checkpoint is written, for its score statistics (0: none)."""
+    collapse_tol: float = 1e-3
+    """Scores spread less than this (population std of raw scores) count as collapsed."""
+    collapse_patience: int = 10
+    """Steps in a row of collapsed batches that stop the run as diverged."""
+    explosion_factor: float = 100.0
+    """A loss this many times the first step's (and above 10) stops the run as diverged."""
 
     def __post_init__(self) -> None:
         if self.batch_size < 1 or self.grad_accum < 1:
@@ -74,6 +102,14 @@ class TrainConfig:
                 f"batch_size {self.batch_size} is not divisible by grad_accum "
                 f"{self.grad_accum}: make batch_size a multiple of grad_accum × processes"
             )
+        if self.center_rewards_coef and self.objective != "pairwise":
+            raise ValueError("center_rewards_coef applies to the pairwise objective only")
+        if min(self.center_rewards_coef, self.length_corr_coef, self.length_ortho_coef) < 0:
+            raise ValueError("the loss coefficients must be >= 0")
+        if self.stats_rows < 0 or self.collapse_patience < 1 or self.collapse_tol < 0:
+            raise ValueError("stats_rows and collapse_tol must be >= 0, collapse_patience >= 1")
+        if self.explosion_factor <= 1:
+            raise ValueError("explosion_factor must be above 1")
 
 
 @dataclass
@@ -83,6 +119,8 @@ class TrainResult:
     """The global mean loss of each step run in this call (not of resumed ones)."""
     metrics: list[dict[str, float]] = field(default_factory=list)
     checkpoint: Path | None = None
+    diverged: str | None = None
+    """Why training stopped early (a loss that is not finite, scores collapsed), or None."""
 
 
 def init_distributed() -> tuple[int, int]:
@@ -119,7 +157,13 @@ def train(
     rank, world = init_distributed()
     micro = _micro_batch(config, world)
     device = next(model.parameters()).device
-    objective = objective_for(config.objective, config.use_margin)
+    objective = objective_for(
+        config.objective,
+        config.use_margin,
+        center_coef=config.center_rewards_coef,
+        length_coef=config.length_corr_coef,
+        ortho_coef=config.length_ortho_coef,
+    )
     encoded = [objective.encode(model, row) for row in rows]
     per_epoch = len(rows) // config.batch_size
     if per_epoch == 0:
@@ -129,6 +173,8 @@ def train(
     start = _resume(model, optimizer, scheduler, output_dir) if resume and output_dir else 0
     _broadcast_parameters(model, world)
     result = TrainResult(steps=start)
+    watch = _Watch(config.collapse_tol, config.collapse_patience, config.explosion_factor)
+    stats_items = seeded_subset(encoded, config.stats_rows, config.seed + 7)
     model.train()
     for step in range(start, total):
         epoch, k = divmod(step, per_epoch)
@@ -136,6 +182,9 @@ def train(
         share = batch[: config.batch_size][rank * micro * config.grad_accum :]
         loss, metrics = _step(model, objective, encoded, share, micro, config, device)
         loss, metrics = _average(loss, metrics, world)
+        result.diverged = watch.check(step + 1, loss, metrics)
+        if result.diverged is not None:  # every process sees the same averages: all stop
+            break
         _all_reduce_gradients(model, world)
         if config.max_grad_norm is not None:
             torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
@@ -148,8 +197,60 @@ def train(
             on_step(step + 1, loss, metrics)
         last = step + 1 == total
         if output_dir and (last or (config.save_every and (step + 1) % config.save_every == 0)):
+            store(model, measure(model, objective, stats_items, micro))
             result.checkpoint = _save(model, optimizer, scheduler, config, output_dir, step + 1)
+            result.diverged = _collapsed(model, config, step + 1)
+            if result.diverged is not None:
+                break
+    model.train()
     return result
+
+
+# ---------------------------------------------------------------------- divergence
+
+
+@dataclass
+class _Watch:
+    """Stops a run whose loss is not finite or whose scores stay collapsed."""
+
+    tol: float
+    patience: int
+    explosion: float
+    first_loss: float | None = None
+    flat_steps: int = 0
+
+    def check(self, step: int, loss: float, metrics: dict[str, float]) -> str | None:
+        if self.first_loss is None:
+            self.first_loss = loss
+        limit = max(self.explosion * self.first_loss, 10.0)
+        if not math.isfinite(loss) or loss > limit:
+            what = "became" if not math.isfinite(loss) else f"exploded (above {limit:.3g}) to"
+            return (
+                f"the loss {what} {loss:.4g} at step {step}: lower the learning rate (or clip "
+                "gradients with max_grad_norm); the last checkpoint written is the one to keep"
+            )
+        spread = metrics.get("score_std")
+        self.flat_steps = self.flat_steps + 1 if spread is not None and spread < self.tol else 0
+        if self.flat_steps < self.patience:
+            return None
+        return (
+            f"the scores collapsed to a constant: their spread within each batch stayed below "
+            f"{self.tol:g} for {self.patience} steps (to step {step}), so the model tells no "
+            "input from another. Lower the learning rate (or add warm-up) and train again"
+        )
+
+
+def _collapsed(model: RewardModel, config: TrainConfig, step: int) -> str | None:
+    std, mean = model.spec.score_std, model.spec.score_mean
+    if step < config.collapse_patience:
+        return None  # too early to tell: an untrained head also gives near-constant scores
+    if std is None or mean is None or std >= config.collapse_tol:
+        return None
+    return (
+        f"the checkpoint at step {step} gives every one of {model.spec.score_count} training "
+        f"inputs the score {mean:.4g} (spread {std:.2g}): the model collapsed. Lower the "
+        "learning rate (or add warm-up) and train again"
+    )
 
 
 # ---------------------------------------------------------------------- one step

@@ -8,7 +8,14 @@ score is a preference, not a proof, so it never claims a plain PASS or FAIL in b
 Process mode scores each reasoning step: the steps are the actions of a trajectory, the
 assistant turns of a chat completion, or a text completion split at the model's step
 separator. The per-step rewards go into ``evidence["step_scores"]`` and are reduced with
-`step_aggregate` (``min``: a solution is as good as its worst step, Lightman et al., 2023).
+`step_aggregate`: ``min`` (a solution is as good as its worst step, Lightman et al., 2023),
+``last``, ``mean``, or ``product`` (the probability that every step is right,
+``Π σ(v_i)``, read back as a raw score ``logit(Π σ(v_i))``).
+
+With ``normalize`` the raw reward is first put in units of the spread of the model's scores
+on its training data (`RewardModel.normalize`), so ``center`` and ``scale`` mean the same
+for every model. `exploits` yields the reward-model exploit classes
+(`rewardsmith.reward_models.exploits`) for ``rewardsmith audit``.
 
 Hostile input: completions longer than `max_chars` characters fail as too large before
 tokenising; longer than the model's context, they are truncated from the left (the verdict
@@ -25,18 +32,44 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import torch
 
+from rewardsmith.reward_models.exploits import reward_model_exploits
 from rewardsmith.reward_models.model import RewardModel
 from rewardsmith.reward_models.scoring import Scored, score_outcomes, score_steps
+from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Message, Sample, Step, Verdict
 
-__all__ = ["RewardModelVerifier", "load_cached", "prompt_text", "sample_steps"]
+__all__ = [
+    "RewardModelVerifier",
+    "aggregate_steps",
+    "load_cached",
+    "prompt_text",
+    "sample_steps",
+]
+
+StepAggregate = Literal["min", "mean", "last", "product"]
+
+
+def aggregate_steps(steps: Sequence[float], how: StepAggregate) -> float:
+    """One raw score from per-step raw scores: their min, mean or last, or the log-odds of
+    ``Π σ(v_i)`` (``product``: the chance that every step is right)."""
+    if how == "product":
+        log_p = sum(-math.log1p(math.exp(-v)) if v > -30 else v for v in steps)
+        if log_p > -1e-12:  # every step certain: keep a finite, very large score
+            return 27.6
+        return log_p - math.log(-math.expm1(log_p))
+    values = list(steps)
+    if how == "min":
+        return min(values)
+    if how == "mean":
+        return sum(values) / len(values)
+    return values[-1]
 
 
 @functools.lru_cache(maxsize=4)
@@ -86,7 +119,9 @@ class RewardModelVerifier:
     """Raw reward that maps to 0.5."""
     scale: float = 1.0
     """Raw-reward units per logit of the squashed score."""
-    step_aggregate: Literal["min", "mean", "last"] = "min"
+    normalize: bool = False
+    """Read the raw reward in units of the model's training scores (before center/scale)."""
+    step_aggregate: StepAggregate = "min"
     max_length: int | None = None
     """Token limit; None keeps the saved model's."""
     max_chars: int = 100_000
@@ -101,6 +136,11 @@ class RewardModelVerifier:
 
     def __call__(self, sample: Sample) -> Verdict:
         return self.batch([sample])[0]
+
+    def exploits(self, sample: Sample) -> Iterator[Exploit]:
+        """Wrong answers dressed up (see `rewardsmith.reward_models.exploits`)."""
+        if self.mode == "outcome":
+            yield from reward_model_exploits(sample)
 
     def batch(self, samples: Sequence[Sample]) -> list[Verdict]:
         start = time.perf_counter()
@@ -138,7 +178,7 @@ class RewardModelVerifier:
         per_sample = (time.perf_counter() - start) / max(len(samples), 1)
         for i, result in zip(todo, scored, strict=True):
             if result is not None:
-                verdicts[i] = self._verdict(result)
+                verdicts[i] = self._verdict(result, model)
         return [v.with_elapsed(per_sample) for v in verdicts if v is not None]
 
     def _score(self, model: RewardModel, samples: list[Sample]) -> list[Scored]:
@@ -151,15 +191,17 @@ class RewardModelVerifier:
         items = [(prompt_text(s), sample_steps(s, sep)) for s in samples]
         return score_steps(model, items, self.batch_size)
 
-    def _verdict(self, result: Scored) -> Verdict:
+    def _verdict(self, result: Scored, model: RewardModel) -> Verdict:
         raw = result.score
         if self.mode == "process" and result.step_scores:
-            steps = result.step_scores
-            raw = {"min": min(steps), "mean": sum(steps) / len(steps), "last": steps[-1]}[
-                self.step_aggregate
-            ]
+            raw = aggregate_steps(result.step_scores, self.step_aggregate)
         if not math.isfinite(raw):
             return self._infra(f"reward model produced a non-finite score ({raw})")
+        if self.normalize:
+            try:
+                raw = model.normalize(raw)
+            except ValueError as exc:
+                return self._infra(f"{self.model_path}: {exc}")
         squashed = 1.0 / (1.0 + math.exp(-max(min((raw - self.center) / self.scale, 700), -700)))
         evidence = {
             "raw_score": raw,

@@ -37,6 +37,7 @@ _BUILTIN: dict[str, str] = {
     "exact_match": "rewardsmith.verifiers.text:ExactMatch",
     "format": "rewardsmith.verifiers.text:FormatCheck",
     "grounding": "rewardsmith.verifiers.finance:Grounding",
+    "judge": "rewardsmith.reward_models.judge:JudgeVerifier",
     "math": "rewardsmith.verifiers.math:MathAnswer",
     "mesh_compare": "rewardsmith.verifiers.mesh.compare:MeshCompare",
     "numeric_answer": "rewardsmith.verifiers.finance:NumericAnswer",

@@ -76,8 +76,14 @@ def rows(seed: int = 0) -> list[dict[str, str]]:
                     "chosen": chosen,
                     "rejected": rejected,
                     "subset": subset,
+                    "reference": str(OPS[op](a, b)),
                 }
             )
+    return shuffled_and_split(out, rng)
+
+
+def shuffled_and_split(out: list[dict[str, str]], rng: random.Random) -> list[dict[str, str]]:
+    """The rows in a random order, the first fifth marked ``test``, the rest ``train``."""
     rng.shuffle(out)
     n_test = int(len(out) * TEST_FRACTION)
     for j, row in enumerate(out):

@@ -124,3 +124,38 @@ def test_bundled_arithmetic_set_is_correct_and_split() -> None:
         problem = (int(a), words[op], int(b))
         assert check(problem, row["chosen"]) and not check(problem, row["rejected"])
     assert {r["subset"] for r in shipped} == {"off_by_small", "magnitude", "sign", "wrong_operand"}
+
+
+def test_bundled_length_set_is_correct_and_length_is_no_clue() -> None:
+    """The verbosity set: exact truth, every subset present, length independent of truth."""
+    from rewardsmith.datasets.preferences.generate_lengths import FINAL, length_subset, rows
+
+    shipped = bundled_preferences("arithmetic_lengths")
+    assert shipped == rows(1)
+    for row in shipped:
+        stated = [int(FINAL.search(row[k]).group(1)) for k in ("chosen", "rejected")]
+        assert stated[0] == int(row["reference"]) != stated[1]
+        assert row["subset"] == length_subset(row["chosen"], row["rejected"])
+    by_subset = {
+        s: sum(r["subset"] == s for r in shipped) for s in ("chosen_longer", "chosen_shorter")
+    }
+    assert min(by_subset.values()) > 0.8 * max(by_subset.values())  # neither length wins often
+    assert len({len(r["chosen"]) for r in shipped}) > 15  # 4 styles times many numbers
+
+
+def test_bundled_chain_set_is_what_the_generator_makes_and_labels_follow_the_error() -> None:
+    from rewardsmith.datasets.steps.generate_chains import rows
+    from rewardsmith.reward_models.data import bundled_steps
+
+    shipped = bundled_steps("arithmetic_chains")
+    assert shipped == rows(0)
+    for row in shipped:
+        k = row["error_step"]
+        expected = (
+            [1.0] * len(row["steps"])
+            if k is None
+            else [float(j < k) for j in range(len(row["steps"]))]
+        )
+        assert row["labels"] == expected and (k is None) == (row["subset"] == "right")
+    positions = {r["error_step"] for r in shipped if r["error_step"] is not None}
+    assert positions == {0, 1, 2, 3, 4}  # errors at every position, not only late ones

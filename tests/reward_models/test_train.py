@@ -16,7 +16,7 @@ from rewardsmith.reward_models.model import RewardModel
 from rewardsmith.reward_models.scoring import score_outcomes, score_steps
 from rewardsmith.reward_models.training import TrainConfig, latest_checkpoint, train
 
-from .conftest import toy_pairs
+from .conftest import WORDS, toy_pairs
 
 FAST = {"learning_rate": 3e-3, "batch_size": 8}
 
@@ -147,3 +147,91 @@ def test_bf16_autocast_runs_on_the_cpu(tiny_gpt2: Path) -> None:
         TrainConfig(max_steps=2, mixed_precision="bf16", **FAST),
     )
     assert all(math.isfinite(loss) for loss in result.losses)
+
+
+# ---------------------------------------------------------------------- statistics, divergence
+
+
+def test_checkpoints_record_the_scores_mean_and_spread(tiny_bert: Path, tmp_path: Path) -> None:
+    pairs = preference_pairs(toy_pairs(40)).rows
+    rm = RewardModel.load(tiny_bert, seed=2)
+    result = train(rm, pairs, TrainConfig(max_steps=5, **FAST), tmp_path)
+    saved = RewardModel.load(result.checkpoint)  # type: ignore[arg-type]
+    texts = [(p.prompt, t) for p in pairs for t in (p.chosen, p.rejected)]
+    scores = torch.tensor([s.score for s in score_outcomes(saved, texts)], dtype=torch.float64)
+    assert saved.spec.score_count == 80  # every row, both answers (stats_rows is 256)
+    assert saved.spec.score_mean == pytest.approx(float(scores.mean()), abs=1e-5)
+    assert saved.spec.score_std == pytest.approx(float(scores.std(unbiased=False)), abs=1e-5)
+    assert saved.normalize(saved.spec.score_mean) == 0.0  # type: ignore[arg-type]
+
+
+def _steps(n: int) -> list[StepExample]:
+    rng = random.Random(0)
+    rows = []
+    for _ in range(n):
+        steps = [rng.choice(["add 2", "then sum", "so total"]) for _ in range(3)]
+        bad = rng.randrange(4)  # 3: all steps fine
+        labels = [1.0] * 3
+        if bad < 3:
+            steps[bad] += " wrong"
+            labels = [1.0 if i < bad else 0.0 for i in range(3)]
+        rows.append(StepExample("what is it ?", tuple(steps), tuple(labels)))
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("learning_rate", "message"),
+    [(0.3, "collapsed to a constant"), (3.0, "exploded")],
+)
+def test_a_learning_rate_blow_up_is_detected_and_stops_the_run(
+    tiny_bert: Path, tmp_path: Path, learning_rate: float, message: str
+) -> None:
+    """A process reward model at a learning rate far too high: every step gets one score
+    (σ = 0.5 or a constant), or the loss explodes. The run stops and says so."""
+    rm = RewardModel.load(tiny_bert, step_separator="[STEP]")
+    config = TrainConfig(objective="step", max_steps=40, learning_rate=learning_rate, batch_size=8)
+    result = train(rm, _steps(48), config, tmp_path)
+    assert result.diverged is not None and message in result.diverged
+    assert "learning rate" in result.diverged and result.steps < 40
+    assert latest_checkpoint(tmp_path) is None  # nothing diverged was saved as final
+
+
+def test_a_healthy_run_is_not_called_diverged(tiny_bert: Path) -> None:
+    rm = RewardModel.load(tiny_bert, step_separator="[STEP]")
+    config = TrainConfig(objective="step", max_steps=12, learning_rate=3e-3, batch_size=8)
+    assert train(rm, _steps(48), config).diverged is None
+
+
+def test_reward_centring_pulls_the_scores_to_zero(tiny_gpt2: Path) -> None:
+    pairs = preference_pairs(toy_pairs(64, seed=1)).rows
+    texts = [(p.prompt, t) for p in pairs for t in (p.chosen, p.rejected)]
+    means = []
+    for coef in (0.0, 1.0):
+        torch.manual_seed(0)
+        rm = RewardModel.load(tiny_gpt2, seed=2)
+        train(rm, pairs, TrainConfig(max_steps=24, center_rewards_coef=coef, **FAST))
+        means.append(abs(sum(s.score for s in score_outcomes(rm, texts)) / len(texts)))
+    assert means[1] < 0.5 * means[0] and means[1] < 0.2
+
+
+def test_a_length_head_takes_the_length_and_stays_out_of_the_score(
+    tiny_bert: Path, tmp_path: Path
+) -> None:
+    """ODIN on pairs whose chosen answer is the longer one 80% of the time: the length head
+    follows length, and the score is the quality head alone, after a reload too."""
+    rng = random.Random(3)
+    rows = []
+    for row in toy_pairs(96, seed=1):
+        long = " ".join(rng.choice(WORDS[:12]) for _ in range(8))
+        longer = "chosen" if rng.random() < 0.8 else "rejected"
+        rows.append({**row, longer: f"{long} {row[longer]}"})
+    rm = RewardModel.load(tiny_bert, seed=2, length_head=True)
+    result = train(rm, preference_pairs(rows).rows, TrainConfig(max_steps=24, **FAST), tmp_path)
+    assert sum(m["length_head_corr"] for m in result.metrics[-4:]) / 4 > 0.8
+    saved = RewardModel.load(result.checkpoint)  # type: ignore[arg-type]
+    assert saved.spec.length_head and saved.length_head is not None
+    batch = saved.collate([saved.encode("q", "so good"), saved.encode("q", "a b c bad")])
+    quality, length = saved.outcome_parts(**batch)
+    assert length is not None and torch.equal(saved(**batch), quality)
+    with pytest.raises(ValueError, match="value_head"):
+        RewardModel.load(tiny_bert, kind="sequence_classification", length_head=True)
