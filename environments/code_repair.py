@@ -66,8 +66,9 @@ class CodeRepair(ToolEnvironment):
         state, _ = super().reset(task)
         given = str(task["broken"])
         probe = state.with_attempt(given, None, kind="probe")  # scored as a program
-        log = self._log(self.score(TESTS_REWARD, probe))
-        state = state.with_attempt(given, log, kind="given")
+        tested = self.score(TESTS_REWARD, probe)
+        log = self._log(tested)
+        state = state.with_attempt(given, log, kind="given", **_ran(tested))
         prompt = self.prompt(task) + f"\n\nTest results:\n{log}"
         return state, prompt
 
@@ -80,7 +81,7 @@ class CodeRepair(ToolEnvironment):
     def answer(self, state: EpisodeState, action: str) -> Transition:
         reward = self.score(TESTS_REWARD, state.with_attempt(action, None, kind="program"))
         log = self._log(reward)
-        state = state.with_attempt(action, log, kind="program")
+        state = state.with_attempt(action, log, kind="program", **_ran(reward))
         verdict = reward.verdicts.get("code_tests")
         if verdict is not None and verdict.status is Status.PASS:
             return self.finish(state, "answered")
@@ -94,3 +95,18 @@ class CodeRepair(ToolEnvironment):
         if verdict.status is Status.PASS:
             return "all tests pass"
         return verdict.feedback or f"{verdict.status.value}: {verdict.failure}"
+
+
+def _ran(reward: Reward) -> dict[str, Any]:
+    """What the environment itself saw of an attempt's tests, in the step meta
+    `repair_progress` trusts (docs/diagnostics.md): the log alone is the program's to forge."""
+    verdict = reward.verdicts.get("code_tests")
+    if verdict is None or "total" not in verdict.evidence:
+        return {"language": "python"}
+    passed, total = int(verdict.evidence["passed"]), int(verdict.evidence["total"])
+    return {
+        "language": "python",
+        "phase": "run",
+        "tests": {"passed": passed, "total": total},
+        "exit_code": 0 if verdict.status is Status.PASS else 1,
+    }
