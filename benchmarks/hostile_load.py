@@ -46,7 +46,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.server_load import _free_port  # noqa: E402
+from benchmarks.server_load import _free_port, wait_until_healthy  # noqa: E402
 from rewardsmith.verifiers.math.exploits import math_exploits  # noqa: E402
 from rewardsmith.verifiers.types import Sample  # noqa: E402
 from tests.verifiers.math.case_table import load_cases  # noqa: E402
@@ -121,17 +121,8 @@ def start_server(
     env = {**os.environ, **({"PYTHONPATH": str(code_root)} if code_root else {})}
     process = subprocess.Popen(command, stderr=log, stdout=log, env=env, cwd=workdir)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            time.sleep(0.2)
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited: {_log_tail(workdir)}")
-    process.kill()
-    raise RuntimeError("server did not start within 120 s")
+    wait_until_healthy(process, url, lambda: _log_tail(workdir))
+    return process, url
 
 
 def _log_tail(workdir: Path) -> str:

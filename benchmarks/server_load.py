@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,17 +91,25 @@ def start_server(
     ]  # fmt: skip
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
+    wait_until_healthy(
+        process, url, lambda: process.stderr.read().decode() if process.stderr else ""
+    )
+    return process, url
+
+
+def wait_until_healthy(
+    process: subprocess.Popen[bytes], url: str, last_words: Callable[[], str]
+) -> None:
+    """Wait for the server's /health (120 s at most); `last_words` says why it exited."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:
             if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return process, url
+                return
         except httpx.HTTPError:
             time.sleep(0.2)
         if process.poll() is not None:
-            raise RuntimeError(
-                f"server exited: {process.stderr.read().decode() if process.stderr else ''}"
-            )
+            raise RuntimeError(f"server exited: {last_words()}")
     process.kill()
     raise RuntimeError("server did not start within 120 s")
 
