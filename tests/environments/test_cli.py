@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from rewardsmith.cli.main import app
 from rewardsmith.environments import RetryArithmetic
-from rewardsmith.environments.cli import (
+from rewardsmith.environments.episodes import (
     GuardedEnvironment,
     RolloutSettings,
     make_environment,
@@ -86,9 +86,8 @@ def score_with_cli(rows: list[dict[str, Any]], name: str, tmp: Path) -> list[dic
     """Score the rows with `rewardsmith score` and the spec `rewardsmith env spec` prints."""
     dump, spec, scored = tmp / "episodes.jsonl", tmp / "spec.yaml", tmp / "scored.jsonl"
     dump.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    printed = runner.invoke(app, ["env", "spec", name])
-    assert printed.exit_code == 0, printed.output
-    spec.write_text(printed.output)
+    written = runner.invoke(app, ["env", "spec", name, "-o", str(spec)])
+    assert written.exit_code == 0, written.output
     args = ["score", str(dump), "--spec", str(spec), "-o", str(scored)]
     result = runner.invoke(app, [*args, "--map", "completion=steps", "--backend", "inline"])
     assert result.exit_code == 0, result.output
@@ -248,7 +247,8 @@ def test_an_environment_failure_ends_its_episode_not_the_run(tokenizer: Any) -> 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = tmp_path_factory.mktemp("env-cli") / "model"
-    return build_tiny_model(path, alphabet=string.printable, n_layer=1, n_embd=32, n_positions=1024)
+    assert runner.invoke(app, ["env", "tiny-model", str(path)]).exit_code == 0
+    return str(path)
 
 
 @pytest.mark.parametrize("name", ["retry_arithmetic", "math_tool", "code_repair"])
