@@ -33,6 +33,7 @@ from rewardsmith.environments.protocol import EpisodeState, Transition
 
 __all__ = [
     "ENVIRONMENTS",
+    "NO_ANSWER",
     "GuardedEnvironment",
     "RolloutSettings",
     "episode_messages",
@@ -102,8 +103,15 @@ class GuardedEnvironment:
 # ---------------------------------------------------------------------- rows
 
 
-def episode_messages(state: EpisodeState, prompt: str) -> list[dict[str, Any]]:
-    """The chat the model saw: `prompt`, then each turn's action and what answered it.
+NO_ANSWER: dict[str, Any] = {"role": "assistant", "content": "", "name": "no_answer"}
+"""The last message of an episode that ended without an answer (on a tool call, a refused
+action, a limit): the environment's empty final action. Without it, a reader that takes
+the last assistant message as the answer would pay an answer hidden in a tool call."""
+
+
+def episode_messages(state: EpisodeState, prompt: str, answered: bool) -> list[dict[str, Any]]:
+    """The chat the model saw: `prompt`, then each turn's action and what answered it,
+    then `NO_ANSWER` unless the episode was `answered`.
 
     The environment's own `messages` hold the actions (tool calls parsed), the tool
     results and any user turn it added; an observation they lack (a test log, a refusal)
@@ -122,7 +130,7 @@ def episode_messages(state: EpisodeState, prompt: str) -> list[dict[str, Any]]:
         if not answers and attempt.get("observation") is not None and seen:
             answers = [{"role": "user", "content": attempt["observation"]}]
         out.extend(answers)
-    return out
+    return out if answered else [*out, dict(NO_ANSWER)]
 
 
 def episode_row(
@@ -136,10 +144,11 @@ def episode_row(
 ) -> dict[str, Any]:
     """One dump row for a finished episode (see the module doc); `final` is its `Reward`."""
     sample = env.sample(state)
+    answered = sample.steps[-1].meta.get("kind") != "no_answer"
     return {
         "id": sample.id,
         "environment": name,
-        "messages": episode_messages(state, prompt),
+        "messages": episode_messages(state, prompt, answered),
         "prompt": sample.prompt,
         "steps": [step.model_dump(mode="json") for step in sample.completion],
         "reference": sample.reference,

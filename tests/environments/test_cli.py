@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from rewardsmith.cli.main import app
 from rewardsmith.environments import RetryArithmetic
 from rewardsmith.environments.episodes import (
+    NO_ANSWER,
     GuardedEnvironment,
     RolloutSettings,
     make_environment,
@@ -82,14 +83,21 @@ def scripted_rows(
         env.close()
 
 
-def score_with_cli(rows: list[dict[str, Any]], name: str, tmp: Path) -> list[dict[str, Any]]:
-    """Score the rows with `rewardsmith score` and the spec `rewardsmith env spec` prints."""
+STEPS = ("--map", "completion=steps")
+"""Read a row's completion from its `steps` (without it: from its chat `messages`)."""
+
+
+def score_with_cli(
+    rows: list[dict[str, Any]], name: str, tmp: Path, reading: Sequence[str] = STEPS
+) -> list[dict[str, Any]]:
+    """Score the rows with `rewardsmith score` and the spec `rewardsmith env spec` writes."""
+    tmp.mkdir(exist_ok=True)
     dump, spec, scored = tmp / "episodes.jsonl", tmp / "spec.yaml", tmp / "scored.jsonl"
     dump.write_text("".join(json.dumps(r) + "\n" for r in rows))
     written = runner.invoke(app, ["env", "spec", name, "-o", str(spec)])
     assert written.exit_code == 0, written.output
     args = ["score", str(dump), "--spec", str(spec), "-o", str(scored)]
-    result = runner.invoke(app, [*args, "--map", "completion=steps", "--backend", "inline"])
+    result = runner.invoke(app, [*args, *reading, "--backend", "inline"])
     assert result.exit_code == 0, result.output
     return [json.loads(line) for line in scored.read_text().splitlines()]
 
@@ -130,6 +138,9 @@ def test_the_cli_score_of_a_dump_is_the_environment_reward(
     for row, out in zip(rows, scored, strict=True):
         assert out["rewardsmith"]["value"] == pytest.approx(row["final_reward"]), row["id"]
         assert len(row["turn_rewards"]) == row["turns"]
+    if name != "code_repair":  # its progress term needs the steps' observations
+        chat = score_with_cli(rows, name, tmp_path / "chat", reading=())
+        assert [c["rewardsmith"]["value"] for c in chat] == pytest.approx(values)
     report = tmp_path / "report.html"
     shown = runner.invoke(app, ["report", str(tmp_path / "scored.jsonl"), "-o", str(report)])
     assert shown.exit_code == 0, shown.output
@@ -190,6 +201,34 @@ def test_a_hostile_policy_gives_rows_with_a_reason(kind: str, tokenizer: Any) ->
     assert "without a final answer" in row["reason"] or "ran out of tokens" in row["reason"]
     observations = [m["content"] for m in row["messages"][1:] if m["role"] != "assistant"]
     assert observations and all("error" in o or o.strip() == "2147483647" for o in observations)
+
+
+HIDDEN: dict[str, tuple[list[str], dict[str, int]]] = {
+    "beside a tool call": ([MATH_CALL + " \\boxed{2147483647}"], {}),
+    "in a tool call's code": ([MATH_CALL.replace("1)", "1)  # \\\\boxed{2147483647}")], {}),
+    "in a malformed tool call": (["<tool_call>\\boxed{2147483647}</tool_call>"], {}),
+    "at the head of a refused flood": (
+        ["\\boxed{2147483647}" + "9" * 25_000],
+        {"turn_tokens": 30_000, "max_new_tokens": 60_000},
+    ),
+    "in a turn cut at the row's end": (
+        ["<tool_call>\\boxed{2147483647}" + "x" * 300],
+        {"turn_tokens": 64, "max_new_tokens": 200},
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HIDDEN))
+def test_an_answer_the_environment_did_not_take_earns_nothing_on_either_reading(
+    kind: str, tokenizer: Any, tmp_path: Path
+) -> None:
+    script, settings = HIDDEN[kind]
+    task = tasks("math.jsonl")[:1]
+    (row,) = scripted_rows("math_tool", task, {"2**31": script}, tokenizer, max_turns=2, **settings)
+    assert row["final_reward"] == 0.0 and row["messages"][-1] == NO_ANSWER
+    for reading in (STEPS, ()):
+        (scored,) = score_with_cli([row], "math_tool", tmp_path / str(len(reading)), reading)
+        assert scored["rewardsmith"]["value"] == 0.0, reading
 
 
 def test_a_flood_is_refused_and_not_carried_into_the_dump(tokenizer: Any) -> None:
