@@ -7,7 +7,7 @@ and gives one row per episode:
 - ``messages``: the chat as the model saw it, in transformers' convention: the first
   observation as the user turn, each action as an assistant turn (its ``tool_calls``
   parsed), each tool result as a ``tool`` turn, any other observation (a test log, "wrong,
-  try again", a refusal) as a user turn;
+  try again", a refusal) as a user turn; an episode with no answer ends with `NO_ANSWER`;
 - ``prompt``, ``steps``, ``reference``, ``task``: the trajectory exactly as the
   environment's `Scorer` scored it (`ToolEnvironment.sample`), so scoring ``steps`` as
   the completion with `spec_document(env.final_reward)` gives the same final reward;
