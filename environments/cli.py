@@ -73,6 +73,8 @@ def run_command(
     """Roll MODEL through ENVIRONMENT on every task and write one row per episode."""
     if max_turns is not None and max_turns < 1:
         raise typer.BadParameter("at least 1", param_hint="--max-turns")
+    if not model.is_dir():
+        raise typer.BadParameter(f"{model}: not a model folder", param_hint="--model")
     if limit is not None and limit < 1:
         raise typer.BadParameter("at least 1", param_hint="--limit")
     if turn_tokens < 1 or max_new_tokens < 1:
@@ -146,8 +148,10 @@ def tiny_model_command(
     path: Annotated[Path, typer.Argument(help="The folder to write the model to.")],
     seed: Annotated[int, typer.Option(help="Initialisation seed.")] = 0,
 ) -> None:
-    """Write a random tiny model (a 1-layer GPT-2 over printable ASCII, 1,024 positions)
-    to PATH: a model to try `env run` and its dumps with, not one that solves tasks."""
+    """Write a random tiny model to PATH, to try `env run` with (it solves nothing).
+
+    A 1-layer GPT-2 over printable ASCII with 1,024 positions, as the tests build it.
+    """
     from rewardsmith.trainer.tiny import build_tiny_model
 
     build_tiny_model(path, **TINY_MODEL, seed=seed)

@@ -326,8 +326,9 @@ def test_env_run_is_seeded(tiny_model: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["env", "run", "chess", "--tasks", "x.jsonl", "--model", "m"], "unknown environment"),
+        (["env", "run", "chess", "--tasks", "x.jsonl", "--model", "."], "unknown environment"),
         (["env", "spec", "chess"], "unknown environment"),
+        (["env", "run", "math_tool", "--tasks", "x.jsonl", "--model", "/no/such"], "not a model"),
     ],
 )
 def test_env_commands_refuse_what_they_cannot_run(args: list[str], message: str) -> None:
