@@ -12,6 +12,7 @@ from rewardsmith.cli.report import report
 from rewardsmith.cli.score import score
 from rewardsmith.cli.serve import serve
 from rewardsmith.cli.verify import verify
+from rewardsmith.environments.cli import env_app
 from rewardsmith.reward_models.cli import average_command as rm_average
 from rewardsmith.reward_models.cli import evaluate_command as rm_evaluate
 from rewardsmith.reward_models.cli import evaluate_steps_command as rm_evaluate_steps
@@ -43,6 +44,7 @@ reward_models.command("evaluate-steps")(rm_evaluate_steps)
 reward_models.command("average")(rm_average)
 reward_models.command("stats")(rm_stats)
 app.add_typer(reward_models, name="rm")
+app.add_typer(env_app, name="env")
 
 
 @app.command("verifiers")

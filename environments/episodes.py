@@ -1,0 +1,273 @@
+"""Episodes as dump rows: roll a policy through an environment and keep what it did.
+
+`roll_out(env, name, tasks, engine, tokenizer, settings)` rolls every task through `env`
+with a `RolloutEngine` (the trainer's `run_episodes`, so the rows are what training sees)
+and gives one row per episode:
+
+- ``messages``: the chat as the model saw it, in transformers' convention: the first
+  observation as the user turn, each action as an assistant turn (its ``tool_calls``
+  parsed), each tool result as a ``tool`` turn, any other observation (a test log, "wrong,
+  try again", a refusal) as a user turn; an episode with no answer ends with `NO_ANSWER`;
+- ``prompt``, ``steps``, ``reference``, ``task``: the trajectory exactly as the
+  environment's `Scorer` scored it (`ToolEnvironment.sample`), so scoring ``steps`` as
+  the completion with `spec_document(env.final_reward)` gives the same final reward;
+- ``final_reward`` (null only when the environment itself failed), ``turn_rewards`` (one
+  per model turn, null where the step earned nothing yet), ``turns``, ``end``,
+  ``truncated`` and ``reason``: how the episode ended, in words.
+
+A model that never stops, floods its turn or writes malformed tool calls gives a row
+saying so; an environment that raises on one episode ends that episode, not the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from rewardsmith.environments.arithmetic import RetryArithmetic
+from rewardsmith.environments.base import ToolEnvironment
+from rewardsmith.environments.code_repair import CodeRepair
+from rewardsmith.environments.math_tool import MathWithPython
+from rewardsmith.environments.protocol import EpisodeState, Transition
+
+__all__ = [
+    "ENVIRONMENTS",
+    "NO_ANSWER",
+    "GuardedEnvironment",
+    "RolloutSettings",
+    "episode_messages",
+    "episode_row",
+    "make_environment",
+    "roll_out",
+    "spec_document",
+]
+
+ENVIRONMENTS: dict[str, Callable[..., ToolEnvironment]] = {
+    "math_tool": MathWithPython,
+    "code_repair": CodeRepair,
+    "retry_arithmetic": RetryArithmetic,
+}
+"""The environments the command runs, by the name it takes."""
+
+_ENDS = {
+    "answered": "the model answered",
+    "turn_limit": "the model used all {turns} turns without a final answer",
+    "token_budget": "the episode ran out of tokens (the model's turns and the observations "
+    "filled the row, or a turn was cut at its token limit) before a final answer",
+}
+
+
+def make_environment(name: str, max_turns: int | None = None) -> ToolEnvironment:
+    """The environment called `name`, with its own limits (its turn limit replaced)."""
+    if name not in ENVIRONMENTS:
+        raise ValueError(f"unknown environment {name!r}; choose one of {', '.join(ENVIRONMENTS)}")
+    env = ENVIRONMENTS[name]()
+    if max_turns is not None:
+        env.limits = replace(env.limits, max_turns=max_turns)
+    return env
+
+
+class GuardedEnvironment:
+    """An environment whose failure on one episode ends that episode with a reason saying
+    so (its reward None: the environment's failure, not the model's), not the whole run.
+    Its episodes start from `starts` (task id -> `reset`'s result), reset once beforehand
+    to measure the prompts."""
+
+    def __init__(self, env: ToolEnvironment, starts: Mapping[str, tuple[EpisodeState, str]]):
+        self.env = env
+        self.starts = starts
+        self.name = env.name
+        self.limits = env.limits
+
+    def reset(self, task: Mapping[str, Any]) -> tuple[EpisodeState, str]:
+        return self.starts[str(task["id"])]
+
+    def step(
+        self, state: EpisodeState, action: str, action_tokens: int | None = None
+    ) -> Transition:
+        return self._guard(state, lambda: self.env.step(state, action, action_tokens))
+
+    def truncate(self, state: EpisodeState, reason: str) -> Transition:
+        return self._guard(state, lambda: self.env.truncate(state, reason))
+
+    @staticmethod
+    def _guard(state: EpisodeState, call: Callable[[], Transition]) -> Transition:
+        try:
+            return call()
+        except Exception as exc:  # the environment's own bug or infrastructure: said, not hidden
+            end = f"environment_error: {type(exc).__name__}: {exc}"[:500]
+            return Transition(state.ended(end), None, None, True)
+
+
+# ---------------------------------------------------------------------- rows
+
+
+NO_ANSWER: dict[str, Any] = {"role": "assistant", "content": "", "name": "no_answer"}
+"""The last message of an episode that ended without an answer (on a tool call, a refused
+action, a limit): the environment's empty final action. Without it, a reader that takes
+the last assistant message as the answer would pay an answer hidden in a tool call."""
+
+
+def episode_messages(state: EpisodeState, prompt: str, answered: bool) -> list[dict[str, Any]]:
+    """The chat the model saw: `prompt`, then each turn's action and what answered it,
+    then `NO_ANSWER` unless the episode was `answered`.
+
+    The environment's own `messages` hold the actions (tool calls parsed), the tool
+    results and any user turn it added; an observation they lack (a test log, a refusal)
+    is added as a user turn. The last action's observation is left out: the episode ended
+    there and the model never saw it.
+    """
+    turns = [a for a in state.attempts if a["meta"].get("kind") != "given"]
+    recorded = [dict(m) for m in state.messages[1:]]
+    out: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+    for index, attempt in enumerate(turns):
+        out.append(recorded.pop(0) if recorded else {"role": "assistant", "content": ""})
+        answers = []
+        while recorded and recorded[0].get("role") != "assistant":
+            answers.append(recorded.pop(0))
+        seen = index < len(turns) - 1
+        if not answers and attempt.get("observation") is not None and seen:
+            answers = [{"role": "user", "content": attempt["observation"]}]
+        out.extend(answers)
+    return out if answered else [*out, dict(NO_ANSWER)]
+
+
+def episode_row(
+    env: ToolEnvironment,
+    name: str,
+    state: EpisodeState,
+    prompt: str,
+    final: Any,
+    turn_rewards: Sequence[float | None],
+    truncated: bool,
+) -> dict[str, Any]:
+    """One dump row for a finished episode (see the module doc); `final` is its `Reward`."""
+    sample = env.sample(state)
+    answered = sample.steps[-1].meta.get("kind") != "no_answer"
+    return {
+        "id": sample.id,
+        "environment": name,
+        "messages": episode_messages(state, prompt, answered),
+        "prompt": sample.prompt,
+        "steps": [step.model_dump(mode="json") for step in sample.completion],
+        "reference": sample.reference,
+        "task": sample.task,
+        "final_reward": None if final is None else final.value,
+        "turn_rewards": list(turn_rewards),
+        "turns": state.turn,
+        "end": state.end,
+        "truncated": truncated,
+        "reason": _reason(state, final, env.limits.max_turns),
+    }
+
+
+def _reason(state: EpisodeState, final: Any, max_turns: int) -> str:
+    how = _ENDS.get(state.end, state.end).format(turns=max_turns)
+    if final is None:
+        return f"{how}; no reward: the environment failed on this episode"
+    detail = f" ({final.reason})" if final.reason else ""
+    return f"{how}; final reward {final.value}{detail}"
+
+
+# ---------------------------------------------------------------------- rolling out
+
+
+def roll_out(
+    env: ToolEnvironment,
+    name: str,
+    tasks: Sequence[Mapping[str, Any]],
+    engine: Any,
+    tokenizer: Any,
+    settings: RolloutSettings,
+) -> list[dict[str, Any]]:
+    """Every task's episode, generated by `engine` (a `RolloutEngine`), as dump rows."""
+    from rewardsmith.trainer.data import sample_seed
+    from rewardsmith.trainer.multiturn import TurnSettings, run_episodes
+
+    if tokenizer.eos_token_id is None:
+        raise ValueError("the tokenizer has no end-of-sequence token to end a turn with")
+    starts = _reset_all(env, tasks)
+    longest = max(_length(tokenizer, prompt) for _, prompt in starts.values())
+    episodes = run_episodes(
+        engine,
+        GuardedEnvironment(env, starts),
+        tasks,
+        tokenizer,
+        [sample_seed(settings.seed, 0, i) for i in range(len(tasks))],
+        settings.row_width(longest),
+        TurnSettings(turn_tokens=settings.turn_tokens),
+        settings.temperature,
+    )
+    rows = []
+    for e in episodes:
+        prompt = starts[str(e.state.task["id"])][1]
+        rows.append(episode_row(env, name, e.state, prompt, e.final, e.turn_rewards, e.truncated))
+    return rows
+
+
+def _length(tokenizer: Any, text: str) -> int:
+    return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def _reset_all(
+    env: ToolEnvironment, tasks: Sequence[Mapping[str, Any]]
+) -> dict[str, tuple[EpisodeState, str]]:
+    starts: dict[str, tuple[EpisodeState, str]] = {}
+    for task in tasks:
+        key = str(task["id"])
+        if key in starts:
+            raise ValueError(f"task id {key!r} appears twice; every episode row needs its own id")
+        try:
+            starts[key] = env.reset(task)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(
+                f"task {key!r} does not fit {env.name}: {type(exc).__name__}: {exc}"
+            ) from None
+    if not starts:
+        raise ValueError("no tasks")
+    return starts
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    """How `roll_out` samples: the command's options."""
+
+    seed: int = 0
+    turn_tokens: int = 256
+    """New tokens per model turn at most."""
+    max_new_tokens: int = 2048
+    """Tokens of all turns and observations of an episode at most (the row's width)."""
+    temperature: float = 1.0
+    positions: int | None = None
+    """The model's context length (None: unbounded)."""
+
+    def row_width(self, longest_prompt: int) -> int:
+        """`max_new_tokens`, less where the model's positions end: the longest prompt,
+        plus a whole turn generated at the end of the row, must fit."""
+        if self.positions is None:
+            return self.max_new_tokens
+        width = min(self.max_new_tokens, self.positions - longest_prompt - self.turn_tokens)
+        if width < 1:
+            raise ValueError(
+                f"the longest prompt is {longest_prompt} tokens and a turn up to "
+                f"{self.turn_tokens}: the model takes {self.positions} positions; lower "
+                "--turn-tokens or use shorter tasks"
+            )
+        return width
+
+
+def spec_document(reward: Mapping[str, Any]) -> dict[str, Any]:
+    """`reward` (an environment's `final_reward`) as a YAML spec file holds it: a spec
+    (``grader: ...``) as it is; a mapping of verifiers ``{key: {weight, verify, ...}}`` as
+    the weighted mean `graders.build` makes of it (``build`` gives equal graders)."""
+    if "grader" in reward:
+        return dict(reward)
+    components, weights = {}, {}
+    for key, raw in reward.items():
+        settings = dict(raw or {})
+        weights[key] = settings.pop("weight", 1.0)
+        components[key] = {"verify": settings.pop("verify", key), **settings}
+    total = sum(weights.values())
+    normalised = {key: weight / total for key, weight in weights.items()}
+    return {"grader": {"weighted": {"components": components, "weights": normalised}}}
