@@ -116,8 +116,9 @@ class Sample(BaseModel):
     def completion_text(self) -> str:
         """The text a single-answer verifier should judge.
 
-        A plain string as is; for chat messages the last assistant message; for a
-        trajectory the last step's action.
+        A plain string as is; for chat messages the last assistant message, or nothing
+        when that message calls tools (text beside a tool call is not a final answer: the
+        model had not seen the result yet); for a trajectory the last step's action.
         """
         completion = self.completion
         if isinstance(completion, str):
@@ -127,7 +128,9 @@ class Sample(BaseModel):
         if isinstance(completion[0], Message):
             assistant = [m for m in completion if isinstance(m, Message) and m.role == "assistant"]
             last = assistant[-1] if assistant else completion[-1]
-            return last.content if isinstance(last, Message) else ""
+            if not isinstance(last, Message) or last.tool_calls:
+                return ""
+            return last.content
         last_step = completion[-1]
         return last_step.action if isinstance(last_step, Step) else ""
 

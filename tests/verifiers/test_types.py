@@ -8,7 +8,16 @@ import pickle
 import pytest
 from pydantic import ValidationError
 
-from rewardsmith.verifiers import Failure, Fault, Message, Sample, Status, Step, Verdict
+from rewardsmith.verifiers import (
+    Failure,
+    Fault,
+    Message,
+    Sample,
+    Status,
+    Step,
+    Verdict,
+    create,
+)
 
 
 @pytest.mark.parametrize(
@@ -23,6 +32,45 @@ from rewardsmith.verifiers import Failure, Fault, Message, Sample, Status, Step,
 )
 def test_completion_text_for_each_shape(completion: object, text: str) -> None:
     assert Sample(id="s", completion=completion).completion_text == text
+
+
+def _call(code: str = "print(7 * 7)") -> dict:
+    return {"function": {"name": "python", "arguments": {"code": code}}}
+
+
+QUESTION = {"role": "user", "content": "What is 7 * 7?"}
+RESULT = {"role": "tool", "name": "python", "content": "49"}
+ANSWER_BESIDE_A_CALL = [
+    # The answer written beside a tool call, with or without the call's result after it:
+    # the model had not answered yet, so nothing it wrote there is a final answer.
+    [QUESTION, {"role": "assistant", "content": r"\boxed{49}", "tool_calls": [_call()]}],
+    [QUESTION, {"role": "assistant", "content": r"\boxed{49}", "tool_calls": [_call()]}, RESULT],
+    [QUESTION, {"role": "assistant", "content": "49", "tool_calls": [_call("49")]}, RESULT],
+    [
+        QUESTION,
+        {"role": "assistant", "content": "", "tool_calls": [_call()]},
+        RESULT,
+        {"role": "assistant", "content": r"So \boxed{49}", "tool_calls": [_call("0")]},
+    ],
+    [QUESTION, {"role": "assistant", "content": r"\boxed{49}", "tool_calls": [_call(), _call()]}],
+]
+
+
+@pytest.mark.parametrize("completion", ANSWER_BESIDE_A_CALL)
+def test_an_answer_beside_a_tool_call_is_no_answer(completion: list) -> None:
+    sample = Sample(id="s", completion=completion, reference="49")
+    assert sample.completion_text == ""
+    assert create("math")(sample).score == 0.0
+
+
+def test_the_answer_after_the_tool_result_is_judged() -> None:
+    completion = [
+        QUESTION,
+        {"role": "assistant", "content": "", "tool_calls": [_call()]},
+        RESULT,
+        {"role": "assistant", "content": r"\boxed{49}"},
+    ]
+    assert create("math")(Sample(id="s", completion=completion, reference="49")).score == 1.0
 
 
 def test_steps_of_a_trajectory_and_of_plain_text() -> None:
