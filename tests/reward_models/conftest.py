@@ -17,7 +17,7 @@ WORDS = (  # noqa: SIM905
 GOOD = ["right", "good", "yes", "fine"]
 BAD = ["wrong", "bad", "no", "poor"]
 SPECIAL_BERT = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[STEP]"]
-PUNCT = list("+-*/=?.,:()")
+PUNCT = list("+-*/=?.,:;()")
 
 
 def build_tiny_bert(path: Path, layers: int = 2, max_positions: int = 64) -> Path:
