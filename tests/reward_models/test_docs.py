@@ -54,9 +54,8 @@ def test_the_process_reward_model_recipe_runs_as_written(tmp_path: Path) -> None
     assert evaluate_args[1] == f"runs/prm/checkpoint-{steps:07d}"
     tiny_bert = build_tiny_bert(tmp_path / "bert", max_positions=int(option["--max-length"]))
     out = tmp_path / "prm"
-    trained = runner.invoke(
-        app, ["train", str(tiny_bert), "arithmetic_chains", str(out), *train_args[4:], "--max-steps", "2"]
-    )
+    train_as_written = ["train", str(tiny_bert), "arithmetic_chains", str(out), *train_args[4:]]
+    trained = runner.invoke(app, [*train_as_written, "--max-steps", "2"])
     assert trained.exit_code == 0, trained.output
     checkpoint = out / "checkpoint-0000002"
     evaluated = runner.invoke(app, ["evaluate-steps", str(checkpoint), *evaluate_args[2:]])
