@@ -130,11 +130,18 @@ class RewardModel(nn.Module):
         base = saved or RewardModelSpec(
             kind=kind or "value_head", pooling=pooling or _default_pooling(tokenizer)
         )
+        context = _context(path, tokenizer)
+        if max_length is not None and max_length > context:
+            # Caught here, not as a tensor-shape error somewhere inside the first long batch.
+            raise ValueError(
+                f"max_length {max_length} is longer than the {context} positions {path} "
+                f"can read: use at most {context}"
+            )
         spec = replace(
             base,
             kind=base.kind if saved else (kind or base.kind),
             pooling=pooling or base.pooling,
-            max_length=max_length or (base.max_length if saved else _context(path, tokenizer)),
+            max_length=max_length or (base.max_length if saved else context),
             step_separator=step_separator if step_separator is not None else base.step_separator,
             length_head=base.length_head if saved else bool(length_head),
         )

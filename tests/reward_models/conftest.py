@@ -21,11 +21,12 @@ PUNCT = list("+-*/=?.,:()")
 
 
 def build_tiny_bert(path: Path, layers: int = 2, max_positions: int = 64) -> Path:
-    """A 2-layer BERT (hidden 32) with a WordPiece vocabulary of ~100 entries."""
+    """A 2-layer BERT (hidden 32) with a WordPiece vocabulary of ~100 entries (';' last, the
+    documented step separator, so the ids of the rest stay as they were)."""
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     digits = [str(d) for d in range(10)]
-    vocab = SPECIAL_BERT + PUNCT + digits + [f"##{d}" for d in digits] + WORDS
+    vocab = SPECIAL_BERT + PUNCT + digits + [f"##{d}" for d in digits] + WORDS + [";"]
     path.mkdir(parents=True, exist_ok=True)
     tokenizer = BertTokenizerFast(
         vocab={t: i for i, t in enumerate(vocab)}, additional_special_tokens=["[STEP]"]

@@ -47,6 +47,19 @@ def test_kind_cannot_be_changed_on_a_saved_model(tiny_bert: Path, tmp_path: Path
         RewardModel.load(tmp_path / "rm", kind="sequence_classification")
 
 
+@pytest.mark.parametrize("max_length", [65, 128, 10_000])
+def test_a_max_length_past_the_backbone_context_is_refused_at_load(
+    tiny_bert: Path, tmp_path: Path, max_length: int
+) -> None:
+    """Not a tensor-shape error inside the first long batch (tiny_bert reads 64 positions),
+    for a fresh backbone and for a saved reward model alike."""
+    RewardModel.load(tiny_bert).save(tmp_path / "rm")
+    for path in (tiny_bert, tmp_path / "rm"):
+        with pytest.raises(ValueError, match="at most 64"):
+            RewardModel.load(path, max_length=max_length)
+    assert RewardModel.load(tiny_bert, max_length=64).spec.max_length == 64
+
+
 def test_truncation_keeps_the_end_of_the_completion(tiny_gpt2: Path) -> None:
     rm = RewardModel.load(tiny_gpt2, max_length=12)
     long = " ".join(["step"] * 50) + " the answer is 7"
