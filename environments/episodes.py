@@ -44,11 +44,9 @@ __all__ = [
 ]
 
 ENVIRONMENTS: dict[str, Callable[..., ToolEnvironment]] = {
-    "math_tool": MathWithPython,
-    "code_repair": CodeRepair,
-    "retry_arithmetic": RetryArithmetic,
+    env.name: env for env in (MathWithPython, CodeRepair, RetryArithmetic)
 }
-"""The environments the command runs, by the name it takes."""
+"""The environments the command runs, by their own names."""
 
 _ENDS = {
     "answered": "the model answered",

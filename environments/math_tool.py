@@ -67,7 +67,7 @@ def _limit_text(limit: LimitHit) -> str:
 class MathWithPython(ToolEnvironment):
     """Math word problems; the answer is graded by the `math` verifier."""
 
-    name: ClassVar[str] = "math_python"
+    name: ClassVar[str] = "math_tool"
     tools = (Tool(python),)
 
     def __init__(
