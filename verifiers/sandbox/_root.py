@@ -11,6 +11,7 @@ its real path and the link is recreated, so both paths work inside.
 from __future__ import annotations
 
 import os
+import traceback
 
 import _linux as L
 
@@ -57,6 +58,11 @@ def prepare_root(root: str, binds: list[str]) -> None:
             _make_link(root, link, target)
     for name in ("box", "tmp", "proc", "dev", ".old", ".tmp-binds"):
         os.makedirs(f"{root}/{name}", 0o755, exist_ok=True)
+    # Staged here, while the root is still writable (its mount points cannot be made after
+    # the read-only remount below); each jail binds them again under its private /tmp.
+    for i, path in enumerate(Root.binds_under_tmp):
+        os.makedirs(f"{root}/.tmp-binds/{i}")
+        L.bind_readonly(path, f"{root}/.tmp-binds/{i}")
     L.mount("tmpfs", f"{root}/dev", "tmpfs", L.MS_NOSUID | L.MS_NOEXEC, "size=64k,mode=0755")
     for dev in _DEVICES:
         open(f"{root}/dev/{dev}", "w").close()
@@ -114,33 +120,55 @@ def make_template(root: str) -> int:
     done_r, done_w = os.pipe()
     pid = os.fork()
     if pid == 0:
+        os.close(ready_r)
+        os.close(done_w)
         try:
-            os.close(ready_r)
-            os.close(done_w)
-            L.unshare(L.CLONE_NEWNS)
-            for i, path in enumerate(Root.binds_under_tmp):  # staged: /tmp comes per jail
-                os.makedirs(f"{root}/.tmp-binds/{i}", exist_ok=True)
-                L.bind_readonly(path, f"{root}/.tmp-binds/{i}")
-            L.pivot_root(root, f"{root}/.old")
-            os.chdir("/")
-            # In a user namespace the kernel mounts a new /proc only where one is already
-            # fully visible: the server's own, which each jail then covers with its own.
-            L.mount("proc", "/proc", "proc", L.MS_NOSUID | L.MS_NODEV | L.MS_NOEXEC)
-            L.umount("/.old")
+            _template_child(root)
             os.write(ready_w, b"x")
             os.read(done_r, 1)  # held until the server has a descriptor of the namespace
+        except BaseException:  # the server raises it: doctor and every verdict show why
+            _write_all(ready_w, traceback.format_exc().encode(errors="replace"))
         finally:
             os._exit(0)
     os.close(ready_w)
     os.close(done_r)
     try:
-        if os.read(ready_r, 1) != b"x":
-            raise OSError("the jail's mount namespace could not be made")
+        report = _read_all(ready_r)
+        if report != b"x":
+            why = report.decode(errors="replace").strip() or "it ended without a word"
+            raise OSError(f"the jail's mount namespace could not be made (in its child):\n{why}")
         return os.open(f"/proc/{pid}/ns/mnt", os.O_RDONLY)
     finally:
         os.close(ready_r)
         os.close(done_w)
         os.waitpid(pid, 0)
+
+
+def _template_child(root: str) -> None:
+    L.unshare(L.CLONE_NEWNS)
+    L.pivot_root(root, f"{root}/.old")
+    os.chdir("/")
+    # In a user namespace the kernel mounts a new /proc only where one is already
+    # fully visible: the server's own, which each jail then covers with its own.
+    L.mount("proc", "/proc", "proc", L.MS_NOSUID | L.MS_NODEV | L.MS_NOEXEC)
+    L.umount("/.old")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def _read_all(fd: int) -> bytes:
+    """Up to the first byte: b"x" (ready, the writer stays to hold the namespace), or the
+    whole of an error report (the writer then exits and closes its end)."""
+    first = os.read(fd, 1)
+    if first == b"x" or not first:
+        return first
+    chunks = [first]
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def enter() -> None:

@@ -26,6 +26,7 @@ import signal
 import socket
 import sys
 import time
+import traceback
 from typing import Any
 
 import _cgroup
@@ -326,6 +327,13 @@ def _add_site(config: dict[str, Any]) -> None:
         sys.path.extend(p for p in config.get("site", ()) if p not in sys.path)
 
 
+def _start_error(exc: BaseException) -> str:
+    """Why the server could not start: the exception, then where it was raised (the
+    innermost frames), so `doctor` and every verdict show the real cause."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "<frozen" not in f.filename]
+    return f"{type(exc).__name__}: {exc}\n" + "".join(traceback.format_list(frames[-3:])).rstrip()
+
+
 def main() -> None:
     request_fd, reply_fd, raw = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     config = json.loads(raw)
@@ -336,7 +344,7 @@ def main() -> None:
     try:
         server = _start(config)
     except Exception as exc:  # say why to the client (no root? no cgroup?), then stop
-        write_frame(reply_fd, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
+        write_frame(reply_fd, {"ready": False, "error": _start_error(exc)})
         return
     # Children are forks: freezing the heap keeps their garbage collector from walking (and
     # so copying) every page the server owns.
