@@ -195,9 +195,7 @@ class Server:
         # Unmount the prepared root first: never walk into its binds of the host's system.
         with contextlib.suppress(OSError):
             L.umount(_root.Root.root_dir)
-        with contextlib.suppress(OSError):
-            os.rmdir(_root.Root.root_dir)
-            os.rmdir(self.base)
+        _remove_empty(_root.Root.root_dir, self.base)
 
 
 # ----------------------------------------------------------------------------- start-up
@@ -285,9 +283,15 @@ def _sweep_stale_dirs() -> None:
             continue
         pid = name.split("-")[2]  # rewardsmith-sandbox-<client pid>-<id>
         if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-            with contextlib.suppress(OSError):
-                os.rmdir(os.path.join(tmp, name, "root"))
-                os.rmdir(os.path.join(tmp, name))
+            _remove_empty(os.path.join(tmp, name, "root"), os.path.join(tmp, name))
+
+
+def _remove_empty(*dirs: str) -> None:
+    """rmdir each of `dirs` in order, each on its own: one already gone (a server that
+    died between the two) must not keep the next."""
+    for path in dirs:
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
 
 
 def _own_cgroup() -> str:
