@@ -26,7 +26,13 @@ from rewardsmith.cli import summary
 from rewardsmith.datasets.columns import ColumnMap
 from rewardsmith.datasets.dumps import DumpError, DumpReader, Row, RowValidationError
 from rewardsmith.datasets.mapping import MAPPINGS
-from rewardsmith.datasets.scored import SCORE_COLUMN, ScoredWriter, run_record_path
+from rewardsmith.datasets.scored import (
+    SCORE_COLUMN,
+    ScoredWriteError,
+    ScoredWriter,
+    is_infra_failure_row,
+    run_record_path,
+)
 from rewardsmith.graders import Fingerprint, Grader, Reward, Scorer, SpecError, Stats, build
 
 __all__ = ["build_grader", "score"]
@@ -86,6 +92,14 @@ def score(
             help="Keep the rows in OUTPUT even though they were scored with another spec.",
         ),
     ] = False,
+    keep_infra_failures: Annotated[
+        bool,
+        typer.Option(
+            "--keep-infra-failures",
+            help="On resume, keep rows an infrastructure failure decided (by default they "
+            "are scored again: the sandbox or a service may work now).",
+        ),
+    ] = False,
     limit: Annotated[int | None, typer.Option(help="Score at most this many rows.")] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print a machine-readable summary on stdout.")
@@ -111,7 +125,8 @@ def score(
             split=split,
             columns=columns,
         )
-        writer = ScoredWriter(output, resume=not rescore)
+        redo = None if keep_infra_failures else is_infra_failure_row
+        writer = ScoredWriter(output, resume=not rescore, redo=redo)
     except DumpError as exc:
         raise _fail(str(exc)) from exc
     scorer = Scorer(
@@ -120,10 +135,15 @@ def score(
     run = _Run(scorer, writer, {"shape": mapping, "columns": columns.to_dict()})
     try:
         run.resume(resume_anyway)
+        _resume_notes(writer)
+        writer.commit(run.record())  # before the first row: rows never lack a record
         with scorer, _progress(quiet=as_json) as progress:
             task = progress.add_task("scoring", total=_count_rows(reader, limit))
             run.score(_pending_chunks(reader, writer.done, limit, chunk_size), progress, task)
         writer.close()
+    except ScoredWriteError as exc:  # rows committed so far stay; a resume does the rest
+        writer.abandon()
+        raise _fail(str(exc)) from None
     except (DumpError, RowValidationError) as exc:
         writer.close()
         raise _fail(str(exc)) from exc
@@ -131,6 +151,18 @@ def score(
         writer.abandon()
         raise
     _report(reader, run, dump, output, as_json)
+
+
+def _resume_notes(writer: ScoredWriter) -> None:
+    if writer.dropped_tail:
+        console.print(
+            f"[yellow]dropped a damaged last line, to score again:[/] {writer.dropped_tail}"
+        )
+    if writer.redone:
+        console.print(
+            f"[yellow]{writer.redone} rows an infrastructure failure decided are scored again[/]"
+            " (--keep-infra-failures keeps them)"
+        )
 
 
 def build_grader(spec: Path | None, verifiers: list[str]) -> Grader:

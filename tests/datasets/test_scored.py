@@ -42,8 +42,9 @@ def test_parquet_parts_survive_an_interruption_and_combine(tmp_path: Path) -> No
     writer = ScoredWriter(out, part_rows=2)
     for i in range(5):
         writer.write({"id": str(i), "rewardsmith": {"verdicts": {"x": {"score": i / 10}}}})
-    # Simulate a crash: no close(), so the buffered fifth row is lost but parts remain.
-    del writer
+    # A crash: no close(), so the buffered fifth row is lost but parts remain; the kernel
+    # closes the dead process's descriptors (its lock with them), as _release does.
+    writer._release()
     resumed = ScoredWriter(out, part_rows=2)
     assert resumed.done == {"0", "1", "2", "3"}
     resumed.write({"id": "4", "rewardsmith": {"verdicts": {}}})
