@@ -28,17 +28,18 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from rewardsmith.cli.scored import read_scored
+from rewardsmith.cli.runs import RunReader
 from rewardsmith.datasets.dumps import DumpError
+from rewardsmith.verifiers.types import Verdict
 
 __all__ = ["cad_report", "set_figures"]
 
 _VERIFIERS = ("mesh_compare", "cad_code")
 
 
-def _measurement(verdict: dict[str, Any]) -> dict[str, Any] | None:
+def _measurement(verdict: Verdict) -> dict[str, Any] | None:
     """The verdict's evidence when it holds a raw measurement; None for an invalid sample."""
-    evidence = verdict.get("evidence") or {}
+    evidence = dict(verdict.evidence or {})
     raw = evidence.get("raw")
     return evidence if isinstance(raw, dict) and "chamfer" in raw else None
 
@@ -69,23 +70,26 @@ def set_figures(measurements: list[dict[str, Any] | None]) -> dict[str, Any]:
 
 
 def collect(path: Path, verifier: str | None) -> tuple[list[dict[str, Any] | None], int]:
-    """Per sample its measurement (None when invalid), and how many were not scored."""
+    """Per sample its measurement (None when invalid), and how many were not scored (an
+    infrastructure failure, or a row that is not a scored row)."""
     measurements: list[dict[str, Any] | None] = []
     not_scored = 0
-    for row in read_scored(path):
-        verdicts = [
-            v
-            for v in row.verdicts.values()
-            if v.get("name") in ((verifier,) if verifier else _VERIFIERS)
-        ]
+    reader = RunReader(path)
+    names = (verifier,) if verifier else _VERIFIERS
+    for row in reader:
+        verdicts = [v for v in row.reward.verdicts.values() if v.name in names]
         if not verdicts:
             continue
-        verdict = verdicts[0]
-        if verdict.get("fault") == "infra":
+        if verdicts[0].is_infra_failure:
             not_scored += 1
             continue
-        measurements.append(_measurement(verdict))
-    return measurements, not_scored
+        measurements.append(_measurement(verdicts[0]))
+    if reader.errors:
+        Console(stderr=True).print(
+            f"[yellow]{reader.bad_rows} rows not read[/] (first: {reader.errors[0]})",
+            highlight=False,
+        )
+    return measurements, not_scored + reader.bad_rows
 
 
 def cad_report(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rewardsmith.cli.scored import read_scored
+from rewardsmith.cli.runs import RunReader
 from tests.cli.test_score import DEMO, _run
 
 
@@ -59,7 +59,8 @@ def test_json_output_is_json_lines_that_report_reads(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     assert _run("score", DEMO, "-v", "exact_match", "-o", out).returncode == 0
     assert out.read_bytes()[:1] == b"{"  # JSON text, not Parquet's PAR1
-    assert len(list(read_scored(out))) == 24
+    reader = RunReader(out)
+    assert len(list(reader)) == 24 and reader.bad_rows == 0
     assert _run("report", out, "-o", tmp_path / "r.html").returncode == 0
 
 

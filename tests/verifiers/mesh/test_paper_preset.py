@@ -112,6 +112,12 @@ def test_chamfer_of_two_offset_unit_cubes_by_hand(tmp_path: Path) -> None:
 def scored_dump(path: Path, rows: list[dict[str, object]]) -> Path:
     with path.open("w") as handle:
         for k, verdict in enumerate(rows):
+            # A verdict as `score` writes it (cad-report reads rows with cli.runs.RunReader).
+            score = verdict.get("score")
+            status = {None: "error", 1.0: "pass", 0.0: "fail"}.get(score, "partial")  # type: ignore[call-overload]
+            failure = {"infra": "crash", "model": "wrong_answer"}.get(str(verdict.get("fault")))
+            verdict = {"version": "1", "status": status, "failure": failure, "elapsed_s": 0.0,
+                       **verdict}  # fmt: skip
             reward = {"value": verdict.get("score"), "verdicts": {"shape": verdict}}
             row = {"id": str(k), "task": "cad", SCORE_COLUMN: reward}
             handle.write(json.dumps(row) + "\n")
