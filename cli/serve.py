@@ -8,6 +8,7 @@ those being scored until ``--grace`` seconds (then answers them 503 too), and ex
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -47,6 +48,13 @@ def serve(
     grace: Annotated[
         float, typer.Option(help="Seconds in-flight requests get after SIGTERM.")
     ] = DEFAULT_GRACE_S,
+    body_timeout: Annotated[
+        float, typer.Option(help="Seconds a request's body may take to arrive (then 408).")
+    ] = 10.0,
+    header_timeout: Annotated[
+        float,
+        typer.Option(help="Seconds a connection may take to send its headers (then closed)."),
+    ] = 10.0,
     access_log: Annotated[bool, typer.Option(help="Log one line per request.")] = False,
     token_env: Annotated[
         str, typer.Option(help="Environment variable holding the bearer token (unset: no auth).")
@@ -66,10 +74,13 @@ def serve(
         max_waiting=max_waiting,
         token=os.environ.get(token_env) or None,
         task=task,
+        body_timeout_s=body_timeout,
+        header_timeout_s=header_timeout,
     )
     _log_to_stderr(access_log)
     app = create_app(grader, config)
-    server = _server(app, host, port, grace, f"lanes={lanes} timeout={timeout}s grace={grace}s")
+    summary = f"lanes={lanes} timeout={timeout}s grace={grace}s body_timeout={body_timeout}s"
+    server = _server(app, host, port, grace, summary, header_timeout)
     server.run()
 
 
@@ -96,7 +107,57 @@ def _log_to_stderr(access: bool) -> None:
             log.addHandler(handler)
 
 
-def _server(app: Any, host: str, port: int, grace: float, summary: str) -> Any:
+def _protocol(header_timeout_s: float) -> Any:
+    """uvicorn's HTTP/1.1 protocol, plus a header timeout: a connection that has not sent a
+    request's whole headers within `header_timeout_s` of opening (or of its last response)
+    is closed, with one log line (uvicorn itself waits for headers forever)."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class Protocol(H11Protocol):
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.conn.their_state is not h11.IDLE:  # the headers are in
+                self._disarm()
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._header_timer = self.loop.call_later(header_timeout_s, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _too_slow(self) -> None:
+            self._header_timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                who = f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
+                logging.getLogger("rewardsmith.server").info(
+                    "%s sent no request headers within %g s: closed", who, header_timeout_s
+                )
+                self.transport.close()
+
+    return Protocol
+
+
+def _server(
+    app: Any, host: str, port: int, grace: float, summary: str, header_timeout_s: float = 10.0
+) -> Any:
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -130,6 +191,7 @@ def _server(app: Any, host: str, port: int, grace: float, summary: str) -> Any:
         host=host,
         port=port,
         log_level="warning",
+        http=_protocol(header_timeout_s),
         timeout_graceful_shutdown=int(grace) + 2,
     )
     return Server(config)

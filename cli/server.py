@@ -20,14 +20,22 @@ while the others go on. When every lane is busy and ``max_waiting`` requests alr
 wait, the answer is 503 with ``Retry-After`` (back-pressure). With ``token`` set, scoring
 endpoints need ``Authorization: Bearer <token>``.
 
-Shutting down (`drain`, called on SIGTERM by ``rewardsmith serve``): new requests and
-those waiting for a lane get 503 with ``Retry-After`` at once; requests being scored get
-until the grace period ends, then a 503 too, so every request is answered.
+Slow clients: a request's body must arrive within ``body_timeout_s`` (else 408, and the
+connection closes); until it has, the request is not counted in flight and holds no lane.
+Its headers must arrive within ``header_timeout_s`` of the connection opening (or of the
+last response on it), else the connection is closed (see `serve`'s protocol). A client
+that hangs up is one log line, never a traceback.
+
+Shutting down (`drain`, called on SIGTERM by ``rewardsmith serve``): new requests, those
+waiting for a lane and those whose body is still arriving get 503 with ``Retry-After`` at
+once; requests being scored get until the grace period ends, then a 503 too, so every
+request is answered.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import logging
@@ -42,6 +50,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import ValidationError
+from starlette.requests import ClientDisconnect
 
 from rewardsmith.cli.metrics import ServerMetrics
 from rewardsmith.datasets.dumps import field_path, most_specific
@@ -58,6 +67,7 @@ RETRY_AFTER_S = 5
 """What a 503 during shutdown tells clients to wait before trying again (another replica)."""
 
 access_log = logging.getLogger("rewardsmith.server.access")
+log = logging.getLogger("rewardsmith.server")
 
 
 @dataclass(frozen=True)
@@ -76,10 +86,16 @@ class ServerConfig:
     token: str | None = None
     task: str | None = None
     """The task of `/get_reward` samples whose label names none."""
+    body_timeout_s: float = 10.0
+    """Seconds a request's whole body may take to arrive; then 408."""
+    header_timeout_s: float = 10.0
+    """Seconds a connection may take to send a request's headers; then it is closed."""
 
     def __post_init__(self) -> None:
         if self.lanes < 1 or self.workers_per_lane < 1:
             raise ValueError("lanes and workers_per_lane must be at least 1")
+        if not (self.body_timeout_s > 0 and self.header_timeout_s > 0):
+            raise ValueError("body_timeout_s and header_timeout_s must be positive")
         if self.backend not in ("pool", "inline"):
             raise ValueError("backend must be 'pool' or 'inline'")
 
@@ -115,6 +131,8 @@ class _Admission:
         self.draining = False
         self.deadline = asyncio.Event()
         """Set when the grace period is over: requests still scoring are answered 503."""
+        self.stopping = asyncio.Event()
+        """Set when the drain starts: bodies still arriving are answered 503."""
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
@@ -147,6 +165,7 @@ class _Admission:
 
     def drain(self, grace_s: float) -> None:
         self.draining = True
+        self.stopping.set()
         while self.waiting:
             turn = self.waiting.popleft()
             if not turn.done():
@@ -180,10 +199,12 @@ def create_app(reward: Grader | Scorer, config: ServerConfig | None = None) -> F
     async def scored(request: Request, endpoint: str, handler: Any) -> JSONResponse:
         start = time.perf_counter()
         status, samples = 200, 0
-        metrics.in_flight += 1
+        counted = False
         try:
             _check_token(request, config)
-            body = await _read_json(request, config.max_body_bytes)
+            body = await _receive(request, config, state["admission"])
+            metrics.in_flight += 1  # only once its body is here: a slow client holds nothing
+            counted = True
             batch = handler(body)
             samples = len(batch)
             rewards = await score_samples(batch)
@@ -191,8 +212,13 @@ def create_app(reward: Grader | Scorer, config: ServerConfig | None = None) -> F
         except HTTPProblem as problem:
             status = problem.status
             return JSONResponse({"error": problem.message}, status, headers=problem.headers)
+        except ClientDisconnect:
+            status = 499  # nginx's "client closed request": nobody is left to answer
+            log.info("%s hung up before its %s request was answered", _who(request), endpoint)
+            return JSONResponse({"error": "client disconnected"}, status)
         finally:
-            metrics.in_flight -= 1
+            if counted:
+                metrics.in_flight -= 1
             elapsed = time.perf_counter() - start
             metrics.observe(endpoint, status, elapsed)
             access_log.info(
@@ -253,6 +279,34 @@ def _reply(endpoint: str, rewards: list[Reward]) -> dict[str, Any]:
 
         return openrlhf_reply(rewards)
     return {"rewards": [r.to_dict() for r in rewards]}
+
+
+def _who(request: Request) -> str:
+    return f"{request.client.host}:{request.client.port}" if request.client else "a client"
+
+
+async def _receive(request: Request, config: ServerConfig, admission: _Admission) -> Any:
+    """The request's JSON body, if it all arrives within ``body_timeout_s`` (else 408) and
+    before a shutdown starts (else 503)."""
+    reading = asyncio.ensure_future(_read_json(request, config.max_body_bytes))
+    stopping = asyncio.ensure_future(admission.stopping.wait())
+    done, _ = await asyncio.wait(
+        {reading, stopping}, timeout=config.body_timeout_s, return_when=asyncio.FIRST_COMPLETED
+    )
+    stopping.cancel()
+    if reading in done:
+        return reading.result()
+    reading.cancel()
+    with contextlib.suppress(asyncio.CancelledError, ClientDisconnect):
+        await reading
+    if stopping in done:
+        raise _shutting_down("the request's body had not all arrived")
+    log.info("%s sent no whole body within %g s: 408", _who(request), config.body_timeout_s)
+    raise HTTPProblem(
+        408,
+        f"request body not received within {config.body_timeout_s:g} s",
+        {"Connection": "close"},
+    )
 
 
 def _check_token(request: Request, config: ServerConfig) -> None:
