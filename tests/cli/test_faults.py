@@ -87,22 +87,27 @@ def _in_a_small_tmpfs(script: str, size: str = "48k") -> subprocess.CompletedPro
     )
 
 
+@pytest.mark.parametrize(
+    ("size", "chunk"), [("48k", 7), ("12k", 256)], ids=["after-some-chunks", "in-the-first"]
+)
 def test_a_full_disk_is_one_line_and_the_rows_so_far_resume(
-    tmp_path: Path, dump: Path, reference: dict[str, dict[str, Any]]
+    tmp_path: Path, dump: Path, reference: dict[str, dict[str, Any]], size: str, chunk: int
 ) -> None:
     saved = tmp_path / "saved"
     saved.mkdir()
     command = " ".join([*CLI, "score", str(dump), "-o", '"$SMALL/out.jsonl"', "-v"])
-    command += " exact_match --backend inline --chunk-size 7"
+    command += f" exact_match --backend inline --chunk-size {chunk}"
     done = _in_a_small_tmpfs(
-        f'{command}; echo "exit=$?" >&2; cp "$SMALL"/out.jsonl* {saved}/; true'
+        f'{command}; echo "exit=$?" >&2; cp "$SMALL"/out.jsonl* {saved}/; true', size
     )
     done.returncode = int(done.stderr.rsplit("exit=", 1)[1].split()[0])
     _one_clear_line(done, "out.jsonl", "No space left on device", "run the same command again")
     out = saved / "out.jsonl"
     partial = out.read_bytes()
-    assert partial.endswith(b"\n") and 0 < len(rows(out)) < len(reference)
-    resumed = _score(dump, out)
+    assert partial == b"" or partial.endswith(b"\n")
+    assert len(rows(out)) < len(reference)
+    assert out.with_name("out.jsonl.run.json").exists()  # recorded before the first row
+    resumed = _score(dump, out)  # no --resume-anyway needed
     assert resumed.returncode == 0, resumed.stderr
     assert compare(rows(out), reference) == {"lost": [], "duplicated": 0, "differ": []}
 

@@ -32,7 +32,7 @@ _CODE_SPEC = (
 def copy_checkout(dest: Path) -> None:
     """This checkout's tracked and untracked (not ignored) files, as a user's copy holds."""
     listed = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard", "-z"],
+        ["git", "-c", "safe.directory=*", "ls-files", "-co", "--exclude-standard", "-z"],
         cwd=REPO,
         capture_output=True,
         check=True,
