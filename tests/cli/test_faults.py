@@ -180,3 +180,33 @@ def test_infrastructure_failures_are_rescored_unless_kept(
     assert again.returncode == 0 and "20 scored, 180 kept from before" in again.stdout
     assert "20 rows an infrastructure failure decided are scored again" in again.stderr
     assert compare(rows(out), reference) == {"lost": [], "duplicated": 0, "differ": []}
+
+
+@pytest.mark.slow
+def test_two_score_runs_on_one_output_never_double_a_row(tmp_path: Path) -> None:
+    dump = tmp_path / "big.jsonl"
+    with dump.open("w") as handle:
+        for i in range(3000):
+            row = {"id": f"b{i:05d}", "prompt": "p", "completion": "yes", "reference": "yes"}
+            handle.write(json.dumps(row) + "\n")
+    out = tmp_path / "out.jsonl"
+    args = [*CLI, *map(str, ["score", dump, "-o", out, "-v", "exact_match", "--backend"])]
+    args += ["inline", "--chunk-size", "7"]
+    # Started together: each imports for a second or more, then one takes the output.
+    runs = [
+        subprocess.Popen([*args, *extra], stderr=subprocess.PIPE, text=True, env=WIDE)
+        for extra in ((), ("--rescore",))
+    ]
+    try:
+        ended = [(run.wait(timeout=600), run.stderr.read()) for run in runs]  # type: ignore[union-attr]
+    finally:
+        for run in runs:
+            if run.poll() is None:
+                run.kill()
+    for code, stderr in ended:
+        if code != 0:  # the one that came second while the other held the output
+            assert code == 1 and "another run is writing it" in stderr, stderr
+            assert "Traceback" not in stderr
+    assert sum(code == 0 for code, _ in ended) >= 1
+    ids = [r["id"] for r in rows(out)]
+    assert len(ids) == len(set(ids)) == 3000
