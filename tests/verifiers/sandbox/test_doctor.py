@@ -57,3 +57,26 @@ def test_exits_non_zero_when_the_code_verifier_cannot_run() -> None:
     report = json.loads(out)
     assert code == 1 and report["mode"] is None and not report["check"]["ok"]
     assert "no-such-mode" in report["check"]["error"]
+
+
+def test_a_server_that_cannot_start_shows_its_exception_and_where() -> None:
+    # A real start failure: /tmp read-only (a tmpfs mounted so, in a private mount
+    # namespace of the doctor process only), where the server makes its folder.
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("mounting a read-only /tmp for the test needs root and unshare(1)")
+    doctor = f"{sys.executable} -m rewardsmith.cli.main doctor --json"
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "bash", "-c",
+         f"mount -t tmpfs -o ro tmpfs /tmp && {doctor}"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    error = report["check"]["error"]
+    assert done.returncode == 1 and not report["check"]["ok"]
+    assert "OSError: [Errno 30] Read-only file system: '/tmp/rewardsmith-sandbox-" in error
+    assert "_server.py" in error and "_private_dir" in error, error  # where it was raised
