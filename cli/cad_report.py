@@ -77,7 +77,10 @@ def collect(path: Path, verifier: str | None) -> tuple[list[dict[str, Any] | Non
     reader = RunReader(path)
     names = (verifier,) if verifier else _VERIFIERS
     for row in reader:
-        verdicts = [v for v in row.reward.verdicts.values() if v.name in names]
+        # A skipped verdict is a row of another task (a mixed dump): not part of the set.
+        verdicts = [
+            v for v in row.reward.verdicts.values() if v.name in names and v.status != "skip"
+        ]
         if not verdicts:
             continue
         if verdicts[0].is_infra_failure:
