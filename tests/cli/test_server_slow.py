@@ -118,3 +118,20 @@ def test_sigterm_with_bodies_arriving_answers_them_503_within_the_grace(tmp_path
     log = (tmp_path / "server.log").read_text()
     assert "Traceback" not in log, log[-3000:]
     print(f"exited {exited:.2f} s after SIGTERM with 5 bodies arriving (grace 3 s)")
+
+
+def test_a_client_that_hangs_up_while_its_request_is_scored_leaves_no_traceback(
+    tmp_path: Path,
+) -> None:
+    process, url = _serve(tmp_path, "--timeout", "2")  # the hanging check is killed at 2 s
+    body = {"samples": [{"id": "h", "completion": "HANG", "reference": "ok"}]}
+    try:
+        for _ in range(3):
+            with pytest.raises(httpx.TimeoutException):
+                httpx.post(f"{url}/score", json=body, timeout=0.5)
+        time.sleep(3.0)  # the checks end and their answers meet closed connections
+        assert httpx.post(f"{url}/score", content=BODY, timeout=30).status_code == 200
+    finally:
+        _stop(process)
+    log = (tmp_path / "server.log").read_text()
+    assert "Traceback" not in log and "Exception" not in log, log[-3000:]
