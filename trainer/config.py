@@ -77,6 +77,12 @@ class TrainConfig:
     """Discount (ppo and reinforce_pp)."""
     gae_lambda: float = 0.95
     """GAE lambda (ppo)."""
+    turn_credit: Literal["final", "per_turn"] = "final"
+    """Multi-turn episodes: `final` credits only the episode's final reward, at its last
+    action token; `per_turn` also credits each earlier turn's reward (the environment's
+    per-step shaping) at the last token of that turn's action, so a turn's tokens are not
+    credited with what earlier turns earned. Token-level algorithms only (ppo,
+    reinforce_pp)."""
     kl_coef: float = 0.01
     """Initial KL coefficient beta. 0 disables the reference model."""
     kl_estimator: Literal["k1", "k3"] | None = None
@@ -205,6 +211,11 @@ def _problems(c: TrainConfig) -> list[str]:
             f"kl_estimator='k1' with {c.algorithm}, which puts the KL in the loss: k1's expected "
             "gradient there is zero, so it would not hold the policy near the reference. "
             "Leave kl_estimator unset (the loss uses k3 weighted by the importance ratio)"
+        )
+    if c.turn_credit == "per_turn" and c.algorithm not in ("ppo", "reinforce_pp"):
+        problems.append(
+            f"turn_credit='per_turn' needs a token-level algorithm (ppo or reinforce_pp); "
+            f"{c.algorithm} gives one advantage per sequence. Use turn_credit='final'"
         )
     if not 0 <= c.gamma <= 1 or not 0 <= c.gae_lambda <= 1:
         problems.append("gamma and gae_lambda must be in [0, 1]")

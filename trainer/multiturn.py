@@ -46,11 +46,19 @@ from rewardsmith.trainer.distributed import shutdown as shutdown_distributed
 from rewardsmith.trainer.engine import Generation, RolloutEngine, SamplingParams
 from rewardsmith.trainer.hf_engine import HFEngine
 from rewardsmith.trainer.loop import TrainResult
+from rewardsmith.trainer.losses import place_turn_rewards
 from rewardsmith.trainer.metrics import MetricsLogger
 from rewardsmith.trainer.models import Models, load_models
 from rewardsmith.trainer.rollout import Rollout, pack_sequences
 
-__all__ = ["Episode", "TurnSettings", "episode_rollout", "run_episodes", "train_multiturn"]
+__all__ = [
+    "Episode",
+    "TurnSettings",
+    "earlier_turn_rewards",
+    "episode_rollout",
+    "run_episodes",
+    "train_multiturn",
+]
 
 Render = Callable[[str], str]
 
@@ -90,6 +98,8 @@ class Episode:
     engine_logprobs: list[float] = field(default_factory=list)
     turn_rewards: list[float | None] = field(default_factory=list)
     """Each step's reward value (None where the step had no reward)."""
+    turn_ends: list[int] = field(default_factory=list)
+    """Per model turn, the response index of its last sampled token (-1: it sampled none)."""
     final: Reward | None = None
     truncated: bool = False
     """The row's width, not the environment, ended it."""
@@ -152,6 +162,7 @@ def _take_action(
     room = width - len(episode.response_ids)
     tokens = generation.token_ids[row][:room]
     episode.response_ids += tokens
+    episode.turn_ends.append(len(episode.response_ids) - 1 if tokens else -1)
     episode.action_mask += [1] * len(tokens)
     episode.engine_logprobs += generation.logprobs[row][:room]
     return tokens, len(generation.token_ids[row]) > room
@@ -224,7 +235,9 @@ def train_multiturn(
     on_step: Callable[[int, dict[str, float]], None] | None = None,
 ) -> TrainResult:
     """Train `cfg.model` on `env`'s episodes of `tasks` (GRPO, RLOO, REINFORCE++ or PPO
-    over the final reward). The HF engine only; no checkpoints or reward overlap yet."""
+    over the final reward; with `turn_credit="per_turn"`, PPO and REINFORCE++ also credit
+    each earlier turn's reward at the end of that turn). The HF engine only; no
+    checkpoints or reward overlap yet."""
     if cfg.engine != "hf":
         raise ValueError("multi-turn training runs on the HF engine (engine: hf) for now")
     ctx = init_distributed(cfg.device)
@@ -279,7 +292,10 @@ def _learn(
     local = torch.tensor([_episode_stats(e) for e in episodes], device=ctx.device)
     batch = rollout.map(lambda t: all_gather_cat(t, ctx))
     stats = all_gather_cat(local, ctx)
-    targets = learn.compute_targets(cfg, batch, stats[:, 0], kl_coef)
+    placed = None
+    if cfg.turn_credit == "per_turn":
+        placed = all_gather_cat(earlier_turn_rewards(episodes, cfg.max_new_tokens, ctx.device), ctx)
+    targets = learn.compute_targets(cfg, batch, stats[:, 0], kl_coef, turn_rewards=placed)
     losses = learn.update(
         cfg,
         models.trainable,
@@ -303,6 +319,25 @@ def _learn(
     }
     out.update(losses)
     return out
+
+
+def earlier_turn_rewards(
+    episodes: Sequence[Episode], width: int, device: torch.device
+) -> torch.Tensor:
+    """Every turn's reward but the last, at the last token of that turn's action (B, width).
+
+    The last turn's credit is the episode's final reward, which `compute_targets` places at
+    the last action token as in single-turn training; a truncated episode's final reward
+    comes from the truncation, not from its last step."""
+    turns = max((len(e.turn_ends) for e in episodes), default=0)
+    rewards = torch.full((len(episodes), max(turns - 1, 0)), math.nan)
+    ends = torch.full(rewards.shape, -1, dtype=torch.long)
+    for row, episode in enumerate(episodes):
+        for turn in range(len(episode.turn_ends) - 1):
+            value = episode.turn_rewards[turn] if turn < len(episode.turn_rewards) else None
+            rewards[row, turn] = math.nan if value is None else float(value)
+            ends[row, turn] = episode.turn_ends[turn]
+    return place_turn_rewards(rewards, ends, width).to(device)
 
 
 def _episode_stats(episode: Episode) -> list[float]:
