@@ -38,6 +38,7 @@ from rewardsmith.environments.protocol import Environment, EpisodeState, Transit
 from rewardsmith.graders import Reward
 from rewardsmith.trainer import learn
 from rewardsmith.trainer.advantages import FixedKLController
+from rewardsmith.trainer.chat import ChatRenderer, new_messages
 from rewardsmith.trainer.collect import _score
 from rewardsmith.trainer.config import TrainConfig
 from rewardsmith.trainer.data import prompt_indices, rank_slice, sample_seed
@@ -74,6 +75,10 @@ class TurnSettings:
     turn, a newline around it); None: the observation as it is."""
     step_threads: int = 8
     """Environment steps run at once (each episode's step is independent)."""
+    chat_template: bool = False
+    """Render the prompt and every observation with the tokenizer's chat template (the
+    environment's messages, its tools as schemas; see `trainer.chat`), as a chat model
+    sees them in production. `render_observation` is then not used."""
 
     def render(self, observation: str) -> str:
         return (
@@ -125,10 +130,15 @@ def run_episodes(
     temperature: float = 1.0,
 ) -> list[Episode]:
     """Roll every task through `env` with `engine`; rows fit in `width` response tokens."""
+    chat = _renderer(env, tokenizer) if settings.chat_template else None
     with ThreadPoolExecutor(settings.step_threads) as pool:
         starts = list(pool.map(env.reset, tasks))
         episodes = [
-            Episode(state, _encode(tokenizer, prompt), seed)
+            Episode(
+                state,
+                chat.prompt_ids(state.messages) if chat else _encode(tokenizer, prompt),
+                seed,
+            )
             for (state, prompt), seed in zip(starts, seeds, strict=True)
         ]
         stops = (int(tokenizer.eos_token_id),)
@@ -149,8 +159,9 @@ def run_episodes(
                 texts,
                 [len(a) for a, _ in actions],
             )
-            for episode, transition, (_, cut) in zip(live, transitions, actions, strict=True):
-                _record(env, tokenizer, episode, transition, cut, width, settings)
+            for episode, transition, (action, cut) in zip(live, transitions, actions, strict=True):
+                observed = _observation_ids(tokenizer, chat, settings, episode, transition, action)
+                _record(env, episode, transition, observed, cut, width)
             turn += 1
     return episodes
 
@@ -168,19 +179,41 @@ def _take_action(
     return tokens, len(generation.token_ids[row]) > room
 
 
-def _record(
-    env: Environment,
+def _renderer(env: Environment, tokenizer: Any) -> ChatRenderer:
+    tools = getattr(env, "tools", ()) or ()
+    return ChatRenderer(tokenizer, tuple(tool.schema for tool in tools))
+
+
+def _observation_ids(
     tokenizer: Any,
+    chat: ChatRenderer | None,
+    settings: TurnSettings,
     episode: Episode,
     transition: Transition,
+    action: list[int],
+) -> list[int]:
+    """The tokens of what the environment said after this action ([] when it ended)."""
+    if transition.done:
+        return []
+    if chat is None:
+        return _encode(tokenizer, settings.render(transition.observation or ""))
+    said = new_messages(episode.state.messages, transition.state.messages) or [
+        {"role": "user", "content": transition.observation or ""}
+    ]
+    return chat.observation_ids(said, ended=chat.ends_turn(action))
+
+
+def _record(
+    env: Environment,
+    episode: Episode,
+    transition: Transition,
+    observed: list[int],
     cut: bool,
     width: int,
-    settings: TurnSettings,
 ) -> None:
     """Keep the step's outcome; append the observation, or end the episode that has no room."""
     episode.turn_rewards.append(None if transition.reward is None else transition.reward.value)
     if not transition.done:
-        observed = _encode(tokenizer, settings.render(transition.observation or ""))
         if cut or len(episode.response_ids) + len(observed) >= width:
             transition = env.truncate(transition.state, "token_budget")
             episode.truncated = True
