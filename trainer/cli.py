@@ -7,8 +7,9 @@ torchrun --nproc-per-node 2 "$(which rewardsmith)" train run.yaml
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -19,6 +20,7 @@ __all__ = ["train_command"]
 
 _SHOWN = (
     "reward/mean",
+    "reward/final",
     "kl/seq",
     "response/length",
     "loss/policy",
@@ -38,10 +40,10 @@ def train_command(
     resume: Annotated[bool, typer.Option(help="Continue from the latest checkpoint.")] = False,
 ) -> None:
     """Train a causal LM with PPO, GRPO, RLOO or REINFORCE++ on rewards from verifiers or a
-    grader. Run under `torchrun` for several processes; rank 0 shows progress and writes
-    metrics.jsonl, TensorBoard events and checkpoints to the output directory."""
+    grader, or on a multi-turn environment (`environment: NAME`). Run under `torchrun` for
+    several processes; rank 0 shows progress and writes metrics.jsonl, TensorBoard events,
+    checkpoints and the trained model to the output directory."""
     from rewardsmith.trainer.config import load_config
-    from rewardsmith.trainer.loop import train
 
     try:
         cfg = load_config(
@@ -66,13 +68,37 @@ def train_command(
         def on_step(step: int, metrics: dict[str, float]) -> None:
             if "skipped" in metrics:
                 info = f"skipped (rewards failed; {metrics['reward/skipped_batches']:.0f} so far)"
+            elif "reward/final" in metrics:
+                info = f"final reward {metrics['reward/final']:.3f}"
             else:
                 info = f"reward {metrics['reward/mean']:.3f}  kl {metrics['kl/seq']:.3f}"
             progress.update(task, completed=step + 1, info=info)
 
-        result = train(cfg, on_step=on_step)
+        result = _run(cfg, on_step)
     if main:
         console.print(_summary(result.metrics, result.output_dir))
+
+
+def _run(cfg: Any, on_step: Callable[[int, dict[str, float]], None]) -> Any:
+    """Single-turn training, or multi-turn on the environment the config names."""
+    if cfg.environment is None:
+        from rewardsmith.trainer.loop import train
+
+        return train(cfg, on_step=on_step)
+    from rewardsmith.environments.cli import read_tasks
+    from rewardsmith.environments.episodes import make_environment
+    from rewardsmith.trainer.multiturn import TurnSettings, train_multiturn
+
+    try:
+        tasks = list(read_tasks(Path(cfg.prompts)))
+        env = make_environment(cfg.environment)
+    except (OSError, ValueError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="CONFIG") from exc
+    settings = TurnSettings(cfg.turn_tokens, chat_template=cfg.chat_template)
+    try:
+        return train_multiturn(cfg, env, tasks, settings, on_step)
+    finally:
+        env.close()
 
 
 def _summary(metrics: dict[str, float], output_dir: str) -> Table:

@@ -77,6 +77,16 @@ class TrainConfig:
     """Discount (ppo and reinforce_pp)."""
     gae_lambda: float = 0.95
     """GAE lambda (ppo)."""
+    environment: str | None = None
+    """Train on a multi-turn environment, by its name (those of `rewardsmith env run`):
+    `prompts` holds its tasks and the environment's own reward is the reward (`reward` and
+    `reward_spec` are not used). The engine must be hf."""
+    turn_tokens: int = 32
+    """Multi-turn: new tokens per model turn at most (all turns and observations together
+    fit in `max_new_tokens`)."""
+    chat_template: bool = False
+    """Multi-turn: render the prompt and observations with the tokenizer's chat template
+    (`rewardsmith.trainer.chat`)."""
     turn_credit: Literal["final", "per_turn"] = "final"
     """Multi-turn episodes: `final` credits only the episode's final reward, at its last
     action token; `per_turn` also credits each earlier turn's reward (the environment's
@@ -189,7 +199,7 @@ class TrainConfig:
 def _problems(c: TrainConfig) -> list[str]:
     problems = _choice_problems(c)
     positive = ["steps", "prompts_per_step", "group_size", "max_prompt_tokens", "max_new_tokens"]
-    positive += ["ppo_epochs", "minibatch_size", "kl_horizon"]
+    positive += ["ppo_epochs", "minibatch_size", "kl_horizon", "turn_tokens"]
     problems += [
         f"{name} must be >= 1, got {getattr(c, name)}" for name in positive if getattr(c, name) < 1
     ]
@@ -212,6 +222,8 @@ def _problems(c: TrainConfig) -> list[str]:
             "gradient there is zero, so it would not hold the policy near the reference. "
             "Leave kl_estimator unset (the loss uses k3 weighted by the importance ratio)"
         )
+    if c.environment is not None and c.engine != "hf":
+        problems.append("a multi-turn environment runs on the HF engine for now: set engine: hf")
     if c.turn_credit == "per_turn" and c.algorithm not in ("ppo", "reinforce_pp"):
         problems.append(
             f"turn_credit='per_turn' needs a token-level algorithm (ppo or reinforce_pp); "

@@ -46,7 +46,7 @@ from rewardsmith.trainer.distributed import all_gather_cat, all_reduce_sum, init
 from rewardsmith.trainer.distributed import shutdown as shutdown_distributed
 from rewardsmith.trainer.engine import Generation, RolloutEngine, SamplingParams
 from rewardsmith.trainer.hf_engine import HFEngine
-from rewardsmith.trainer.loop import TrainResult
+from rewardsmith.trainer.loop import RunState, TrainResult, resume_run, save_run
 from rewardsmith.trainer.losses import place_turn_rewards
 from rewardsmith.trainer.metrics import MetricsLogger
 from rewardsmith.trainer.models import Models, load_models
@@ -269,21 +269,23 @@ def train_multiturn(
 ) -> TrainResult:
     """Train `cfg.model` on `env`'s episodes of `tasks` (GRPO, RLOO, REINFORCE++ or PPO
     over the final reward; with `turn_credit="per_turn"`, PPO and REINFORCE++ also credit
-    each earlier turn's reward at the end of that turn). The HF engine only; no
-    checkpoints or reward overlap yet."""
+    each earlier turn's reward at the end of that turn). Checkpoints every
+    `checkpoint_every` steps and at the end, the policy in ``output_dir/model``, and
+    `resume` as in single-turn training. The HF engine only; no reward overlap."""
     if cfg.engine != "hf":
         raise ValueError("multi-turn training runs on the HF engine (engine: hf) for now")
     ctx = init_distributed(cfg.device)
     torch.manual_seed(cfg.seed)
     models = load_models(cfg, ctx)
     optimizer = torch.optim.Adam(models.parameters_to_train(), lr=cfg.lr)
-    kl = FixedKLController(cfg.kl_coef)
+    state = RunState(FixedKLController(cfg.kl_coef))
     policy = models.policy_module
     engine = HFEngine(policy.lm, int(models.tokenizer.pad_token_id), forward=policy.lm_forward)
-    logger = MetricsLogger(cfg.output_dir, ctx.is_main, cfg.tensorboard)
     metrics: dict[str, float] = {}
     try:
-        for step in range(cfg.steps):
+        start = resume_run(cfg, ctx, models, optimizer, state)
+        logger = MetricsLogger(cfg.output_dir, ctx.is_main, cfg.tensorboard, start)
+        for step in range(start, cfg.steps):
             t0 = time.perf_counter()
             picks = prompt_indices(len(tasks), step, cfg.prompts_per_step, cfg.seed)
             mine = rank_slice(cfg.global_batch, ctx.rank, ctx.world_size)
@@ -301,13 +303,17 @@ def train_multiturn(
             )
             rollout = episode_rollout(cfg, models, episodes, ctx.device)
             gen_s = time.perf_counter() - t0
-            metrics = _learn(cfg, ctx, models, optimizer, kl.value, step, rollout, episodes)
+            metrics = _learn(cfg, ctx, models, optimizer, state.kl.value, step, rollout, episodes)
             metrics["time/rollout_s"] = gen_s
             logger.log(step, metrics)
             if on_step is not None and ctx.is_main:
                 on_step(step, metrics)
-    finally:
+            if step + 1 == cfg.steps or (
+                cfg.checkpoint_every and (step + 1) % cfg.checkpoint_every == 0
+            ):
+                save_run(cfg, ctx, models, optimizer, state, step + 1)
         logger.close()
+    finally:
         shutdown_distributed(ctx)
     return TrainResult(cfg.steps, metrics, cfg.output_dir)
 
