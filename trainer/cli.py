@@ -7,9 +7,8 @@ torchrun --nproc-per-node 2 "$(which rewardsmith)" train run.yaml
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -44,12 +43,14 @@ def train_command(
     several processes; rank 0 shows progress and writes metrics.jsonl, TensorBoard events,
     checkpoints and the trained model to the output directory."""
     from rewardsmith.trainer.config import load_config
+    from rewardsmith.trainer.run import multiturn_setup, run
 
     try:
         cfg = load_config(
             config, steps=steps, output_dir=output_dir, seed=seed, resume=resume or None
         )
-    except (ValueError, TypeError) as exc:
+        setup = multiturn_setup(cfg) if cfg.environment is not None else None
+    except (OSError, ValueError, TypeError) as exc:
         raise typer.BadParameter(str(exc), param_hint="CONFIG") from exc
     console = Console(stderr=True)
     main = os.environ.get("RANK", "0") == "0"
@@ -74,31 +75,9 @@ def train_command(
                 info = f"reward {metrics['reward/mean']:.3f}  kl {metrics['kl/seq']:.3f}"
             progress.update(task, completed=step + 1, info=info)
 
-        result = _run(cfg, on_step)
+        result = run(cfg, on_step, setup)
     if main:
         console.print(_summary(result.metrics, result.output_dir))
-
-
-def _run(cfg: Any, on_step: Callable[[int, dict[str, float]], None]) -> Any:
-    """Single-turn training, or multi-turn on the environment the config names."""
-    if cfg.environment is None:
-        from rewardsmith.trainer.loop import train
-
-        return train(cfg, on_step=on_step)
-    from rewardsmith.environments.cli import read_tasks
-    from rewardsmith.environments.episodes import make_environment
-    from rewardsmith.trainer.multiturn import TurnSettings, train_multiturn
-
-    try:
-        tasks = list(read_tasks(Path(cfg.prompts)))
-        env = make_environment(cfg.environment)
-    except (OSError, ValueError) as exc:
-        raise typer.BadParameter(str(exc), param_hint="CONFIG") from exc
-    settings = TurnSettings(cfg.turn_tokens, chat_template=cfg.chat_template)
-    try:
-        return train_multiturn(cfg, env, tasks, settings, on_step)
-    finally:
-        env.close()
 
 
 def _summary(metrics: dict[str, float], output_dir: str) -> Table:

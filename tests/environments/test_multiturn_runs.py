@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
 import typer
 import yaml
 from typer.testing import CliRunner
@@ -135,3 +136,33 @@ def test_an_unknown_environment_is_a_usage_error(tmp_path: Path) -> None:
     config.write_text(yaml.safe_dump(settings("m", tmp_path / "run", environment="chess")))
     result = CliRunner().invoke(_app(), ["train", str(config)])
     assert result.exit_code == 2 and "unknown environment 'chess'" in result.output
+
+
+@pytest.mark.distributed
+@pytest.mark.slow
+def test_two_processes_equal_one_on_a_multiturn_environment(tmp_path: Path) -> None:
+    """torchrun with 2 ranks (gloo) gives the 1-process run's metrics within 1e-4: each rank
+    rolls its share of the episodes (of different lengths), all gathered before learning."""
+    model = build_tiny_model(tmp_path / "model", alphabet=ALPHABET)
+    for name in ("one", "two"):
+        config = settings(model, tmp_path / name, steps=3, minibatch_size=4, kl_coef=0.05)
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(config))
+    runs = {
+        "one": [],
+        "two": ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"],
+    }
+    for name, launcher in runs.items():
+        command = [sys.executable, *launcher]
+        command += ["-m", "rewardsmith.trainer", str(tmp_path / f"{name}.yaml")]
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+        done = subprocess.run(
+            command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr[-4000:]
+    a, b = read_metrics(tmp_path / "one"), read_metrics(tmp_path / "two")
+    assert len(a) == len(b) == 3 and {r["episode/turns"] for r in a} != set()
+    for x, y in zip(_learning(a), _learning(b), strict=True):
+        assert x.keys() == y.keys()
+        for key in x:
+            both_nan = math.isnan(x[key]) and math.isnan(y[key])
+            assert both_nan or abs(x[key] - y[key]) <= 1e-4, (key, x[key], y[key])
