@@ -80,7 +80,7 @@ class TrainConfig:
     environment: str | None = None
     """Train on a multi-turn environment, by its name (those of `rewardsmith env run`):
     `prompts` holds its tasks and the environment's own reward is the reward (`reward` and
-    `reward_spec` are not used). The engine must be hf."""
+    `reward_spec` are not used). Either engine (hf, vllm); no reward overlap."""
     turn_tokens: int = 32
     """Multi-turn: new tokens per model turn at most (all turns and observations together
     fit in `max_new_tokens`)."""
@@ -222,8 +222,6 @@ def _problems(c: TrainConfig) -> list[str]:
             "gradient there is zero, so it would not hold the policy near the reference. "
             "Leave kl_estimator unset (the loss uses k3 weighted by the importance ratio)"
         )
-    if c.environment is not None and c.engine != "hf":
-        problems.append("a multi-turn environment runs on the HF engine for now: set engine: hf")
     if c.turn_credit == "per_turn" and c.algorithm not in ("ppo", "reinforce_pp"):
         problems.append(
             f"turn_credit='per_turn' needs a token-level algorithm (ppo or reinforce_pp); "

@@ -92,7 +92,7 @@ def train(
     )
     guard = DeadlineSource(source, cfg.reward_batch_timeout_s)
     pipeline = RewardPipeline(guard)
-    engine, pushes_weights = _build_engine(cfg, models, ctx)
+    engine, pushes_weights = build_engine(cfg, models, ctx)
     metrics: dict[str, float] = {}
     try:
         start = resume_run(cfg, ctx, models, optimizer, state, guard.load_state, pipeline)
@@ -110,7 +110,7 @@ def train(
                 state.pending = generate(step + 1)
             metrics = _step(cfg, ctx, models, optimizer, state, current, pipeline)
             if pushes_weights and "skipped" not in metrics:
-                metrics["time/weight_sync_s"] = _push(engine, models)
+                metrics["time/weight_sync_s"] = push_weights(engine, models)
             logger.log(step, metrics)
             if on_step is not None and ctx.is_main:
                 on_step(step, metrics)
@@ -136,7 +136,7 @@ def _kl_controller(cfg: TrainConfig) -> KLController:
     return FixedKLController(cfg.kl_coef)
 
 
-def _build_engine(cfg: TrainConfig, models: Models, ctx: DistContext) -> tuple[RolloutEngine, bool]:
+def build_engine(cfg: TrainConfig, models: Models, ctx: DistContext) -> tuple[RolloutEngine, bool]:
     """The configured engine, and whether it needs the weights pushed after each update
     (the HF engine samples with the live policy module itself)."""
     if cfg.engine == "hf":
@@ -166,7 +166,8 @@ def _ranks_on_this_node(ctx: DistContext) -> int:
     return int(os.environ.get("LOCAL_WORLD_SIZE", ctx.world_size))
 
 
-def _push(engine: RolloutEngine, models: Models) -> float:
+def push_weights(engine: RolloutEngine, models: Models) -> float:
+    """Send the policy's weights to an engine that samples from its own copy; seconds."""
     t0 = time.perf_counter()
     engine.update_weights(models.lm_state())  # under FSDP a collective: every rank calls it
     return time.perf_counter() - t0

@@ -39,14 +39,20 @@ from rewardsmith.graders import Reward
 from rewardsmith.trainer import learn
 from rewardsmith.trainer.advantages import FixedKLController
 from rewardsmith.trainer.chat import ChatRenderer, new_messages
-from rewardsmith.trainer.collect import _score
+from rewardsmith.trainer.collect import score_rollout
 from rewardsmith.trainer.config import TrainConfig
 from rewardsmith.trainer.data import prompt_indices, rank_slice, sample_seed
 from rewardsmith.trainer.distributed import all_gather_cat, all_reduce_sum, init_distributed
 from rewardsmith.trainer.distributed import shutdown as shutdown_distributed
 from rewardsmith.trainer.engine import Generation, RolloutEngine, SamplingParams
-from rewardsmith.trainer.hf_engine import HFEngine
-from rewardsmith.trainer.loop import RunState, TrainResult, resume_run, save_run
+from rewardsmith.trainer.loop import (
+    RunState,
+    TrainResult,
+    build_engine,
+    push_weights,
+    resume_run,
+    save_run,
+)
 from rewardsmith.trainer.losses import place_turn_rewards
 from rewardsmith.trainer.metrics import MetricsLogger
 from rewardsmith.trainer.models import Models, load_models
@@ -248,7 +254,7 @@ def episode_rollout(
         [e.engine_logprobs for e in episodes],
         [not e.truncated for e in episodes],
     )
-    rollout = _score(cfg, models, contexts, generation, cfg.max_prompt_tokens, device)
+    rollout = score_rollout(cfg, models, contexts, generation, cfg.max_prompt_tokens, device)
     _, _, actions = pack_sequences(
         contexts,
         generation.token_ids,
@@ -272,15 +278,12 @@ def train_multiturn(
     each earlier turn's reward at the end of that turn). Checkpoints every
     `checkpoint_every` steps and at the end, the policy in ``output_dir/model``, and
     `resume` as in single-turn training. The HF engine only; no reward overlap."""
-    if cfg.engine != "hf":
-        raise ValueError("multi-turn training runs on the HF engine (engine: hf) for now")
     ctx = init_distributed(cfg.device)
     torch.manual_seed(cfg.seed)
     models = load_models(cfg, ctx)
     optimizer = torch.optim.Adam(models.parameters_to_train(), lr=cfg.lr)
     state = RunState(FixedKLController(cfg.kl_coef))
-    policy = models.policy_module
-    engine = HFEngine(policy.lm, int(models.tokenizer.pad_token_id), forward=policy.lm_forward)
+    engine, pushes_weights = build_engine(cfg, models, ctx)
     metrics: dict[str, float] = {}
     try:
         start = resume_run(cfg, ctx, models, optimizer, state)
@@ -305,6 +308,8 @@ def train_multiturn(
             gen_s = time.perf_counter() - t0
             metrics = _learn(cfg, ctx, models, optimizer, state.kl.value, step, rollout, episodes)
             metrics["time/rollout_s"] = gen_s
+            if pushes_weights:
+                metrics["time/weight_sync_s"] = push_weights(engine, models)
             logger.log(step, metrics)
             if on_step is not None and ctx.is_main:
                 on_step(step, metrics)
@@ -314,6 +319,7 @@ def train_multiturn(
                 save_run(cfg, ctx, models, optimizer, state, step + 1)
         logger.close()
     finally:
+        engine.close()
         shutdown_distributed(ctx)
     return TrainResult(cfg.steps, metrics, cfg.output_dir)
 
@@ -348,6 +354,8 @@ def _learn(
         lambda t: all_reduce_sum(t, ctx),
     )
     observed = (batch.attention_mask[:, -cfg.max_new_tokens :] > 0) & (batch.action_mask == 0)
+    tokens = batch.action_mask.sum().clamp(min=1.0)
+    gap = ((batch.engine_logprobs - batch.old_logprobs).abs() * batch.action_mask).sum() / tokens
     out = {
         "reward/final": _nanmean(stats[:, 0]),
         "reward/first_turn": _nanmean(stats[:, 1]),
@@ -355,6 +363,7 @@ def _learn(
         "episode/truncated_frac": float(batch.truncated.mean()),
         "response/action_tokens": float(batch.action_mask.sum(-1).mean()),
         "response/observation_tokens": float(observed.sum(-1).float().mean()),
+        "rollout/engine_logprob_gap": float(gap),
     }
     out.update(losses)
     return out
