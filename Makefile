@@ -20,11 +20,12 @@ $(VENV)/.installed-dev: $(DEPS)
 		| (! grep .) || (echo 'pip check failed' && false)
 	touch $@
 
-# The trainers' own reward code the adapters are tested against (veRL, OpenRLHF), without
+# The trainers' own reward code and veRL's agent loop the adapters are tested against (veRL,
+# OpenRLHF; hydra-core and cachetools for veRL's agent loop), without
 # their heavy dependencies (CUDA torch, numpy 2, deepspeed; pip check ignores those three),
 # plus the few light modules that code imports. Pins are in constraints.txt.
 CLIENTS := verl openrlhf tensordict pyvers orjson omegaconf antlr4-python3-runtime \
-	pylatexenc codetiming
+	pylatexenc codetiming hydra-core cachetools
 $(VENV)/.installed-clients: $(VENV)/.installed-dev
 	$(PIP) --no-deps $(CLIENTS)
 	$(BIN)/python -c "import torch; assert torch.__version__.startswith('2.13.0+cpu'), torch.__version__"

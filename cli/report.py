@@ -10,8 +10,10 @@ the first found. Memory does not grow with the number of rows.
 The page: a summary, charts (reward and component histograms, verdicts by failure kind;
 PNGs, embedded, and written beside the page), the verifiers (pass rate, statuses,
 failures, timings), the tasks, the worst samples of each failure kind with their
-verdicts and evidence and the conversation turn by turn, and the rows that could not be
-read. Nothing a model wrote can run (see `rewardsmith.cli.page`).
+verdicts and evidence and the conversation turn by turn, for a dump of environment
+episodes (`rewardsmith env run`) every episode turn by turn, passing ones included (the
+first `MAX_EPISODES`), with how it ended and each turn's reward, and the rows that could
+not be read. Nothing a model wrote can run (see `rewardsmith.cli.page`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ __all__ = ["build_report", "report"]
 
 WORST_PER_KIND = 5
 MAX_RUNS_NAMED = 10
+MAX_EPISODES = 200
+"""Episodes shown turn by turn (the first ones of the file); the rest are counted."""
 MAX_CHARTS = 24
 """Components drawn (the first seen): more would not be read, and each costs memory."""
 
@@ -76,9 +80,26 @@ class BuiltReport:
 
 
 @dataclass
+class _Episodes:
+    """Every episode row (one that records `turn_rewards`), rendered, up to `MAX_EPISODES`."""
+
+    render: Any
+    shown: list[str] = field(default_factory=list)
+    seen: int = 0
+
+    def offer(self, row: RunRow) -> None:
+        if "turn_rewards" not in row.record:
+            return
+        self.seen += 1
+        if len(self.shown) < MAX_EPISODES:
+            self.shown.append(self.render(row))
+
+
+@dataclass
 class _FirstPass:
     stats: Stats
     worst: WorstSamples
+    episodes: _Episodes
     runs: Counter[str] = field(default_factory=Counter)
     rewards: Distribution = field(default_factory=Distribution)
     components: dict[str, Distribution] = field(default_factory=dict)
@@ -86,6 +107,7 @@ class _FirstPass:
     def add(self, row: RunRow) -> None:
         self.stats.add(row.reward, row.task)
         self.worst.offer(row)
+        self.episodes.offer(row)
         if row.run is not None and (row.run in self.runs or len(self.runs) < MAX_RUNS_NAMED):
             self.runs[row.run] += 1
         if row.reward.outcome == "rewarded":
@@ -103,7 +125,11 @@ def build_report(
 ) -> BuiltReport:
     """The page for the scored file at ``path``; charts also go to ``png_dir``."""
     reader = RunReader(path)
-    first = _FirstPass(Stats(), WorstSamples(lambda row: _sample(reader, row), worst))
+    first = _FirstPass(
+        Stats(),
+        WorstSamples(lambda row: _sample(reader, row), worst),
+        _Episodes(lambda row: _episode(reader, row)),
+    )
     for row in reader:
         first.add(row)
     charts, histograms = _charts(reader, first)
@@ -117,6 +143,7 @@ def build_report(
         _verifiers(first.stats),
         _tasks(first.stats),
         _worst(first.worst, worst),
+        _episode_list(first.episodes),
         _bad_rows(reader),
     ]
     html = page(f"rewardsmith report: {title}", sections)
@@ -297,6 +324,31 @@ def _sample(reader: RunReader, row: RunRow) -> str:
         conversation(reader.sample(row), row.record),
     ]
     return str(tag("details", tag("summary", head), *body, cls="sample"))
+
+
+def _episode_list(episodes: _Episodes) -> Html:
+    if not episodes.seen:
+        return Html("")
+    more = "" if episodes.seen <= MAX_EPISODES else f" (the first {MAX_EPISODES} shown)"
+    head = tag("h2", f"Episodes: {episodes.seen}{more}")
+    note = tag("p", "Every episode, passing ones included, turn by turn.", cls="small")
+    return join([head, note, *(Html(r) for r in episodes.shown)])
+
+
+def _episode(reader: RunReader, row: RunRow) -> str:
+    """An episode: how it ended, each turn's reward, then the sample as `_sample` shows it."""
+    record = row.record
+    rewards = record.get("turn_rewards") or []
+    facts = [
+        ["turns", record.get("turns", len(rewards))],
+        ["end", record.get("end", "–")],
+        ["reason", record.get("reason", "–")],
+        ["final reward", fmt(record.get("final_reward"), 4)],
+        ["turn rewards", ", ".join(fmt(r, 3) for r in rewards) or "–"],
+        ["truncated", record.get("truncated", "–")],
+    ]
+    sample = _sample(reader, row)
+    return sample.replace("</summary>", "</summary>" + str(table(["", ""], facts)), 1)
 
 
 _FOLDED, _OPEN = '<details class="sample">', '<details class="sample" open>'

@@ -10,7 +10,7 @@ import sys
 import yaml
 
 from rewardsmith.trainer.config import load_config
-from rewardsmith.trainer.loop import train
+from rewardsmith.trainer.run import run
 
 
 def main(argv: list[str]) -> None:
@@ -22,7 +22,7 @@ def main(argv: list[str]) -> None:
         if not sep:
             raise SystemExit(f"override {item!r} is not key=value")
         overrides[key] = yaml.safe_load(value)
-    train(load_config(argv[0], **overrides))
+    run(load_config(argv[0], **overrides))
 
 
 if __name__ == "__main__":

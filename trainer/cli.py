@@ -19,6 +19,7 @@ __all__ = ["train_command"]
 
 _SHOWN = (
     "reward/mean",
+    "reward/final",
     "kl/seq",
     "response/length",
     "loss/policy",
@@ -38,16 +39,18 @@ def train_command(
     resume: Annotated[bool, typer.Option(help="Continue from the latest checkpoint.")] = False,
 ) -> None:
     """Train a causal LM with PPO, GRPO, RLOO or REINFORCE++ on rewards from verifiers or a
-    grader. Run under `torchrun` for several processes; rank 0 shows progress and writes
-    metrics.jsonl, TensorBoard events and checkpoints to the output directory."""
+    grader, or on a multi-turn environment (`environment: NAME`). Run under `torchrun` for
+    several processes; rank 0 shows progress and writes metrics.jsonl, TensorBoard events,
+    checkpoints and the trained model to the output directory."""
     from rewardsmith.trainer.config import load_config
-    from rewardsmith.trainer.loop import train
+    from rewardsmith.trainer.run import multiturn_setup, run
 
     try:
         cfg = load_config(
             config, steps=steps, output_dir=output_dir, seed=seed, resume=resume or None
         )
-    except (ValueError, TypeError) as exc:
+        setup = multiturn_setup(cfg) if cfg.environment is not None else None
+    except (OSError, ValueError, TypeError) as exc:
         raise typer.BadParameter(str(exc), param_hint="CONFIG") from exc
     console = Console(stderr=True)
     main = os.environ.get("RANK", "0") == "0"
@@ -66,11 +69,13 @@ def train_command(
         def on_step(step: int, metrics: dict[str, float]) -> None:
             if "skipped" in metrics:
                 info = f"skipped (rewards failed; {metrics['reward/skipped_batches']:.0f} so far)"
+            elif "reward/final" in metrics:
+                info = f"final reward {metrics['reward/final']:.3f}"
             else:
                 info = f"reward {metrics['reward/mean']:.3f}  kl {metrics['kl/seq']:.3f}"
             progress.update(task, completed=step + 1, info=info)
 
-        result = train(cfg, on_step=on_step)
+        result = run(cfg, on_step, setup)
     if main:
         console.print(_summary(result.metrics, result.output_dir))
 

@@ -24,7 +24,7 @@ from rewardsmith.trainer.rewards import RewardBatch, RewardPipeline
 from rewardsmith.trainer.rollout import Rollout, pack_sequences, score_tokens
 from rewardsmith.verifiers.types import Sample
 
-__all__ = ["Pending", "collect"]
+__all__ = ["Pending", "collect", "score_rollout"]
 
 
 @dataclass
@@ -65,7 +65,7 @@ def collect(
         (int(tok.eos_token_id),),
     )
     generation = engine.generate(contexts, sampling)
-    rollout = _score(cfg, models, contexts, generation, width, ctx.device)
+    rollout = score_rollout(cfg, models, contexts, generation, width, ctx.device)
     texts = tok.batch_decode(generation.token_ids, skip_special_tokens=True)
     samples = [
         Sample(
@@ -83,7 +83,7 @@ def collect(
     return Pending(step, rollout, samples, pipeline.submit(samples, step), gen_s, cut)
 
 
-def _score(
+def score_rollout(
     cfg: TrainConfig,
     models: Models,
     contexts: list[list[int]],
@@ -91,7 +91,8 @@ def _score(
     width: int,
     device: torch.device,
 ) -> Rollout:
-    """Pack the generation and compute old, reference and engine log-probs and values."""
+    """Pack the generation and compute old, reference and engine log-probs and values:
+    the one scoring step of single- and multi-turn collection."""
     n_new = cfg.max_new_tokens
     ids, attention, actions = pack_sequences(
         contexts, generation.token_ids, None, width, n_new, int(models.tokenizer.pad_token_id)

@@ -77,6 +77,22 @@ class TrainConfig:
     """Discount (ppo and reinforce_pp)."""
     gae_lambda: float = 0.95
     """GAE lambda (ppo)."""
+    environment: str | None = None
+    """Train on a multi-turn environment, by its name (those of `rewardsmith env run`):
+    `prompts` holds its tasks and the environment's own reward is the reward (`reward` and
+    `reward_spec` are not used). Either engine (hf, vllm); no reward overlap."""
+    turn_tokens: int = 32
+    """Multi-turn: new tokens per model turn at most (all turns and observations together
+    fit in `max_new_tokens`)."""
+    chat_template: bool = False
+    """Multi-turn: render the prompt and observations with the tokenizer's chat template
+    (`rewardsmith.trainer.chat`)."""
+    turn_credit: Literal["final", "per_turn"] = "final"
+    """Multi-turn episodes: `final` credits only the episode's final reward, at its last
+    action token; `per_turn` also credits each earlier turn's reward (the environment's
+    per-step shaping) at the last token of that turn's action, so a turn's tokens are not
+    credited with what earlier turns earned. Token-level algorithms only (ppo,
+    reinforce_pp)."""
     kl_coef: float = 0.01
     """Initial KL coefficient beta. 0 disables the reference model."""
     kl_estimator: Literal["k1", "k3"] | None = None
@@ -183,7 +199,7 @@ class TrainConfig:
 def _problems(c: TrainConfig) -> list[str]:
     problems = _choice_problems(c)
     positive = ["steps", "prompts_per_step", "group_size", "max_prompt_tokens", "max_new_tokens"]
-    positive += ["ppo_epochs", "minibatch_size", "kl_horizon"]
+    positive += ["ppo_epochs", "minibatch_size", "kl_horizon", "turn_tokens"]
     problems += [
         f"{name} must be >= 1, got {getattr(c, name)}" for name in positive if getattr(c, name) < 1
     ]
@@ -205,6 +221,11 @@ def _problems(c: TrainConfig) -> list[str]:
             f"kl_estimator='k1' with {c.algorithm}, which puts the KL in the loss: k1's expected "
             "gradient there is zero, so it would not hold the policy near the reference. "
             "Leave kl_estimator unset (the loss uses k3 weighted by the importance ratio)"
+        )
+    if c.turn_credit == "per_turn" and c.algorithm not in ("ppo", "reinforce_pp"):
+        problems.append(
+            f"turn_credit='per_turn' needs a token-level algorithm (ppo or reinforce_pp); "
+            f"{c.algorithm} gives one advantage per sequence. Use turn_credit='final'"
         )
     if not 0 <= c.gamma <= 1 or not 0 <= c.gae_lambda <= 1:
         problems.append("gamma and gae_lambda must be in [0, 1]")

@@ -41,9 +41,19 @@ class Targets:
     """The action mask minus rows without a reward and (optionally) truncated rows."""
 
 
-def compute_targets(cfg: TrainConfig, batch: Rollout, scores: Tensor, kl_coef: float) -> Targets:
+def compute_targets(
+    cfg: TrainConfig,
+    batch: Rollout,
+    scores: Tensor,
+    kl_coef: float,
+    turn_rewards: Tensor | None = None,
+) -> Targets:
     """Advantages for the configured algorithm. `scores` (B,) may hold NaN for no reward:
-    such rows are out of the loss, of group baselines and of batch whitening."""
+    such rows are out of the loss, of group baselines and of batch whitening.
+    `turn_rewards` (B, T), token-level algorithms only: earlier turns' rewards at their
+    turns' last tokens (`losses.place_turn_rewards`), credited besides the final score."""
+    if turn_rewards is not None and cfg.algorithm not in ("ppo", "reinforce_pp"):
+        raise ValueError(f"per-turn rewards need ppo or reinforce_pp, not {cfg.algorithm}")
     valid = ~torch.isnan(scores)
     keep = valid.float()
     if cfg.mask_truncated:
@@ -52,7 +62,9 @@ def compute_targets(cfg: TrainConfig, batch: Rollout, scores: Tensor, kl_coef: f
     returns = torch.zeros_like(loss_mask)
     if cfg.algorithm in ("ppo", "reinforce_pp"):
         kl = losses.kl_penalty(batch.old_logprobs, batch.ref_logprobs, cfg.reward_kl_estimator)
-        rewards = losses.token_rewards(torch.nan_to_num(scores), kl, kl_coef, loss_mask)
+        rewards = losses.token_rewards(
+            torch.nan_to_num(scores), kl, kl_coef, loss_mask, placed=turn_rewards
+        )
         if cfg.algorithm == "reinforce_pp":
             advantages = adv.reinforce_pp_advantages(rewards, loss_mask, cfg.gamma)
         else:

@@ -92,10 +92,10 @@ def train(
     )
     guard = DeadlineSource(source, cfg.reward_batch_timeout_s)
     pipeline = RewardPipeline(guard)
-    engine, pushes_weights = _build_engine(cfg, models, ctx)
+    engine, pushes_weights = build_engine(cfg, models, ctx)
     metrics: dict[str, float] = {}
     try:
-        start = _resume(cfg, ctx, models, optimizer, state, pipeline, guard)
+        start = resume_run(cfg, ctx, models, optimizer, state, guard.load_state, pipeline)
         if start and pushes_weights:
             engine.update_weights(models.lm_state())
         logger = MetricsLogger(cfg.output_dir, ctx.is_main, cfg.tensorboard, start)
@@ -110,13 +110,16 @@ def train(
                 state.pending = generate(step + 1)
             metrics = _step(cfg, ctx, models, optimizer, state, current, pipeline)
             if pushes_weights and "skipped" not in metrics:
-                metrics["time/weight_sync_s"] = _push(engine, models)
+                metrics["time/weight_sync_s"] = push_weights(engine, models)
             logger.log(step, metrics)
             if on_step is not None and ctx.is_main:
                 on_step(step, metrics)
             last = step + 1 == cfg.steps
             if last or (cfg.checkpoint_every and (step + 1) % cfg.checkpoint_every == 0):
-                _save(cfg, ctx, models, optimizer, state, step + 1, guard)
+                # The reward's state (this rank's running normalisation) as of the last batch
+                # trained on: the pending batch, already scored, is scored again on resume.
+                reward_state = guard.state_through(step)
+                save_run(cfg, ctx, models, optimizer, state, step + 1, reward_state)
         logger.close()
     finally:
         engine.close()
@@ -133,7 +136,7 @@ def _kl_controller(cfg: TrainConfig) -> KLController:
     return FixedKLController(cfg.kl_coef)
 
 
-def _build_engine(cfg: TrainConfig, models: Models, ctx: DistContext) -> tuple[RolloutEngine, bool]:
+def build_engine(cfg: TrainConfig, models: Models, ctx: DistContext) -> tuple[RolloutEngine, bool]:
     """The configured engine, and whether it needs the weights pushed after each update
     (the HF engine samples with the live policy module itself)."""
     if cfg.engine == "hf":
@@ -163,7 +166,8 @@ def _ranks_on_this_node(ctx: DistContext) -> int:
     return int(os.environ.get("LOCAL_WORLD_SIZE", ctx.world_size))
 
 
-def _push(engine: RolloutEngine, models: Models) -> float:
+def push_weights(engine: RolloutEngine, models: Models) -> float:
+    """Send the policy's weights to an engine that samples from its own copy; seconds."""
     t0 = time.perf_counter()
     engine.update_weights(models.lm_state())  # under FSDP a collective: every rank calls it
     return time.perf_counter() - t0
@@ -291,19 +295,18 @@ def _nanmean(x: torch.Tensor) -> float:
     return float(valid.mean()) if valid.numel() else math.nan
 
 
-def _save(
+def save_run(
     cfg: TrainConfig,
     ctx: DistContext,
     models: Models,
     optimizer: torch.optim.Optimizer,
     state: RunState,
     step: int,
-    guard: DeadlineSource,
+    reward_state: Any = None,
 ) -> None:
+    """Checkpoint the run after `step` steps (every rank takes part), and write the
+    policy as a Hugging Face model to ``output_dir/model``."""
     pending = state.pending
-    # The reward's state (this rank's running normalisation) as of the last batch trained
-    # on: the pending batch, already scored, is scored again on resume.
-    reward_state = guard.state_through(step - 1)
     own: dict[str, Any] = {"rng": ckpt.rng_state(), "pending": None, "reward": reward_state}
     if pending is not None:
         own["pending"] = {
@@ -330,16 +333,17 @@ def _save(
         models.tokenizer.save_pretrained(f"{cfg.output_dir}/model")
 
 
-def _resume(
+def resume_run(
     cfg: TrainConfig,
     ctx: DistContext,
     models: Models,
     optimizer: torch.optim.Optimizer,
     state: RunState,
-    pipeline: RewardPipeline,
-    guard: DeadlineSource,
+    load_reward_state: Callable[[Any], None] | None = None,
+    pipeline: RewardPipeline | None = None,
 ) -> int:
-    """Load the newest intact checkpoint (every rank agreeing on which); returns its step."""
+    """Load the newest intact checkpoint (every rank agreeing on which); returns its step
+    (0 without `cfg.resume`). A saved pending batch needs the `pipeline` to rescore it."""
     if not cfg.resume:
         return 0
     problems = []
@@ -353,7 +357,8 @@ def _resume(
             problems.append(str(exc))
             intact = 0.0
         if float(all_reduce_sum(torch.tensor([1.0 - intact]), ctx)[0]) == 0.0:
-            guard.load_state(own.get("reward"))
+            if load_reward_state is not None:
+                load_reward_state(own.get("reward"))
             return _restore(ctx, models, optimizer, state, pipeline, shared, own)
     if problems:
         raise ckpt.CheckpointError(
@@ -367,7 +372,7 @@ def _restore(
     models: Models,
     optimizer: torch.optim.Optimizer,
     state: RunState,
-    pipeline: RewardPipeline,
+    pipeline: RewardPipeline | None,
     shared: dict[str, Any],
     own: dict[str, Any],
 ) -> int:
@@ -378,6 +383,10 @@ def _restore(
     ckpt.set_rng_state(own["rng"])
     saved = own["pending"]
     if saved is not None:
+        if pipeline is None:
+            raise ckpt.CheckpointError(
+                "the checkpoint holds a pending batch and no reward pipeline"
+            )
         samples = [Sample.model_validate(s) for s in saved["samples"]]
         rollout = saved["rollout"].map(lambda t: t.to(ctx.device))
         state.pending = Pending(

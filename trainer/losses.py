@@ -40,6 +40,7 @@ __all__ = [
     "masked_mean",
     "masked_sum",
     "masked_whiten",
+    "place_turn_rewards",
     "token_rewards",
 ]
 
@@ -123,20 +124,43 @@ def kl_loss(
     return _masked(per_token, loss_mask)
 
 
-def token_rewards(scores: Tensor, kl: Tensor, kl_coef: float, mask: Tensor) -> Tensor:
+def token_rewards(
+    scores: Tensor, kl: Tensor, kl_coef: float, mask: Tensor, placed: Tensor | None = None
+) -> Tensor:
     """The per-token reward of RLHF PPO (Ziegler et al. 2019): r_t = -beta * kl_t on the
     policy's tokens, and the sequence's score added at its last policy token.
 
-    Shapes: scores (B,), kl (B, T), mask (B, T) -> (B, T). A row with an empty mask gets
-    no score (there is no token to credit).
+    `placed` (B, T), optional: rewards already at their tokens (a multi-turn episode's
+    earlier turns, each at the last token of its action; see `place_turn_rewards`), added
+    where the mask is on. Shapes: scores (B,), kl (B, T), mask (B, T) -> (B, T). A row with
+    an empty mask gets no score (there is no token to credit).
     """
     rewards = _masked(-kl_coef * kl, mask)
+    if placed is not None:
+        rewards = rewards + _masked(torch.nan_to_num(placed), mask)
     columns = torch.arange(mask.shape[1], device=mask.device).expand_as(mask)
     last = torch.where(mask > 0, columns, -1).max(-1).values
     has_tokens = (last >= 0).to(rewards.dtype)
     rows = torch.arange(rewards.shape[0], device=rewards.device)
     rewards[rows, last.clamp(min=0)] += scores * has_tokens
     return rewards
+
+
+def place_turn_rewards(rewards: Tensor, ends: Tensor, width: int) -> Tensor:
+    """Each turn's reward at the last token of that turn's action, as a (B, T) tensor.
+
+    `rewards` (B, K): turn k's reward (NaN: none); `ends` (B, K) long: the response column
+    of turn k's last action token (-1: no such turn, or a turn that sampled nothing). Turns
+    without a reward or a token add nothing.
+
+        >>> place_turn_rewards(torch.tensor([[0.5, 1.0]]), torch.tensor([[1, 4]]), 6)
+        tensor([[0.0000, 0.5000, 0.0000, 0.0000, 1.0000, 0.0000]])
+    """
+    placed = torch.zeros((rewards.shape[0], width), dtype=rewards.dtype, device=rewards.device)
+    real = (ends >= 0) & ~torch.isnan(rewards)
+    rows = torch.arange(rewards.shape[0], device=rewards.device).unsqueeze(-1).expand_as(ends)
+    placed.index_put_((rows[real], ends[real]), rewards[real], accumulate=True)
+    return placed
 
 
 def gae(

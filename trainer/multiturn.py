@@ -38,19 +38,34 @@ from rewardsmith.environments.protocol import Environment, EpisodeState, Transit
 from rewardsmith.graders import Reward
 from rewardsmith.trainer import learn
 from rewardsmith.trainer.advantages import FixedKLController
-from rewardsmith.trainer.collect import _score
+from rewardsmith.trainer.chat import ChatRenderer, new_messages
+from rewardsmith.trainer.collect import score_rollout
 from rewardsmith.trainer.config import TrainConfig
 from rewardsmith.trainer.data import prompt_indices, rank_slice, sample_seed
 from rewardsmith.trainer.distributed import all_gather_cat, all_reduce_sum, init_distributed
 from rewardsmith.trainer.distributed import shutdown as shutdown_distributed
 from rewardsmith.trainer.engine import Generation, RolloutEngine, SamplingParams
-from rewardsmith.trainer.hf_engine import HFEngine
-from rewardsmith.trainer.loop import TrainResult
+from rewardsmith.trainer.loop import (
+    RunState,
+    TrainResult,
+    build_engine,
+    push_weights,
+    resume_run,
+    save_run,
+)
+from rewardsmith.trainer.losses import place_turn_rewards
 from rewardsmith.trainer.metrics import MetricsLogger
 from rewardsmith.trainer.models import Models, load_models
 from rewardsmith.trainer.rollout import Rollout, pack_sequences
 
-__all__ = ["Episode", "TurnSettings", "episode_rollout", "run_episodes", "train_multiturn"]
+__all__ = [
+    "Episode",
+    "TurnSettings",
+    "earlier_turn_rewards",
+    "episode_rollout",
+    "run_episodes",
+    "train_multiturn",
+]
 
 Render = Callable[[str], str]
 
@@ -66,6 +81,10 @@ class TurnSettings:
     turn, a newline around it); None: the observation as it is."""
     step_threads: int = 8
     """Environment steps run at once (each episode's step is independent)."""
+    chat_template: bool = False
+    """Render the prompt and every observation with the tokenizer's chat template (the
+    environment's messages, its tools as schemas; see `trainer.chat`), as a chat model
+    sees them in production. `render_observation` is then not used."""
 
     def render(self, observation: str) -> str:
         return (
@@ -90,6 +109,8 @@ class Episode:
     engine_logprobs: list[float] = field(default_factory=list)
     turn_rewards: list[float | None] = field(default_factory=list)
     """Each step's reward value (None where the step had no reward)."""
+    turn_ends: list[int] = field(default_factory=list)
+    """Per model turn, the response index of its last sampled token (-1: it sampled none)."""
     final: Reward | None = None
     truncated: bool = False
     """The row's width, not the environment, ended it."""
@@ -115,10 +136,15 @@ def run_episodes(
     temperature: float = 1.0,
 ) -> list[Episode]:
     """Roll every task through `env` with `engine`; rows fit in `width` response tokens."""
+    chat = _renderer(env, tokenizer) if settings.chat_template else None
     with ThreadPoolExecutor(settings.step_threads) as pool:
         starts = list(pool.map(env.reset, tasks))
         episodes = [
-            Episode(state, _encode(tokenizer, prompt), seed)
+            Episode(
+                state,
+                chat.prompt_ids(state.messages) if chat else _encode(tokenizer, prompt),
+                seed,
+            )
             for (state, prompt), seed in zip(starts, seeds, strict=True)
         ]
         stops = (int(tokenizer.eos_token_id),)
@@ -139,8 +165,9 @@ def run_episodes(
                 texts,
                 [len(a) for a, _ in actions],
             )
-            for episode, transition, (_, cut) in zip(live, transitions, actions, strict=True):
-                _record(env, tokenizer, episode, transition, cut, width, settings)
+            for episode, transition, (action, cut) in zip(live, transitions, actions, strict=True):
+                observed = _observation_ids(tokenizer, chat, settings, episode, transition, action)
+                _record(env, episode, transition, observed, cut, width)
             turn += 1
     return episodes
 
@@ -152,24 +179,47 @@ def _take_action(
     room = width - len(episode.response_ids)
     tokens = generation.token_ids[row][:room]
     episode.response_ids += tokens
+    episode.turn_ends.append(len(episode.response_ids) - 1 if tokens else -1)
     episode.action_mask += [1] * len(tokens)
     episode.engine_logprobs += generation.logprobs[row][:room]
     return tokens, len(generation.token_ids[row]) > room
 
 
-def _record(
-    env: Environment,
+def _renderer(env: Environment, tokenizer: Any) -> ChatRenderer:
+    tools = getattr(env, "tools", ()) or ()
+    return ChatRenderer(tokenizer, tuple(tool.schema for tool in tools))
+
+
+def _observation_ids(
     tokenizer: Any,
+    chat: ChatRenderer | None,
+    settings: TurnSettings,
     episode: Episode,
     transition: Transition,
+    action: list[int],
+) -> list[int]:
+    """The tokens of what the environment said after this action ([] when it ended)."""
+    if transition.done:
+        return []
+    if chat is None:
+        return _encode(tokenizer, settings.render(transition.observation or ""))
+    said = new_messages(episode.state.messages, transition.state.messages) or [
+        {"role": "user", "content": transition.observation or ""}
+    ]
+    return chat.observation_ids(said, ended=chat.ends_turn(action))
+
+
+def _record(
+    env: Environment,
+    episode: Episode,
+    transition: Transition,
+    observed: list[int],
     cut: bool,
     width: int,
-    settings: TurnSettings,
 ) -> None:
     """Keep the step's outcome; append the observation, or end the episode that has no room."""
     episode.turn_rewards.append(None if transition.reward is None else transition.reward.value)
     if not transition.done:
-        observed = _encode(tokenizer, settings.render(transition.observation or ""))
         if cut or len(episode.response_ids) + len(observed) >= width:
             transition = env.truncate(transition.state, "token_budget")
             episode.truncated = True
@@ -204,7 +254,7 @@ def episode_rollout(
         [e.engine_logprobs for e in episodes],
         [not e.truncated for e in episodes],
     )
-    rollout = _score(cfg, models, contexts, generation, cfg.max_prompt_tokens, device)
+    rollout = score_rollout(cfg, models, contexts, generation, cfg.max_prompt_tokens, device)
     _, _, actions = pack_sequences(
         contexts,
         generation.token_ids,
@@ -224,20 +274,21 @@ def train_multiturn(
     on_step: Callable[[int, dict[str, float]], None] | None = None,
 ) -> TrainResult:
     """Train `cfg.model` on `env`'s episodes of `tasks` (GRPO, RLOO, REINFORCE++ or PPO
-    over the final reward). The HF engine only; no checkpoints or reward overlap yet."""
-    if cfg.engine != "hf":
-        raise ValueError("multi-turn training runs on the HF engine (engine: hf) for now")
+    over the final reward; with `turn_credit="per_turn"`, PPO and REINFORCE++ also credit
+    each earlier turn's reward at the end of that turn). Checkpoints every
+    `checkpoint_every` steps and at the end, the policy in ``output_dir/model``, and
+    `resume` as in single-turn training. The HF engine only; no reward overlap."""
     ctx = init_distributed(cfg.device)
     torch.manual_seed(cfg.seed)
     models = load_models(cfg, ctx)
     optimizer = torch.optim.Adam(models.parameters_to_train(), lr=cfg.lr)
-    kl = FixedKLController(cfg.kl_coef)
-    policy = models.policy_module
-    engine = HFEngine(policy.lm, int(models.tokenizer.pad_token_id), forward=policy.lm_forward)
-    logger = MetricsLogger(cfg.output_dir, ctx.is_main, cfg.tensorboard)
+    state = RunState(FixedKLController(cfg.kl_coef))
+    engine, pushes_weights = build_engine(cfg, models, ctx)
     metrics: dict[str, float] = {}
     try:
-        for step in range(cfg.steps):
+        start = resume_run(cfg, ctx, models, optimizer, state)
+        logger = MetricsLogger(cfg.output_dir, ctx.is_main, cfg.tensorboard, start)
+        for step in range(start, cfg.steps):
             t0 = time.perf_counter()
             picks = prompt_indices(len(tasks), step, cfg.prompts_per_step, cfg.seed)
             mine = rank_slice(cfg.global_batch, ctx.rank, ctx.world_size)
@@ -255,13 +306,20 @@ def train_multiturn(
             )
             rollout = episode_rollout(cfg, models, episodes, ctx.device)
             gen_s = time.perf_counter() - t0
-            metrics = _learn(cfg, ctx, models, optimizer, kl.value, step, rollout, episodes)
+            metrics = _learn(cfg, ctx, models, optimizer, state.kl.value, step, rollout, episodes)
             metrics["time/rollout_s"] = gen_s
+            if pushes_weights:
+                metrics["time/weight_sync_s"] = push_weights(engine, models)
             logger.log(step, metrics)
             if on_step is not None and ctx.is_main:
                 on_step(step, metrics)
-    finally:
+            if step + 1 == cfg.steps or (
+                cfg.checkpoint_every and (step + 1) % cfg.checkpoint_every == 0
+            ):
+                save_run(cfg, ctx, models, optimizer, state, step + 1)
         logger.close()
+    finally:
+        engine.close()
         shutdown_distributed(ctx)
     return TrainResult(cfg.steps, metrics, cfg.output_dir)
 
@@ -279,7 +337,10 @@ def _learn(
     local = torch.tensor([_episode_stats(e) for e in episodes], device=ctx.device)
     batch = rollout.map(lambda t: all_gather_cat(t, ctx))
     stats = all_gather_cat(local, ctx)
-    targets = learn.compute_targets(cfg, batch, stats[:, 0], kl_coef)
+    placed = None
+    if cfg.turn_credit == "per_turn":
+        placed = all_gather_cat(earlier_turn_rewards(episodes, cfg.max_new_tokens, ctx.device), ctx)
+    targets = learn.compute_targets(cfg, batch, stats[:, 0], kl_coef, turn_rewards=placed)
     losses = learn.update(
         cfg,
         models.trainable,
@@ -293,6 +354,8 @@ def _learn(
         lambda t: all_reduce_sum(t, ctx),
     )
     observed = (batch.attention_mask[:, -cfg.max_new_tokens :] > 0) & (batch.action_mask == 0)
+    tokens = batch.action_mask.sum().clamp(min=1.0)
+    gap = ((batch.engine_logprobs - batch.old_logprobs).abs() * batch.action_mask).sum() / tokens
     out = {
         "reward/final": _nanmean(stats[:, 0]),
         "reward/first_turn": _nanmean(stats[:, 1]),
@@ -300,9 +363,29 @@ def _learn(
         "episode/truncated_frac": float(batch.truncated.mean()),
         "response/action_tokens": float(batch.action_mask.sum(-1).mean()),
         "response/observation_tokens": float(observed.sum(-1).float().mean()),
+        "rollout/engine_logprob_gap": float(gap),
     }
     out.update(losses)
     return out
+
+
+def earlier_turn_rewards(
+    episodes: Sequence[Episode], width: int, device: torch.device
+) -> torch.Tensor:
+    """Every turn's reward but the last, at the last token of that turn's action (B, width).
+
+    The last turn's credit is the episode's final reward, which `compute_targets` places at
+    the last action token as in single-turn training; a truncated episode's final reward
+    comes from the truncation, not from its last step."""
+    turns = max((len(e.turn_ends) for e in episodes), default=0)
+    rewards = torch.full((len(episodes), max(turns - 1, 0)), math.nan)
+    ends = torch.full(rewards.shape, -1, dtype=torch.long)
+    for row, episode in enumerate(episodes):
+        for turn in range(len(episode.turn_ends) - 1):
+            value = episode.turn_rewards[turn] if turn < len(episode.turn_rewards) else None
+            rewards[row, turn] = math.nan if value is None else float(value)
+            ends[row, turn] = episode.turn_ends[turn]
+    return place_turn_rewards(rewards, ends, width).to(device)
 
 
 def _episode_stats(episode: Episode) -> list[float]:

@@ -19,14 +19,33 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
-__all__ = ["ARITHMETIC_ALPHABET", "build_tiny_model", "build_tokenizer"]
+__all__ = [
+    "ARITHMETIC_ALPHABET",
+    "CHAT_ALPHABET",
+    "CHAT_TEMPLATE",
+    "build_tiny_model",
+    "build_tokenizer",
+]
 
 ARITHMETIC_ALPHABET = "0123456789+-*="
 SPECIAL_TOKENS = ("<pad>", "<eos>")
+CHAT_TEMPLATE = (
+    "{% for m in messages %}"
+    "{% if m['role'] == 'assistant' %}A:{{ m['content'] }}<eos>"
+    "{% elif m['role'] == 'tool' %}T:{{ m['content'] }}\n"
+    "{% else %}U:{{ m['content'] }}\n{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}A:{% endif %}"
+)
+"""A small chat template in the shape of real ones (a role marker per turn, the assistant's
+turn closed by EOS, a generation prompt), so tests exercise the real
+`apply_chat_template` path with a tiny model. Its characters are `CHAT_ALPHABET`."""
+CHAT_ALPHABET = "AUT:\n"
 
 
-def build_tokenizer(alphabet: str) -> PreTrainedTokenizerFast:
-    """One token per character of `alphabet`, after <pad> (id 0) and <eos> (id 1)."""
+def build_tokenizer(alphabet: str, chat_template: str | None = None) -> PreTrainedTokenizerFast:
+    """One token per character of `alphabet`, after <pad> (id 0) and <eos> (id 1);
+    `chat_template` (e.g. `CHAT_TEMPLATE`) is saved with it."""
     vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS)}
     for char in alphabet:
         vocab.setdefault(char, len(vocab))
@@ -34,9 +53,11 @@ def build_tokenizer(alphabet: str) -> PreTrainedTokenizerFast:
     # Split every character into its own token; the pattern is the empty-width split.
     core.pre_tokenizer = pre_tokenizers.Split(pattern="", behavior="isolated")
     core.decoder = decoders.Fuse()  # join characters back without spaces
-    return PreTrainedTokenizerFast(
+    tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=core, pad_token="<pad>", eos_token="<eos>", padding_side="left"
     )
+    tokenizer.chat_template = chat_template
+    return tokenizer
 
 
 def build_tiny_model(
@@ -47,9 +68,11 @@ def build_tiny_model(
     n_head: int = 4,
     n_positions: int = 64,
     seed: int = 0,
+    chat_template: str | None = None,
 ) -> str:
-    """Build, initialise with `seed` and save a GPT-2 and its tokenizer to `path`."""
-    tokenizer = build_tokenizer(alphabet)
+    """Build, initialise with `seed` and save a GPT-2 and its tokenizer to `path` (with
+    `chat_template`, whose characters must be in `alphabet`)."""
+    tokenizer = build_tokenizer(alphabet, chat_template)
     config = GPT2Config(
         vocab_size=len(tokenizer),
         n_positions=n_positions,

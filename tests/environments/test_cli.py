@@ -148,6 +148,13 @@ def test_the_cli_score_of_a_dump_is_the_environment_reward(
     worst = min(rows, key=lambda r: r["final_reward"])  # the report shows the worst rows
     for step in worst["steps"]:  # turn by turn: every action of it is on the page
         assert html.escape(step["action"].splitlines()[0] if step["action"] else "") in page
+    # every episode, the passing ones too, with how it ended and each turn's reward
+    assert f"Episodes: {len(rows)}" in page
+    best = max(rows, key=lambda r: r["final_reward"])
+    for step in best["steps"]:
+        assert html.escape(step["action"].splitlines()[0] if step["action"] else "") in page
+    for row in rows:
+        assert html.escape(row["reason"]) in page
 
 
 def test_messages_follow_the_transformers_tool_call_convention(tokenizer: Any) -> None:

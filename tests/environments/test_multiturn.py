@@ -20,6 +20,7 @@ from rewardsmith.trainer.hf_engine import HFEngine
 from rewardsmith.trainer.models import load_models
 from rewardsmith.trainer.multiturn import (
     TurnSettings,
+    earlier_turn_rewards,
     episode_rollout,
     run_episodes,
     train_multiturn,
@@ -164,6 +165,56 @@ def test_truncation_by_the_row_width_ends_and_marks_the_episode(rollout_parts: A
         assert e.done and len(e.response_ids) <= 8
         if e.state.turn == 1 and e.final_value < 1.0:
             assert e.truncated and e.state.end == "token_budget"
+
+
+def test_each_turn_ends_at_its_last_sampled_token(rollout_parts: Any) -> None:
+    cfg, _, episodes, rollout = rollout_parts
+    for i, episode in enumerate(episodes):
+        assert len(episode.turn_ends) == episode.state.turn
+        for end in episode.turn_ends:
+            assert end >= 0 and rollout.action_mask[i, end] == 1
+            after = rollout.action_mask[i, end + 1] if end + 1 < cfg.max_new_tokens else 0
+            assert after == 0  # an observation or the padding follows
+
+
+def test_per_turn_credit_places_earlier_turns_rewards_and_leaves_the_final_to_the_score(
+    rollout_parts: Any,
+) -> None:
+    cfg, _, episodes, rollout = rollout_parts
+    placed = earlier_turn_rewards(episodes, cfg.max_new_tokens, torch.device("cpu"))
+    assert placed.shape == rollout.action_mask.shape
+    two_turns = [(i, e) for i, e in enumerate(episodes) if len(e.turn_ends) == 2]
+    assert two_turns
+    for i, episode in enumerate(episodes):
+        expected = torch.zeros(cfg.max_new_tokens)
+        if len(episode.turn_ends) == 2 and episode.turn_rewards[0] is not None:
+            expected[episode.turn_ends[0]] = episode.turn_rewards[0]
+        assert torch.equal(placed[i], expected), i
+    ppo = config(cfg.model, Path(cfg.output_dir), algorithm="reinforce_pp", turn_credit="per_turn")
+    scores = torch.tensor([e.final_value for e in episodes])
+    with_turns = learn.compute_targets(ppo, rollout, scores, 0.0, turn_rewards=placed)
+    final_only = learn.compute_targets(ppo, rollout, scores, 0.0)
+    i, episode = two_turns[0]
+    first = episode.turn_ends[0]
+    assert not torch.equal(
+        with_turns.advantages[i, : first + 1], final_only.advantages[i, : first + 1]
+    )
+
+
+def test_per_turn_credit_needs_a_token_level_algorithm(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="token-level algorithm"):
+        config("m", tmp_path, algorithm="grpo", turn_credit="per_turn")
+    config("m", tmp_path, algorithm="ppo", turn_credit="per_turn")
+
+
+def test_a_per_turn_credit_run_trains_and_logs(retry_model: str, tmp_path: Path) -> None:
+    env = RetryArithmetic()
+    try:
+        cfg = config(retry_model, tmp_path, algorithm="reinforce_pp", turn_credit="per_turn")
+        result = train_multiturn(cfg, env, SUMS, SETTINGS)
+    finally:
+        env.close()
+    assert result.steps == 2 and math.isfinite(result.metrics["loss/policy"])
 
 
 def _mean_final(out: Path, last: int) -> float:

@@ -127,4 +127,4 @@ def test_hostile_completions_and_bad_settings(tmp_path: Path) -> None:
     assert parse_verdict("I think [[ 7 ]].", ["7"]) == "7"
     assert isinstance(judge, Exploitable)
     classes = {e.exploit_class for e in judge.exploits(_s("2 + 2 = 4. The answer is 4."))}
-    assert "judge/injected_verdict" in classes and "rm/repeat_question" in classes
+    assert "judge/instruction" in classes and "rm/repeat_question" in classes

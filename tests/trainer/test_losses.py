@@ -182,3 +182,45 @@ def test_loss_is_unchanged_when_observation_tokens_change() -> None:
         return losses.masked_sum(p + losses.kl_loss(lp, old + noise, ref + noise, mask), mask)
 
     assert float(loss(logp)) == pytest.approx(float(loss(logp + noise)), abs=1e-6)
+
+
+# ----------------------------------------------------------------------------- per-turn credit
+
+
+def test_turn_rewards_land_on_the_last_token_of_each_turn() -> None:
+    rewards = torch.tensor([[0.2, 1.0], [math.nan, 0.5], [0.3, math.nan]])
+    ends = torch.tensor([[1, 5], [2, -1], [-1, 4]])
+    placed = losses.place_turn_rewards(rewards, ends, 7)
+    expected = torch.zeros(3, 7)
+    expected[0, 1], expected[0, 5] = 0.2, 1.0
+    assert torch.equal(placed, expected)  # a NaN reward or a -1 end places nothing
+
+
+def test_placed_rewards_add_to_the_final_score_and_kl_on_policy_tokens_only() -> None:
+    mask = torch.tensor([[1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0]])  # turn, observation, turn, pad
+    kl = torch.full((1, 7), 0.5)
+    placed = losses.place_turn_rewards(torch.tensor([[0.2]]), torch.tensor([[1]]), 7)
+    final_only = losses.token_rewards(torch.tensor([1.0]), kl, 0.1, mask)
+    per_turn = losses.token_rewards(torch.tensor([1.0]), kl, 0.1, mask, placed=placed)
+    assert per_turn[0, 1] == pytest.approx(final_only[0, 1] + 0.2)
+    assert torch.equal(per_turn[0, 2:], final_only[0, 2:])
+    assert per_turn[0, 5] == pytest.approx(1.0 - 0.05)
+    # a reward placed on a masked token never enters
+    stray = losses.place_turn_rewards(torch.tensor([[9.0]]), torch.tensor([[3]]), 7)
+    assert torch.equal(losses.token_rewards(torch.tensor([1.0]), kl, 0.1, mask, stray), final_only)
+
+
+def test_a_later_turn_is_not_credited_with_an_earlier_turns_reward() -> None:
+    """REINFORCE++ return-to-go (gamma 1): with per-turn credit the second turn's tokens see
+    only the final reward; final-only credit gives every token the same return."""
+    from rewardsmith.trainer.advantages import discounted_returns
+
+    mask = torch.tensor([[1.0, 1.0, 0.0, 1.0, 1.0]])
+    kl = torch.zeros(1, 5)
+    placed = losses.place_turn_rewards(torch.tensor([[0.6]]), torch.tensor([[1]]), 5)
+    per_turn = discounted_returns(
+        losses.token_rewards(torch.tensor([1.0]), kl, 0, mask, placed), mask, 1.0
+    )
+    final = discounted_returns(losses.token_rewards(torch.tensor([1.6]), kl, 0, mask), mask, 1.0)
+    assert per_turn[0, 0] == pytest.approx(1.6) and per_turn[0, 3] == pytest.approx(1.0)
+    assert final[0, 0] == pytest.approx(1.6) and final[0, 3] == pytest.approx(1.6)
