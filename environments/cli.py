@@ -52,7 +52,9 @@ def read_tasks(path: Path) -> Iterator[dict[str, Any]]:
 
 @env_app.command("run")
 def run_command(
-    environment: Annotated[str, typer.Argument(help=f"One of: {', '.join(ENVIRONMENTS)}.")],
+    environment: Annotated[
+        str, typer.Argument(help=f"One of: {', '.join(ENVIRONMENTS)}, or an installed plugin's.")
+    ],
     tasks: Annotated[Path, typer.Option(help="JSONL tasks (the environment's task format).")],
     model: Annotated[Path, typer.Option(help="A causal LM and its tokenizer, on disk.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="The JSONL dump to write.")] = Path(
@@ -122,7 +124,9 @@ def _run_model(
 
 @env_app.command("spec")
 def spec_command(
-    environment: Annotated[str, typer.Argument(help=f"One of: {', '.join(ENVIRONMENTS)}.")],
+    environment: Annotated[
+        str, typer.Argument(help=f"One of: {', '.join(ENVIRONMENTS)}, or an installed plugin's.")
+    ],
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write it here (default: print it).")
     ] = None,

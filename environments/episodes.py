@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from importlib.metadata import entry_points
 from typing import Any
 
 from rewardsmith.environments.arithmetic import RetryArithmetic
@@ -32,10 +33,12 @@ from rewardsmith.environments.math_tool import MathWithPython
 from rewardsmith.environments.protocol import EpisodeState, Transition
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "ENVIRONMENTS",
     "NO_ANSWER",
     "GuardedEnvironment",
     "RolloutSettings",
+    "available_environments",
     "episode_messages",
     "episode_row",
     "make_environment",
@@ -56,11 +59,47 @@ _ENDS = {
 }
 
 
+ENTRY_POINT_GROUP = "rewardsmith.environments"
+"""Installed packages add environments here; in their ``pyproject.toml``::
+
+    [project.entry-points."rewardsmith.environments"]
+    my_env = "my_package.envs:MyEnvironment"
+
+after which ``rewardsmith env run my_env``, ``env spec my_env`` and a trainer config's
+``environment: my_env`` find it. A bundled name always wins over a plugin's."""
+
+
+def _plugins() -> dict[str, Any]:
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def available_environments() -> list[str]:
+    """Every environment name that can be made: bundled ones and installed plugins."""
+    return sorted(set(ENVIRONMENTS) | set(_plugins()))
+
+
 def make_environment(name: str, max_turns: int | None = None) -> ToolEnvironment:
-    """The environment called `name`, with its own limits (its turn limit replaced)."""
-    if name not in ENVIRONMENTS:
-        raise ValueError(f"unknown environment {name!r}; choose one of {', '.join(ENVIRONMENTS)}")
-    env = ENVIRONMENTS[name]()
+    """The environment called `name` (bundled, or an installed plugin's), with its own
+    limits (its turn limit replaced)."""
+    factory = ENVIRONMENTS.get(name)
+    if factory is None:
+        plugin = _plugins().get(name)
+        if plugin is None:
+            raise ValueError(
+                f"unknown environment {name!r}; choose one of "
+                f"{', '.join(available_environments())} (plugins register under the "
+                f"entry-point group {ENTRY_POINT_GROUP!r})"
+            )
+        try:
+            factory = plugin.load()
+        except Exception as exc:  # a broken plugin is named, never a bare traceback
+            raise ValueError(
+                f"environment {name!r} ({plugin.value}) could not be loaded: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+    env = factory()
+    if not all(callable(getattr(env, method, None)) for method in ("reset", "step")):
+        raise ValueError(f"environment {name!r} built {type(env).__name__}, not an Environment")
     if max_turns is not None:
         env.limits = replace(env.limits, max_turns=max_turns)
     return env
