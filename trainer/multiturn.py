@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -64,6 +64,7 @@ __all__ = [
     "earlier_turn_rewards",
     "episode_rollout",
     "run_episodes",
+    "step_cost",
     "train_multiturn",
 ]
 
@@ -135,8 +136,14 @@ def run_episodes(
     settings: TurnSettings,
     temperature: float = 1.0,
 ) -> list[Episode]:
-    """Roll every task through `env` with `engine`; rows fit in `width` response tokens."""
+    """Roll every task through `env` with `engine`; rows fit in `width` response tokens.
+
+    No barrier per turn: the engine generates the next turn of every episode whose step
+    has come back while slower steps are still running, and the steps of a batch start
+    expensive first (`step_cost`). Turn t of an episode samples with its own seed, so the
+    episodes are the same whatever the order steps finish in."""
     chat = _renderer(env, tokenizer) if settings.chat_template else None
+    stops = (int(tokenizer.eos_token_id),)
     with ThreadPoolExecutor(settings.step_threads) as pool:
         starts = list(pool.map(env.reset, tasks))
         episodes = [
@@ -147,29 +154,44 @@ def run_episodes(
             )
             for (state, prompt), seed in zip(starts, seeds, strict=True)
         ]
-        stops = (int(tokenizer.eos_token_id),)
-        turn = 0
-        while live := [e for e in episodes if not e.done]:
-            sampling = SamplingParams(
-                settings.turn_tokens,
-                temperature,
-                tuple(settings.seed_for(e.seed, turn) for e in live),
-                stops,
-            )
-            generation = engine.generate([e.prompt_ids + e.response_ids for e in live], sampling)
-            actions = [_take_action(e, generation, row, width) for row, e in enumerate(live)]
-            texts = tokenizer.batch_decode([a for a, _ in actions], skip_special_tokens=True)
-            transitions = pool.map(
-                lambda e, text, n: env.step(e.state, text, n),
-                live,
-                texts,
-                [len(a) for a, _ in actions],
-            )
-            for episode, transition, (action, cut) in zip(live, transitions, actions, strict=True):
+        ready = [e for e in episodes if not e.done]
+        stepping: dict[Future[Transition], tuple[Episode, list[int], bool]] = {}
+        while ready or stepping:
+            if ready:
+                sampling = SamplingParams(
+                    settings.turn_tokens,
+                    temperature,
+                    tuple(settings.seed_for(e.seed, len(e.turn_ends)) for e in ready),
+                    stops,
+                )
+                contexts = [e.prompt_ids + e.response_ids for e in ready]
+                generation = engine.generate(contexts, sampling)
+                actions = [_take_action(e, generation, row, width) for row, e in enumerate(ready)]
+                texts = tokenizer.batch_decode([a for a, _ in actions], skip_special_tokens=True)
+                jobs = sorted(
+                    zip(ready, texts, actions, strict=True),
+                    key=lambda job: -step_cost(env, job[0].state),
+                )
+                for episode, text, (action, cut) in jobs:
+                    future = pool.submit(env.step, episode.state, text, len(action))
+                    stepping[future] = (episode, action, cut)
+                ready = []
+            finished, _ = wait(stepping, return_when=FIRST_COMPLETED)
+            for future in finished:
+                episode, action, cut = stepping.pop(future)
+                transition = future.result()
                 observed = _observation_ids(tokenizer, chat, settings, episode, transition, action)
                 _record(env, episode, transition, observed, cut, width)
-            turn += 1
+                if not episode.done:
+                    ready.append(episode)
     return episodes
+
+
+def step_cost(env: Environment, state: EpisodeState) -> float:
+    """The environment's estimate of what its next step on `state` costs (larger first),
+    from its optional ``step_cost(state)``; 0 when it gives none."""
+    estimate = getattr(env, "step_cost", None)
+    return float(estimate(state)) if callable(estimate) else 0.0
 
 
 def _take_action(

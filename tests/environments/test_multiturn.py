@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -247,3 +248,77 @@ def test_the_tiny_model_learns_the_two_turn_task(tmp_path: Path) -> None:
     assert not math.isnan(finals[0.0])
     # Seeded and deterministic on CPU: 0.146 against 0.027 when written (24 steps).
     assert finals[3e-3] > finals[0.0] + 0.08, finals
+
+
+class _Gated(RetryArithmetic):
+    """A step on the task `slow` waits until `released` (a bounded wait): a rollout with a
+    barrier per turn could never release it; one without lets the others go on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.released = threading.Event()
+        self.started: list[str] = []
+
+    def step(self, state: Any, action: str, action_tokens: int | None = None) -> Any:
+        self.started.append(str(state.task["id"]))
+        if state.task["id"] == "slow" and not self.released.wait(timeout=60):
+            raise AssertionError("the slow step was never released: a barrier held the others")
+        return super().step(state, action, action_tokens)
+
+    def step_cost(self, state: Any) -> float:
+        return 10.0 if str(state.task["id"]).endswith("heavy") else 1.0
+
+
+class _Releasing:
+    """The HF engine; asked for a second turn of a fast episode, it releases the slow step."""
+
+    def __init__(self, engine: HFEngine, env: _Gated, retry_ids: list[int]) -> None:
+        self.engine, self.env, self.retry = engine, env, retry_ids
+
+    def generate(self, prompts: list[list[int]], sampling: Any) -> Any:
+        n = len(self.retry)
+        if any(p[i : i + n] == self.retry for p in prompts for i in range(len(p))):
+            self.env.released.set()
+        return self.engine.generate(prompts, sampling)
+
+
+def test_a_slow_step_does_not_hold_back_the_other_episodes(rollout_parts: Any) -> None:
+    cfg, models, _, _ = rollout_parts
+    tokenizer = models.tokenizer
+    engine = HFEngine(models.policy_module.lm, int(tokenizer.pad_token_id))
+    env = _Gated()
+    retry_ids = tokenizer(RETRY, add_special_tokens=False)["input_ids"]
+    tasks = [{**SUMS[0], "id": "slow"}] + [{**SUMS[i], "id": f"fast{i}"} for i in range(1, 8)]
+    try:
+        episodes = run_episodes(
+            _Releasing(engine, env, retry_ids),
+            env,
+            tasks,
+            tokenizer,
+            list(range(8)),
+            cfg.max_new_tokens,
+            SETTINGS,
+        )
+    finally:
+        env.close()
+    assert env.released.is_set() and all(e.done for e in episodes)
+    barrier = run_episodes(
+        engine, RetryArithmetic(), tasks, tokenizer, list(range(8)), cfg.max_new_tokens, SETTINGS
+    )
+    assert [e.response_ids for e in episodes] == [e.response_ids for e in barrier]
+
+
+def test_the_steps_of_a_batch_start_expensive_first(rollout_parts: Any) -> None:
+    cfg, models, _, _ = rollout_parts
+    tokenizer = models.tokenizer
+    engine = HFEngine(models.policy_module.lm, int(tokenizer.pad_token_id))
+    env = _Gated()
+    env.released.set()
+    ids = ["a", "b-heavy", "c", "d-heavy"]
+    tasks = [{**SUMS[i], "id": name} for i, name in enumerate(ids)]
+    settings = TurnSettings(turn_tokens=3, step_threads=1)
+    try:
+        run_episodes(engine, env, tasks, tokenizer, list(range(4)), cfg.max_new_tokens, settings)
+    finally:
+        env.close()
+    assert env.started[:4] == ["b-heavy", "d-heavy", "a", "c"]

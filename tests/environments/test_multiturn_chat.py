@@ -40,11 +40,15 @@ class RecordingEngine:
     """The real HF engine, keeping what it sampled, to compare with the rows."""
 
     def __init__(self, engine: HFEngine) -> None:
-        self.engine, self.sampled = engine, []  # type: ignore[var-annotated]
+        self.engine = engine
+        self.sampled: dict[tuple[tuple[int, ...], int], list[int]] = {}
+        """(context, seed) the engine was given -> the tokens it sampled after it."""
 
     def generate(self, prompts: list[list[int]], sampling: SamplingParams) -> Generation:
         generation = self.engine.generate(prompts, sampling)
-        self.sampled.append(generation.token_ids)
+        rows = zip(prompts, sampling.seeds, generation.token_ids, strict=True)
+        for prompt, seed, tokens in rows:
+            self.sampled[(tuple(prompt), seed)] = tokens
         return generation
 
 
@@ -125,15 +129,14 @@ def test_chat_rows_keep_the_sampled_tokens_and_round_trip_without_drift(
     finally:
         env.close()
     assert any(len(e.turn_ends) == 2 for e in episodes), "no episode took a second turn"
-    live = list(range(16))
-    for turn, sampled in enumerate(engine.sampled):
-        for row, episode_index in enumerate(live):
-            episode = episodes[episode_index]
-            start = 0 if turn == 0 else episode.turn_ends[turn - 1] + 1
+    for episode in episodes:  # each turn's tokens are what the engine sampled, as sampled
+        start = 0
+        for turn, end in enumerate(episode.turn_ends):
             start = episode.action_mask.index(1, start)
-            tokens = sampled[row][: len(sampled[row])]
-            assert episode.response_ids[start : start + len(tokens)] == tokens
-        live = [i for i in live if len(episodes[i].turn_ends) > turn + 1]
+            context = tuple(episode.prompt_ids + episode.response_ids[:start])
+            sampled = engine.sampled[(context, CHAT.seed_for(episode.seed, turn))]
+            assert episode.response_ids[start : end + 1] == sampled
+            start = end + 1
     for episode in episodes:
         row = episode.prompt_ids + episode.response_ids
         text = tokenizer.decode(row, skip_special_tokens=False)
