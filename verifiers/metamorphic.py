@@ -23,11 +23,11 @@ Every rewrite draws its randomness from the `random.Random` it is given, so a ch
 
     >>> import random
     >>> from rewardsmith.verifiers.types import Sample
-    >>> boxed = Relation("math/boxed", "preserving", text_rewrite(lambda t, r: f"\\boxed{{{t}}}"))
-    >>> bumped = Relation("math/plus_one", "changing", text_rewrite(lambda t, r: str(int(t) + 1)))
+    >>> boxed = Relation("math/boxed", "preserving", text_rewrite(lambda t, s, r: f"[{t}]"))
+    >>> bumped = Relation("math/plus_one", "changing", text_rewrite(lambda t, s, r: f"{int(t) + 1}"))
     >>> right = Sample(id="q", completion="4", reference="4")
     >>> apply_chain(right, [(bumped, 0), (boxed, 0)]).completion
-    '\\boxed{5}'
+    '[5]'
     >>> e = Expectation.of_right(1.0).then("changing", 1.0)
     >>> e.violation(1.0), e.violation(0.0)
     (1.0, 0.0)
@@ -51,6 +51,7 @@ __all__ = [
     "Kind",
     "Relation",
     "Rewrite",
+    "TextChange",
     "apply_chain",
     "relations_for",
     "rewritten",
@@ -99,15 +100,19 @@ def rewritten(sample: Sample, completion: Any, **update: Any) -> Sample:
     return sample.model_copy(update={**changes, "id": ident})
 
 
-def text_rewrite(change: Callable[[str, random.Random], str | None]) -> Rewrite:
-    """A rewrite of a text completion: ``change(text, rng)`` gives the new text, or None
-    (or the same text) where it does not apply. Chat and trajectory completions are left
-    alone (None)."""
+TextChange = Callable[[str, Sample, random.Random], "str | None"]
+"""The new text of a completion, given its text, the sample (for its reference) and the
+randomness to draw from; None (or the same text) where it does not apply."""
+
+
+def text_rewrite(change: TextChange) -> Rewrite:
+    """A rewrite of a text completion by ``change``; chat and trajectory completions are
+    left alone (None)."""
 
     def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
         if not isinstance(sample.completion, str):
             return None
-        new = change(sample.completion, rng)
+        new = change(sample.completion, sample, rng)
         return None if new is None or new == sample.completion else rewritten(sample, new)
 
     return rewrite
@@ -206,11 +211,11 @@ _ADDED = (
 )
 
 
-def _appended(text: str, rng: random.Random) -> str:
+def _appended(text: str, sample: Sample, rng: random.Random) -> str:
     return text + rng.choice(_ADDED)
 
 
-def _repeated(text: str, rng: random.Random) -> str:
+def _repeated(text: str, sample: Sample, rng: random.Random) -> str:
     return "\n\n".join([text] * rng.choice((2, 3)))
 
 

@@ -22,7 +22,7 @@ import random
 import re
 from collections.abc import Callable
 
-from rewardsmith.verifiers.metamorphic import Kind, Relation, Rewrite, rewritten
+from rewardsmith.verifiers.metamorphic import Kind, Relation, Rewrite, rewritten, text_rewrite
 from rewardsmith.verifiers.types import Sample
 
 __all__ = ["number_words", "relations"]
@@ -63,16 +63,6 @@ def _on_answer(change: Callable[[str, random.Random], str | None]) -> Rewrite:
         if new is None or new == text[span[0] : span[1]]:
             return None
         return rewritten(sample, text[: span[0]] + new + text[span[1] :])
-
-    return rewrite
-
-
-def _on_text(change: Callable[[str, Sample, random.Random], str | None]) -> Rewrite:
-    def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
-        if not isinstance(sample.completion, str):
-            return None
-        new = change(sample.completion, sample, rng)
-        return None if new is None or new == sample.completion else rewritten(sample, new)
 
     return rewrite
 
@@ -307,4 +297,4 @@ def relations(verifier: object) -> list[Relation]:
         *((name, "dressing", _hiding(form)) for name, form in _HIDINGS.items()),
     ]
     made = [Relation(f"math/{n}", k, _on_answer(f)) for n, k, f in answer]
-    return made + [Relation(f"math/{n}", k, _on_text(f)) for n, k, f in whole]
+    return made + [Relation(f"math/{n}", k, text_rewrite(f)) for n, k, f in whole]
