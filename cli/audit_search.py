@@ -157,7 +157,8 @@ class _Node:
     score: float | None
     moved: float = 0.0
     dead: set[str] = field(default_factory=set)
-    """Relations that do not apply to this node's sample."""
+    """Relations that do not apply to this node's sample (or have nothing new for it)."""
+    repeats: dict[str, int] = field(default_factory=dict)
 
 
 def _evaluate(
@@ -247,7 +248,7 @@ class _Leaf:
         weights = [0.05 + min(node.moved, 1.0) for node in self.frontier]
         return self.rng.choices(self.frontier, weights)[0]
 
-    def propose(self, tries: int = 50) -> _Proposal | None:
+    def propose(self, pending: set[str], tries: int = 50) -> _Proposal | None:
         """A node, a relation that applies to it and the rewrite it made (with its seed)."""
         for _ in range(tries):
             node = self.pick_node()
@@ -261,6 +262,15 @@ class _Leaf:
             if made is None or expect is None:
                 node.dead.add(relation.name)
                 continue
+            key = _content_key(made)
+            if key in self.scores.known or key in pending:
+                # Seen before: no news. A rewrite that keeps making the same sample from
+                # this node (it draws no randomness) is done with it.
+                node.repeats[relation.name] = node.repeats.get(relation.name, 0) + 1
+                if node.repeats[relation.name] >= 3:
+                    node.dead.add(relation.name)
+                continue
+            pending.add(key)
             return _Proposal(node, (*node.chain, (relation, seed)), made, expect)
         return None
 
@@ -275,7 +285,8 @@ class _Proposal:
 
 def _step(leaf: _Leaf, batch: int) -> int:
     """Propose, score and judge one batch; the number of new samples scored."""
-    proposals = [p for p in (leaf.propose() for _ in range(batch)) if p is not None]
+    pending: set[str] = set()
+    proposals = [p for p in (leaf.propose(pending) for _ in range(batch)) if p is not None]
     if not proposals:
         return 0
     before = leaf.scores.scored
