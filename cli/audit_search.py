@@ -28,22 +28,13 @@ import math
 import random
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from rewardsmith.graders import Executor, Grader
 from rewardsmith.verifiers.metamorphic import Expectation, Relation, relations_for
 from rewardsmith.verifiers.types import Sample
 
-__all__ = [
-    "RelationRow",
-    "SearchResult",
-    "Witness",
-    "load_witnesses",
-    "replay",
-    "run_search",
-    "save_witnesses",
-]
+__all__ = ["RelationRow", "SearchResult", "Witness", "run_search"]
 
 Chain = tuple[tuple[Relation, int], ...]
 
@@ -166,10 +157,13 @@ def _evaluate(
 ) -> tuple[Sample, float | None, Expectation] | None:
     """Replay ``chain`` on ``root`` step by step: the last sample, its score and what it
     should earn; None when a step does not apply or nothing can be expected."""
-    current, expect, current_score = root, Expectation.of_right(right), right
+    current, expect = root, Expectation.of_right(right)
+    current_score: float | None = right
     for relation, seed in chain:
         following = relation(current, seed)
-        nxt = None if following is None else expect.then(relation.kind, current_score)
+        nxt = (
+            None if following is None else expect.then(relation.kind, current_score, relation.limit)
+        )
         if following is None or nxt is None:
             return None
         current, expect = following, nxt
@@ -256,7 +250,7 @@ class _Leaf:
             if not names:
                 continue
             relation = self.relations[self.bandit.pick(names, self.rng)]
-            expect = node.expect.then(relation.kind, node.score)
+            expect = node.expect.then(relation.kind, node.score, relation.limit)
             seed = self.rng.randrange(2**31)
             made = None if expect is None else relation(node.sample, seed)
             if made is None or expect is None:
@@ -407,33 +401,3 @@ def _search_leaf(leaf: _Leaf, budget: int, deadline: float, batch: int) -> None:
         new = _step(leaf, min(batch, budget - spent))
         spent += new
         stalled = 0 if new else stalled + 1
-
-
-# ----------------------------------------------------------------------------- witnesses
-
-
-def save_witnesses(witnesses: list[Witness], folder: Path) -> Path:
-    """Append ``witnesses`` to ``folder/witnesses.jsonl`` (one JSON object a line), the
-    regression cases a table test replays."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "witnesses.jsonl"
-    with path.open("a", encoding="utf-8") as out:
-        for witness in witnesses:
-            out.write(json.dumps(asdict(witness), sort_keys=True) + "\n")
-    return path
-
-
-def load_witnesses(path: Path) -> list[Witness]:
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [Witness(**{**row, "chain": [tuple(step) for step in row["chain"]]}) for row in rows]
-
-
-def replay(witness: Witness, grader: Grader) -> Sample | None:
-    """The witness's rewritten sample, made again from its reference and chain with the
-    relations of ``grader``'s leaf (equal to ``witness.rewritten`` while the relations are
-    unchanged)."""
-    relations = {r.name: r for r in relations_for(grader.verifiers[witness.leaf])}
-    current: Sample | None = Sample.model_validate(witness.reference)
-    for name, seed in witness.chain:
-        current = None if current is None else relations[name](current, seed)
-    return current

@@ -24,7 +24,8 @@ Every rewrite draws its randomness from the `random.Random` it is given, so a ch
     >>> import random
     >>> from rewardsmith.verifiers.types import Sample
     >>> boxed = Relation("math/boxed", "preserving", text_rewrite(lambda t, s, r: f"[{t}]"))
-    >>> bumped = Relation("math/plus_one", "changing", text_rewrite(lambda t, s, r: f"{int(t) + 1}"))
+    >>> plus = text_rewrite(lambda t, s, r: f"{int(t) + 1}")
+    >>> bumped = Relation("math/plus_one", "changing", plus)
     >>> right = Sample(id="q", completion="4", reference="4")
     >>> apply_chain(right, [(bumped, 0), (boxed, 0)]).completion
     '[5]'
@@ -63,8 +64,9 @@ KINDS: tuple[Kind, ...] = ("preserving", "changing", "dressing")
 Rewrite = Callable[[Sample, random.Random], "Sample | None"]
 """A sample in, its rewrite out; None where the relation does not apply to it."""
 
-TOLERANCE = 1e-6
-"""Score differences below this are noise (float sums in the grader), not a verdict."""
+TOLERANCE = 1e-3
+"""Score differences below this are noise (float sums, a ramp's far tail), not a verdict
+that training would feel."""
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,15 @@ class Relation:
     kind: Kind
     rewrite: Rewrite
     description: str = ""
+    limit: float | None = None
+    """For a changing relation: the most the changed answer may earn, as a fraction of the
+    right answer's (0 where a wrong answer earns nothing: a wrong number, a part missing
+    most of its material); None where any score below the right answer's will do (one
+    wrong cell of a table may keep the others' credit)."""
 
     def __post_init__(self) -> None:
+        if self.limit is not None and not (0.0 <= self.limit < 1.0 and self.kind == "changing"):
+            raise ValueError(f"{self.name}: a limit in [0, 1) is for changing relations only")
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
         if "/" not in self.name:
@@ -145,14 +154,20 @@ class Expectation:
     def of_right(cls, score: float) -> Expectation:
         return cls(score, score)
 
-    def then(self, kind: Kind, input_score: float | None) -> Expectation | None:
-        """The expectation after one more step of ``kind`` applied to a sample that earned
-        ``input_score``; None when nothing can be expected (a second change may undo the
-        first; an input with no reward bounds nothing)."""
+    def then(
+        self, kind: Kind, input_score: float | None, limit: float | None = None
+    ) -> Expectation | None:
+        """The expectation after one more step of ``kind`` (a changing one with its
+        ``limit``) applied to a sample that earned ``input_score``; None when nothing can be
+        expected (a second change may undo the first; an input with no reward bounds
+        nothing)."""
         if kind == "preserving":
             return self
         if kind == "changing":
-            return None if self.wrong else replace(self, exact=False, wrong=True)
+            if self.wrong:
+                return None
+            upper = self.upper if limit is None else min(self.upper, limit * self.right)
+            return replace(self, upper=upper, exact=False, wrong=True)
         if input_score is None:
             return None
         return replace(self, upper=min(self.upper, input_score), exact=False)

@@ -14,9 +14,9 @@ textual relations only.
     >>> from rewardsmith.verifiers.types import Sample
     >>> rel = {r.name: r for r in relations(None)}
     >>> s = Sample(id="q", completion="def add(a, b):\\n    return a + b\\n", reference={})
-    >>> print(rel["code/rename_locals"](s, 0).completion)
-    def add(a_1, b_1):
-        return a_1 + b_1
+    >>> print(rel["code/rename_locals"](s, 0).completion, end="")
+    def add(a_v, b_v):
+        return a_v + b_v
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from collections.abc import Callable
 from rewardsmith.verifiers.metamorphic import Kind, Relation, TextChange, text_rewrite
 from rewardsmith.verifiers.types import Sample
 
-__all__ = ["relations", "test_names"]
+__all__ = ["names_read_by_tests", "relations"]
 
 
 def _language(sample: Sample) -> str:
@@ -158,7 +158,7 @@ def _operator(text: str, sample: Sample, rng: random.Random) -> str | None:
 # ----------------------------------------------------------------------------- dressing
 
 
-def test_names(reference: object) -> list[str]:
+def names_read_by_tests(reference: object) -> list[str]:
     """Every name the trusted test code of ``reference`` reads (helpers, builtins), the
     candidate's entry point excepted: what a candidate could try to shadow."""
     if not isinstance(reference, dict):
@@ -194,7 +194,7 @@ def _shadowed(text: str, sample: Sample, rng: random.Random) -> str | None:
         return None
     # The candidate's own definitions are what is tested: replacing them is another
     # exploit (an always-equal return value), not dressing.
-    names = [n for n in test_names(sample.reference) if n not in _defined(text)]
+    names = [n for n in names_read_by_tests(sample.reference) if n not in _defined(text)]
     if not names:
         return None
     chosen = names if rng.random() < 0.5 else rng.sample(names, max(1, len(names) // 2))
@@ -214,7 +214,7 @@ def _defined(text: str) -> list[str]:
 def _builtins_shadowed(text: str, sample: Sample, rng: random.Random) -> str | None:
     if _language(sample) != "python":
         return None
-    used = [n for n in test_names(sample.reference) if hasattr(builtins, n)]
+    used = [n for n in names_read_by_tests(sample.reference) if hasattr(builtins, n)]
     if not used:
         return None
     binds = "\n".join(f"def {n}(*args, **kwargs):\n    return True" for n in used)
@@ -232,7 +232,7 @@ def relations(verifier: object) -> list[Relation]:
         ("fenced", "preserving", _fenced),
         ("off_by_one", "changing", _python(_off_by_one)),
         ("plus_to_minus", "changing", _operator),
-        ("shadow_test_names", "dressing", _shadowed),
+        ("shadow_names_read_by_tests", "dressing", _shadowed),
         ("shadow_builtins", "dressing", _builtins_shadowed),
     ]
     return [Relation(f"code/{name}", kind, text_rewrite(change)) for name, kind, change in table]

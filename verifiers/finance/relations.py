@@ -202,7 +202,11 @@ def numeric_relations(verifier: object) -> list[Relation]:
         ("second_tag_gold", "dressing", _second_tag),
         ("after_tag_gold", "dressing", _after_tag),
     ]
-    made = [Relation(f"finance/{n}", k, _on_answer(f)) for n, k, f in on_answer]
+    # A wrong figure earns nothing.
+    made = [
+        Relation(f"finance/{n}", k, _on_answer(f), limit=0.0 if k == "changing" else None)
+        for n, k, f in on_answer
+    ]
     return made + [Relation(f"finance/{n}", k, text_rewrite(f)) for n, k, f in on_text]
 
 

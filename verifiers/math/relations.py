@@ -296,5 +296,10 @@ def relations(verifier: object) -> list[Relation]:
         ("hedge_gold", "dressing", _hedged),
         *((name, "dressing", _hiding(form)) for name, form in _HIDINGS.items()),
     ]
-    made = [Relation(f"math/{n}", k, _on_answer(f)) for n, k, f in answer]
-    return made + [Relation(f"math/{n}", k, text_rewrite(f)) for n, k, f in whole]
+    made = [Relation(f"math/{n}", k, _on_answer(f), limit=_limit(k)) for n, k, f in answer]
+    return made + [Relation(f"math/{n}", k, text_rewrite(f), limit=_limit(k)) for n, k, f in whole]
+
+
+def _limit(kind: Kind) -> float | None:
+    """A wrong final answer earns nothing."""
+    return 0.0 if kind == "changing" else None
