@@ -337,12 +337,7 @@ def _record(leaf: _Leaf, root: Sample, right: float, chain: Chain) -> None:
 
 
 def _expected(expect: Expectation) -> str:
-    if expect.exact:
-        return f"must earn {expect.right:.4g}, as the right answer does"
-    parts = [f"at most {expect.upper:.4g}"]
-    if expect.wrong:
-        parts.append(f"less than the right answer's {expect.right:.4g}")
-    return "must earn " + " and ".join(parts)
+    return "must earn " + expect.describe()
 
 
 def _leaf(

@@ -145,14 +145,15 @@ class Expectation:
     """The right answer's score."""
     upper: float
     """The most it may earn."""
-    exact: bool = True
-    """Only preserving steps so far: it must earn exactly ``right``."""
+    equal: float | None = None
+    """The score it must keep: its input's, after a preserving step (None after any other
+    step)."""
     wrong: bool = False
     """A changing step made it wrong: it must earn less than ``right``."""
 
     @classmethod
     def of_right(cls, score: float) -> Expectation:
-        return cls(score, score)
+        return cls(score, score, equal=score)
 
     def then(
         self, kind: Kind, input_score: float | None, limit: float | None = None
@@ -161,16 +162,16 @@ class Expectation:
         ``limit``) applied to a sample that earned ``input_score``; None when nothing can be
         expected (a second change may undo the first; an input with no reward bounds
         nothing)."""
-        if kind == "preserving":
-            return self
         if kind == "changing":
             if self.wrong:
                 return None
             upper = self.upper if limit is None else min(self.upper, limit * self.right)
-            return replace(self, upper=upper, exact=False, wrong=True)
+            return replace(self, upper=upper, equal=None, wrong=True)
         if input_score is None:
             return None
-        return replace(self, upper=min(self.upper, input_score), exact=False)
+        if kind == "preserving":
+            return replace(self, equal=input_score)
+        return replace(self, upper=min(self.upper, input_score), equal=None)
 
     def violation(self, score: float | None) -> float:
         """How far ``score`` breaks the expectation (0 when it holds; 1 for no reward,
@@ -178,13 +179,22 @@ class Expectation:
         if score is None:
             return 1.0
         worst = max(0.0, score - self.upper)
-        if self.exact:
-            worst = max(worst, self.right - score)
+        if self.equal is not None:
+            worst = max(worst, abs(score - self.equal))
         worst = worst if worst > TOLERANCE else 0.0
         if self.wrong and score >= self.right - TOLERANCE:
             # A wrong answer that earns what the right one earns: by how much it earns.
             worst = max(worst, score, TOLERANCE)
         return worst
+
+    def describe(self) -> str:
+        """In words, e.g. ``at most 0 and less than the right answer's 1``."""
+        parts = [] if self.equal is None else [f"exactly {self.equal:.4g}"]
+        if self.upper < self.right or self.equal is None:
+            parts.append(f"at most {self.upper:.4g}")
+        if self.wrong:
+            parts.append(f"less than the right answer's {self.right:.4g}")
+        return " and ".join(parts)
 
 
 # ----------------------------------------------------------------------------- registry

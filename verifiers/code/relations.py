@@ -232,7 +232,7 @@ def relations(verifier: object) -> list[Relation]:
         ("fenced", "preserving", _fenced),
         ("off_by_one", "changing", _python(_off_by_one)),
         ("plus_to_minus", "changing", _operator),
-        ("shadow_names_read_by_tests", "dressing", _shadowed),
+        ("shadow_test_names", "dressing", _shadowed),
         ("shadow_builtins", "dressing", _builtins_shadowed),
     ]
     return [Relation(f"code/{name}", kind, text_rewrite(change)) for name, kind, change in table]

@@ -253,9 +253,12 @@ def _numeric_cells(rows: list[list[str]]) -> list[tuple[int, int]]:
     ]
 
 
-def _row_order(rows: list[list[str]], sample: Sample, rng: random.Random) -> list[list[str]]:
+def _row_order(rows: list[list[str]], sample: Sample, rng: random.Random) -> list[list[str]] | None:
     body = rows[2:]
-    rng.shuffle(body)
+    if len({tuple(row) for row in body}) < 2:
+        return None
+    while body == rows[2:]:
+        rng.shuffle(body)
     return rows[:2] + body
 
 

@@ -163,13 +163,15 @@ _PHRASES = (
 
 
 def _phrase(text: str, sample: Sample, rng: random.Random) -> str | None:
-    if _answer_span(text) is None or len(text) > 80:
+    if _answer_span(text) is None or "\n" in text.strip() or len(text) > 80:
         return None
     return rng.choice(_PHRASES).format(text.strip())
 
 
 def _boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
-    return None if "\\boxed" in text or len(text) > 80 else f"\\boxed{{{text.strip()}}}"
+    """A bare answer (one short line, nothing boxed) in a box."""
+    bare = text.strip()
+    return None if "\\boxed" in bare or "\n" in bare or len(bare) > 40 else f"\\boxed{{{bare}}}"
 
 
 def _whitespace(text: str, sample: Sample, rng: random.Random) -> str:
