@@ -19,12 +19,19 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from rewardsmith.cli.audit_search import SearchResult, Witness, run_search
+from rewardsmith.cli.audit_search import SearchResult, Witness, _evaluate, _Scores, run_search
 from rewardsmith.graders import Executor, Grader
 from rewardsmith.verifiers.metamorphic import relations_for
 from rewardsmith.verifiers.types import Sample
 
-__all__ = ["load_witnesses", "print_search", "replay", "save_witnesses", "search_command"]
+__all__ = [
+    "load_witnesses",
+    "print_search",
+    "recheck",
+    "replay",
+    "save_witnesses",
+    "search_command",
+]
 
 
 def save_witnesses(witnesses: list[Witness], folder: Path, name: str) -> Path:
@@ -51,6 +58,17 @@ def replay(witness: Witness, grader: Grader) -> Sample | None:
     for name, seed in witness.chain:
         current = None if current is None else relations[name](current, seed)
     return current
+
+
+def recheck(witness: Witness, grader: Grader, executor: Executor) -> float:
+    """Score the witness's chain again, step by step, and say how far it now breaks its
+    relation (0 once the verifier is fixed)."""
+    relations = {r.name: r for r in relations_for(grader.verifiers[witness.leaf])}
+    chain = tuple((relations[name], seed) for name, seed in witness.chain)
+    got = _evaluate(
+        Sample.model_validate(witness.reference), witness.right, chain, _Scores(grader, executor)
+    )
+    return 0.0 if got is None else got[2].violation(got[1])
 
 
 def search_command(
