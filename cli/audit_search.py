@@ -58,7 +58,8 @@ class Witness:
     expected: str
     violation: float
     found_after: int
-    """Samples this leaf had scored when the violation was found (the budget it took)."""
+    """Rewrites this leaf had scored when the violation was found, shrinking included (the
+    budget it took)."""
     task_set: str = ""
 
     def describe(self) -> str:
@@ -224,6 +225,8 @@ class _Leaf:
     scores: _Scores
     depth: int
     rng: random.Random
+    base: int = 0
+    """Samples scored before this leaf's search began (its right answers among them)."""
     bandit: _Bandit = field(default_factory=_Bandit)
     frontier: list[_Node] = field(default_factory=list)
     rows: dict[str, RelationRow] = field(default_factory=dict)
@@ -324,7 +327,7 @@ def _record(leaf: _Leaf, root: Sample, right: float, chain: Chain) -> None:
         right,
         _expected(expect),
         expect.violation(value),
-        leaf.scores.scored,
+        leaf.scores.scored - leaf.base,
     )
     leaf.witnesses[key] = witness
     row = leaf.row(last)
@@ -358,7 +361,7 @@ def _leaf(
     if not roots:
         return f"{key} ({name}): no right answer earns reward (see the plain audit)"
     rng = random.Random(f"{seed}:{key}")
-    return _Leaf(key, name, relations, roots, scores, depth, rng)
+    return _Leaf(key, name, relations, roots, scores, depth, rng, base=scores.scored)
 
 
 def run_search(

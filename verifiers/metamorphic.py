@@ -190,7 +190,7 @@ class Expectation:
     def describe(self) -> str:
         """In words, e.g. ``at most 0 and less than the right answer's 1``."""
         parts = [] if self.equal is None else [f"exactly {self.equal:.4g}"]
-        if self.upper < self.right or self.equal is None:
+        if self.upper < self.right or (self.equal is None and not self.wrong):
             parts.append(f"at most {self.upper:.4g}")
         if self.wrong:
             parts.append(f"less than the right answer's {self.right:.4g}")
