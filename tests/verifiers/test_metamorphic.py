@@ -176,6 +176,34 @@ def test_math_rewrites_touch_only_the_final_answer(
         assert got == expected
 
 
+@pytest.mark.parametrize(
+    ("answer", "forms"),
+    [
+        ("\\frac{1}{3}", {"0.\\overline{3}", "0.3333\\ldots"}),
+        ("\\frac{5}{6}", {"0.8\\overline{3}", "0.83333\\ldots"}),
+        ("\\frac{1}{7}", {"0.\\overline{142857}", "0.142857\\ldots"}),
+        ("7/3", {"2.\\overline{3}", "2.3333\\ldots"}),
+        ("-\\frac{2}{3}", {"-0.\\overline{6}", "-0.6666\\ldots"}),
+        ("\\frac{1}{4}", {None}),  # terminates: no repeating form
+        ("\\frac{3}{8}", {None}),
+    ],
+)
+def test_a_repeating_decimal_is_the_fractions_own_value(answer: str, forms: set) -> None:
+    made = {
+        _math("math/repeating_decimal", f"\\boxed{{{answer}}}", seed=seed) for seed in range(12)
+    }
+    assert {None if m is None else m[len("\\boxed{") : -1] for m in made} <= forms
+
+
+def test_fraction_styles_and_parts_boxed() -> None:
+    assert _math("math/fraction_style", "\\boxed{7/3}") == "\\boxed{\\frac{7}{3}}"
+    styled = _math("math/fraction_style", "\\boxed{\\frac{7}{3}}")
+    assert styled in ("\\boxed{\\dfrac{7}{3}}", "\\boxed{\\tfrac{7}{3}}")
+    parts = _math("math/parts_boxed", "so \\boxed{(3, 5)}")
+    assert parts == "So $a = \\boxed{3}$ and $b = \\boxed{5}$."
+    assert _math("math/parts_boxed", "\\boxed{12}") is None
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_math_changes_always_change_the_value(seed: int) -> None:
     for name in ("math/digit", "math/plus_one", "math/scale", "math/sign"):

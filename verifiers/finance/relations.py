@@ -124,6 +124,16 @@ def _sentence(text: str, sample: Sample, rng: random.Random) -> str | None:
     return rng.choice(_SENTENCES).format(text) if _TAG.search(text) else None
 
 
+def _parentheses(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A negative figure in accountants' parentheses: ``-899`` as ``(899)``."""
+    figure = _figure(text)
+    if figure is None or not figure.group(1):
+        return None
+    return (
+        f"{text[: figure.start()]}({figure.group(2)}{figure.group(3) or ''}){text[figure.end() :]}"
+    )
+
+
 def _digit(text: str, sample: Sample, rng: random.Random) -> str | None:
     figure = _figure(text)
     if figure is None:
@@ -191,6 +201,7 @@ def numeric_relations(verifier: object) -> list[Relation]:
         ("scale_form", "preserving", _scale_form),
         ("scale_word", "preserving", _scale_word),
         ("dollar_sign", "preserving", _dollar),
+        ("parentheses_negative", "preserving", _parentheses),
         ("digit", "changing", _digit),
         ("sign", "changing", _sign),
         ("scale_change", "changing", _scale_change),

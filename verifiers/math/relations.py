@@ -153,6 +153,56 @@ def _set_order(answer: str, rng: random.Random) -> str | None:
     return f"{match.group(1)}{', '.join(shuffled)}{match.group(3)}"
 
 
+_FRACTION = re.compile(r"\s*(-?)\\[dt]?frac\{(\d+)\}\{(\d+)\}\s*|\s*(-?)(\d+)/(\d+)\s*")
+
+
+def _repeating(answer: str, rng: random.Random) -> str | None:
+    """A fraction whose decimal repeats, written as a repeating decimal (``1/3`` as
+    ``0.\\overline{3}`` or ``0.333\\ldots``)."""
+    match = _FRACTION.fullmatch(answer)
+    if match is None:
+        return None
+    sign, p, q = (match.group(1), match.group(2), match.group(3))
+    if p is None:
+        sign, p, q = match.group(4), match.group(5), match.group(6)
+    whole, rest, q_ = divmod(int(p), int(q))[0], int(p) % int(q), int(q)
+    digits, seen = [], {}
+    while rest and rest not in seen:
+        seen[rest] = len(digits)
+        rest *= 10
+        digits.append(str(rest // q_))
+        rest %= q_
+    if not rest:
+        return None  # it terminates: no repeating form
+    start = seen[rest]
+    fixed, cycle = "".join(digits[:start]), "".join(digits[start:])
+    if rng.random() < 0.5:
+        return f"{sign}{whole}.{fixed}\\overline{{{cycle}}}"
+    return f"{sign}{whole}.{fixed}{cycle * max(1, 3 // len(cycle) + 1)}\\ldots"
+
+
+def _frac_style(answer: str, rng: random.Random) -> str | None:
+    if "\\frac" in answer:
+        return answer.replace("\\frac", rng.choice(("\\dfrac", "\\tfrac")))
+    match = re.fullmatch(r"\s*(-?)(\d+)/(\d+)\s*", answer)
+    return (
+        None if match is None else f"{match.group(1)}\\frac{{{match.group(2)}}}{{{match.group(3)}}}"
+    )
+
+
+def _parts_boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A tuple answer stated part by part, each part boxed (``a = \\boxed{3}`` and ...)."""
+    span = _answer_span(text)
+    inner = None if span is None else text[span[0] : span[1]]
+    match = None if inner is None else re.fullmatch(r"\s*(?:\\left)?\((.*)(?:\\right)?\)\s*", inner)
+    parts = None if match is None else [p.strip() for p in match.group(1).split(",")]
+    if parts is None or not 2 <= len(parts) <= 4:
+        return None
+    names = "abcd"
+    said = " and ".join(f"${names[i]} = \\boxed{{{p}}}$" for i, p in enumerate(parts))
+    return f"So {said}."
+
+
 _PHRASES = (
     "The answer is {}.",
     "Therefore, the final answer is ${}$.",
@@ -282,6 +332,8 @@ def relations(verifier: object) -> list[Relation]:
         ("decimal_point", "preserving", _decimal),
         ("thousands_separator", "preserving", _thousands),
         ("set_order", "preserving", _set_order),
+        ("repeating_decimal", "preserving", _repeating),
+        ("fraction_style", "preserving", _frac_style),
         ("digit", "changing", _digit),
         ("sign", "changing", _sign),
         ("scale", "changing", _scale),
@@ -294,6 +346,7 @@ def relations(verifier: object) -> list[Relation]:
         ("whitespace", "preserving", _whitespace),
         ("verified_after", "preserving", _verified),
         ("instruction_echoed", "preserving", _echoed),
+        ("parts_boxed", "preserving", _parts_boxed),
         ("retraction", "changing", _retracted),
         ("hedge_gold", "dressing", _hedged),
         *((name, "dressing", _hiding(form)) for name, form in _HIDINGS.items()),
