@@ -5,6 +5,7 @@ task set (and the seed sets beside this file) and finds nothing but the known ho
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +29,10 @@ ROOT = HERE.parents[1]
 SEED_SETS = sorted(p.parent for p in (HERE / "search_sets").glob("*/audit.yaml"))
 KNOWN_HOLES = HERE / "search_known_holes.json"
 WITNESSES = HERE / "search_witnesses"
-CI = {"budget": 40, "seconds": 60.0, "seed": 0, "depth": 3}
-"""The CI search: fixed seed, small budget (samples scored per leaf verifier)."""
+CI = {"budget": 40, "seconds": 600.0, "seed": 0, "depth": 3}
+"""The CI search: fixed seed, small budget (rewrites scored per leaf verifier); the time
+limit is far above what it takes, so that load never cuts it short (it would change what
+is found)."""
 
 
 def _bump(text: str, sample: Sample, rng: object) -> str | None:
@@ -197,7 +200,8 @@ def test_ci_search_finds_no_violation_but_the_known_holes(
         w.describe() for w in result.witnesses if (folder.name, w.leaf, w.relation) in new
     )
     stale = sorted(known - found)
-    assert not stale, f"fixed (remove them from {KNOWN_HOLES.name}): {stale}"
+    if stale:  # a warning, not a failure: a hole this budget missed may still be open
+        warnings.warn(f"not found (fixed? remove them from {KNOWN_HOLES.name}): {stale}")
 
 
 def _saved() -> Iterator[tuple[Path, Witness]]:
