@@ -201,7 +201,8 @@ def test_ci_search_finds_no_violation_but_the_known_holes(
     )
     stale = sorted(known - found)
     if stale:  # a warning, not a failure: a hole this budget missed may still be open
-        warnings.warn(f"not found (fixed? remove them from {KNOWN_HOLES.name}): {stale}")
+        message = f"not found (fixed? remove them from {KNOWN_HOLES.name}): {stale}"
+        warnings.warn(message, stacklevel=2)
 
 
 def _saved() -> Iterator[tuple[Path, Witness]]:
