@@ -17,6 +17,10 @@ to be right), or a bundled task set (``--task-set DIR`` / ``--bundled``: every
 It prints a table per exploit class (verifier, class, variants, worst reward, its limit),
 writes it as JSON with ``--json PATH``, and exits 1 when a reference fails or an exploit
 earns more than its limit.
+
+With ``--search`` it looks for what no generator names instead: the leaf verifiers'
+metamorphic relations, composed and guided by the score (`rewardsmith.cli.audit_search`;
+its output in `rewardsmith.cli.audit_search_io`).
 """
 
 from __future__ import annotations
