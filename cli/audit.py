@@ -327,7 +327,9 @@ def audit(
         settings = {"budget": budget, "seconds": seconds, "seed": seed, "depth": depth}
         from rewardsmith.cli.audit_search_io import search_command
 
-        search_command(runs, backend, settings, json_path, save_witnesses)
+        with Executor(backend) as executor:
+            ok = search_command(runs, executor, settings, json_path, save_witnesses)
+        raise typer.Exit(0 if ok else 1)
     results: dict[str, AuditResult] = {}
     with Executor(backend) as executor:
         for name, (grader, rows) in runs.items():

@@ -15,7 +15,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import typer
 from rich.console import Console
 from rich.table import Table
 
@@ -73,17 +72,14 @@ def recheck(witness: Witness, grader: Grader, executor: Executor) -> float:
 
 def search_command(
     runs: dict[str, tuple[Grader, list[Sample]]],
-    backend: str,
+    executor: Executor,
     settings: dict[str, Any],
     json_path: Path | None,
     witnesses: Path | None,
-) -> None:
-    """``audit --search`` over ``runs`` (name -> grader and right answers): print, write
-    what was asked for, exit 1 on any violation."""
-    with Executor(backend) as executor:
-        results = {
-            name: run_search(g, rows, executor, **settings) for name, (g, rows) in runs.items()
-        }
+) -> bool:
+    """``audit --search`` over ``runs`` (name -> grader and right answers) on the audit's
+    executor: print, write what was asked for; True when nothing broke a relation."""
+    results = {name: run_search(*run, executor, **settings) for name, run in runs.items()}
     for name, result in results.items():
         for witness in result.witnesses:
             witness.task_set = name
@@ -93,7 +89,7 @@ def search_command(
     if json_path is not None:
         payload = {name: result.to_dict() for name, result in results.items()}
         json_path.write_text(json.dumps(payload, indent=2))
-    raise typer.Exit(0 if all(r.ok for r in results.values()) else 1)
+    return all(r.ok for r in results.values())
 
 
 def print_search(name: str, result: SearchResult) -> None:
