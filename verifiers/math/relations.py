@@ -165,13 +165,13 @@ def _repeating(answer: str, rng: random.Random) -> str | None:
     sign, p, q = (match.group(1), match.group(2), match.group(3))
     if p is None:
         sign, p, q = match.group(4), match.group(5), match.group(6)
-    whole, rest, q_ = divmod(int(p), int(q))[0], int(p) % int(q), int(q)
-    digits, seen = [], {}
-    while rest and rest not in seen:
+    whole, rest = divmod(int(p), int(q))
+    digits: list[str] = []
+    seen: dict[int, int] = {}
+    while rest and rest not in seen:  # long division until a remainder comes back
         seen[rest] = len(digits)
-        rest *= 10
-        digits.append(str(rest // q_))
-        rest %= q_
+        digit, rest = divmod(rest * 10, int(q))
+        digits.append(str(digit))
     if not rest:
         return None  # it terminates: no repeating form
     start = seen[rest]
