@@ -5,6 +5,8 @@ answer right as a careful reader reads it, a changing one makes it wrong)."""
 from __future__ import annotations
 
 import ast
+import doctest
+import importlib
 import os
 import subprocess
 import sys
@@ -34,6 +36,21 @@ CODE = {r.name: r for r in code_relations(None)}
 
 
 # ----------------------------------------------------------------------------- contracts
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "rewardsmith.verifiers.metamorphic",
+        "rewardsmith.verifiers.math.relations",
+        "rewardsmith.verifiers.finance.relations",
+        "rewardsmith.verifiers.code.relations",
+        "rewardsmith.verifiers.mesh.relations",
+    ],
+)
+def test_docstring_examples_run(module: str) -> None:
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0 and result.attempted > 0
 
 
 @pytest.mark.parametrize(
