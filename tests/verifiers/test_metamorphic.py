@@ -221,6 +221,18 @@ def test_fraction_styles_and_parts_boxed() -> None:
     assert _math("math/parts_boxed", "\\boxed{12}") is None
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_a_unit_converted_keeps_the_quantity_and_a_unit_swapped_changes_it(seed: int) -> None:
+    metres = {"mm": 0.001, "cm": 0.01, "m": 1.0, "km": 1000.0}
+    converted = _math("math/unit_converted", "\\boxed{12\\text{ cm}}", seed=seed)
+    swapped = _math("math/unit_swapped", "\\boxed{12\\text{ cm}}", seed=seed)
+    assert converted is not None and swapped is not None
+    for text, same in ((converted, True), (swapped, False)):
+        number, unit = text[len("\\boxed{") : -2].split("\\text{ ")
+        assert (float(number) * metres[unit] == pytest.approx(0.12)) is same
+    assert _math("math/unit_converted", "\\boxed{12\\text{ apples}}") is None
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_math_changes_always_change_the_value(seed: int) -> None:
     for name in ("math/digit", "math/plus_one", "math/scale", "math/sign"):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable
+from decimal import Decimal
 
 from rewardsmith.verifiers.metamorphic import Kind, Relation, Rewrite, rewritten, text_rewrite
 from rewardsmith.verifiers.types import Sample
@@ -203,6 +204,43 @@ def _parts_boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
     return f"So {said}."
 
 
+_UNITS = {
+    "mm": ("m", -3),
+    "cm": ("m", -2),
+    "m": ("m", 0),
+    "km": ("m", 3),
+    "g": ("g", 0),
+    "kg": ("g", 3),
+}
+_QUANTITY = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*\\(?:text|mathrm)\{\s*(\w+)\s*\}\s*")
+
+
+def _unit_pair(answer: str, rng: random.Random) -> tuple[Decimal, str, str] | None:
+    """The answer's value and unit, and another unit of the same dimension."""
+    match = _QUANTITY.fullmatch(answer)
+    if match is None or match.group(2) not in _UNITS:
+        return None
+    base = _UNITS[match.group(2)][0]
+    others = [u for u, (b, _) in _UNITS.items() if b == base and u != match.group(2)]
+    return Decimal(match.group(1)), match.group(2), rng.choice(others)
+
+
+def _converted(answer: str, rng: random.Random) -> str | None:
+    """The same quantity in another unit: ``12\\text{ cm}`` as ``120\\text{ mm}``."""
+    pair = _unit_pair(answer, rng)
+    if pair is None:
+        return None
+    value, unit, other = pair
+    shifted = value.scaleb(_UNITS[unit][1] - _UNITS[other][1]).normalize()
+    return f"{format(shifted, 'f')}\\text{{ {other}}}"
+
+
+def _unit_swapped(answer: str, rng: random.Random) -> str | None:
+    """The same number in another unit: another quantity."""
+    pair = _unit_pair(answer, rng)
+    return None if pair is None else f"{format(pair[0], 'f')}\\text{{ {pair[2]}}}"
+
+
 _PHRASES = (
     "The answer is {}.",
     "Therefore, the final answer is ${}$.",
@@ -334,11 +372,13 @@ def relations(verifier: object) -> list[Relation]:
         ("set_order", "preserving", _set_order),
         ("repeating_decimal", "preserving", _repeating),
         ("fraction_style", "preserving", _frac_style),
+        ("unit_converted", "preserving", _converted),
         ("digit", "changing", _digit),
         ("sign", "changing", _sign),
         ("scale", "changing", _scale),
         ("plus_one", "changing", _plus_one),
         ("tuple_order", "changing", _tuple_swap),
+        ("unit_swapped", "changing", _unit_swapped),
     ]
     whole: list[tuple[str, Kind, Callable[[str, Sample, random.Random], str | None]]] = [
         ("boxed", "preserving", _boxed),
