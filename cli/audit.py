@@ -308,13 +308,13 @@ def audit(
         ),
     ] = False,
     budget: Annotated[
-        int, typer.Option(help="--search: samples scored per leaf verifier, at most.")
+        int, typer.Option(min=1, help="--search: rewrites scored per leaf verifier, at most.")
     ] = 200,
     seconds: Annotated[
         float, typer.Option(help="--search: seconds spent per leaf verifier, at most.")
     ] = 120.0,
     seed: Annotated[int, typer.Option(help="--search: the seed of every choice.")] = 0,
-    depth: Annotated[int, typer.Option(help="--search: rewrites per chain, at most.")] = 3,
+    depth: Annotated[int, typer.Option(min=1, help="--search: rewrites per chain, at most.")] = 3,
     save_witnesses: Annotated[
         Path | None,
         typer.Option(help="--search: write each task set's witnesses here (JSONL)."),

@@ -378,6 +378,8 @@ def run_search(
     """Search each leaf verifier of ``grader`` for violations of its relations, starting
     from ``references`` (right answers), scoring at most ``budget`` new samples and spending
     at most ``seconds`` per leaf."""
+    if budget < 1 or depth < 1 or batch < 1:
+        raise ValueError(f"need budget, depth and batch >= 1, got {budget}, {depth}, {batch}")
     result = SearchResult(len(references))
     started = time.monotonic()
     scores = _Scores(grader, executor)

@@ -141,6 +141,12 @@ def test_the_same_seed_finds_the_same_witnesses_and_the_budget_holds() -> None:
     assert first.scored <= len(RIGHT) + 30 + 4 * len(first.witnesses) + 16
 
 
+@pytest.mark.parametrize("setting", [{"budget": 0}, {"depth": 0}, {"batch": 0}])
+def test_a_search_with_nothing_to_spend_is_refused(setting: dict[str, int]) -> None:
+    with pytest.raises(ValueError, match=">= 1"):
+        _search(Gullible(), **setting)
+
+
 def test_witnesses_are_saved_loaded_and_replayed(tmp_path: Path) -> None:
     result = _search(Gullible(), budget=40, seed=3)
     path = save_witnesses(result.witnesses, tmp_path, "toy")
