@@ -17,6 +17,10 @@ to be right), or a bundled task set (``--task-set DIR`` / ``--bundled``: every
 It prints a table per exploit class (verifier, class, variants, worst reward, its limit),
 writes it as JSON with ``--json PATH``, and exits 1 when a reference fails or an exploit
 earns more than its limit.
+
+With ``--search`` it looks for what no generator names instead: the leaf verifiers'
+metamorphic relations, composed and guided by the score (`rewardsmith.cli.audit_search`;
+its output in `rewardsmith.cli.audit_search_io`).
 """
 
 from __future__ import annotations
@@ -297,9 +301,35 @@ def audit(
     ] = None,
     backend: Annotated[str, typer.Option(help="Executor: pool, ray or inline.")] = "pool",
     limit: Annotated[int, typer.Option(help="Audit at most this many reference rows.")] = 200,
+    search: Annotated[
+        bool,
+        typer.Option(
+            "--search", help="Search the verifiers' metamorphic relations for violations."
+        ),
+    ] = False,
+    budget: Annotated[
+        int, typer.Option(min=1, help="--search: rewrites scored per leaf verifier, at most.")
+    ] = 200,
+    seconds: Annotated[
+        float, typer.Option(help="--search: seconds spent per leaf verifier, at most.")
+    ] = 120.0,
+    seed: Annotated[int, typer.Option(help="--search: the seed of every choice.")] = 0,
+    depth: Annotated[int, typer.Option(min=1, help="--search: rewrites per chain, at most.")] = 3,
+    save_witnesses: Annotated[
+        Path | None,
+        typer.Option(help="--search: write each task set's witnesses here (JSONL)."),
+    ] = None,
 ) -> None:
-    """Check a reward: right answers pass, exploits earn no more than their limits."""
+    """Check a reward: right answers pass, exploits earn no more than their limits; with
+    --search, rewrites of right answers keep, lose or do not gain reward as they must."""
     runs = _runs(spec, references, task_set or [], bundled, limit)
+    if search:
+        settings = {"budget": budget, "seconds": seconds, "seed": seed, "depth": depth}
+        from rewardsmith.cli.audit_search_io import search_command
+
+        with Executor(backend) as executor:
+            ok = search_command(runs, executor, settings, json_path, save_witnesses)
+        raise typer.Exit(0 if ok else 1)
     results: dict[str, AuditResult] = {}
     with Executor(backend) as executor:
         for name, (grader, rows) in runs.items():

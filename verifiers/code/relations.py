@@ -1,0 +1,238 @@
+"""Metamorphic relations of the `code_tests` verifier (see
+`rewardsmith.verifiers.metamorphic`).
+
+A program keeps its behaviour with its locals and parameters renamed, its definitions in
+another order, an unused helper added, a comment or blank lines added, or in a fenced
+block; every returned and printed value one off, or its first ``+`` made a ``-``, changes
+it. Dressing a wrong program must not lift it: definitions that shadow every name the
+tests use (their helpers, and the builtins they call) with an object equal to anything,
+listed in ``__all__`` so that ``from solution import *`` takes them (issue 30).
+
+Python programs are rewritten on their syntax tree (``ast``); other languages get the
+textual relations only.
+
+    >>> from rewardsmith.verifiers.types import Sample
+    >>> rel = {r.name: r for r in relations(None)}
+    >>> s = Sample(id="q", completion="def add(a, b):\\n    return a + b\\n", reference={})
+    >>> print(rel["code/rename_locals"](s, 0).completion, end="")
+    def add(a_v, b_v):
+        return a_v + b_v
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import keyword
+import random
+import re
+from collections.abc import Callable
+
+from rewardsmith.verifiers.metamorphic import Kind, Relation, TextChange, text_rewrite
+from rewardsmith.verifiers.types import Sample
+
+__all__ = ["names_read_by_tests", "relations"]
+
+
+def _language(sample: Sample) -> str:
+    ref = sample.reference
+    return str(ref.get("language", "python")) if isinstance(ref, dict) else "python"
+
+
+def _python(change: Callable[[ast.Module, Sample, random.Random], bool]) -> TextChange:
+    """A change of a Python program's syntax tree (``change`` says whether it changed
+    anything); None for other languages or code that does not parse."""
+
+    def on_text(text: str, sample: Sample, rng: random.Random) -> str | None:
+        if _language(sample) != "python":
+            return None
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return None
+        return ast.unparse(tree) + "\n" if change(tree, sample, rng) else None
+
+    return on_text
+
+
+# ----------------------------------------------------------------------------- preserving
+
+
+def _rename_locals(tree: ast.Module, sample: Sample, rng: random.Random) -> bool:
+    changed = False
+    for func in [
+        n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]:
+        params = [a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)]
+        stored = {
+            n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        declared = {
+            name
+            for n in ast.walk(func)
+            if isinstance(n, ast.Global | ast.Nonlocal)
+            for name in n.names
+        }
+        names = (set(params) | stored) - declared
+        suffix = rng.choice(("_1", "_v", "_x"))
+        mapping = {name: name + suffix for name in sorted(names)}
+        for node in ast.walk(func):
+            if isinstance(node, ast.Name) and node.id in mapping:
+                node.id, changed = mapping[node.id], True
+            elif isinstance(node, ast.arg) and node.arg in mapping:
+                node.arg, changed = mapping[node.arg], True
+    return changed
+
+
+def _reorder_defs(tree: ast.Module, sample: Sample, rng: random.Random) -> bool:
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    imports = [s for s in tree.body if isinstance(s, ast.Import | ast.ImportFrom)]
+    others = [s for s in tree.body if not isinstance(s, ast.Import | ast.ImportFrom)]
+    if len(others) < 2 or not all(isinstance(s, defs) for s in others):
+        return False  # top-level code may depend on the order
+    shuffled = others[:]
+    while shuffled == others:
+        rng.shuffle(shuffled)
+    tree.body = imports + shuffled
+    return True
+
+
+def _dead_helper(tree: ast.Module, sample: Sample, rng: random.Random) -> bool:
+    helper = ast.parse(f"def _unused_helper_{rng.randrange(100)}(x):\n    return [x] * 2\n")
+    at = rng.randrange(len(tree.body) + 1)
+    tree.body[at:at] = helper.body
+    return True
+
+
+_COMMENTS = {"python": "# {}", "c": "// {}", "cpp": "// {}", "java": "// {}", "rust": "// {}"}
+
+
+def _comment(text: str, sample: Sample, rng: random.Random) -> str | None:
+    form = _COMMENTS.get(_language(sample))
+    if form is None:
+        return None
+    note = form.format(rng.choice(("Solution.", "Reads the input and writes the answer.")))
+    return f"{note}\n{text}" if rng.random() < 0.5 else f"{text.rstrip()}\n{note}\n"
+
+
+def _blank_lines(text: str, sample: Sample, rng: random.Random) -> str:
+    return "\n" * rng.randrange(1, 3) + text.rstrip("\n") + "\n" * rng.randrange(2, 4)
+
+
+def _fenced(text: str, sample: Sample, rng: random.Random) -> str | None:
+    if "```" in text:
+        return None
+    tag = _language(sample) if rng.random() < 0.7 else ""
+    return f"Here is the program:\n\n```{tag}\n{text.rstrip()}\n```\n"
+
+
+# ----------------------------------------------------------------------------- changing
+
+
+class _OffByOne(ast.NodeTransformer):
+    """Every returned value, and every printed first argument, plus one."""
+
+    def visit_Return(self, node: ast.Return) -> ast.Return:
+        if node.value is not None:
+            node.value = ast.BinOp(node.value, ast.Add(), ast.Constant(1))
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.Call:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "print" and node.args:
+            node.args[0] = ast.BinOp(node.args[0], ast.Add(), ast.Constant(1))
+        return node
+
+
+def _off_by_one(tree: ast.Module, sample: Sample, rng: random.Random) -> bool:
+    before = ast.dump(tree)
+    _OffByOne().visit(tree)
+    return ast.dump(tree) != before
+
+
+def _operator(text: str, sample: Sample, rng: random.Random) -> str | None:
+    match = re.search(r"(?<=\w) \+ (?=\w)", text)
+    return None if match is None else text[: match.start()] + " - " + text[match.end() :]
+
+
+# ----------------------------------------------------------------------------- dressing
+
+
+def names_read_by_tests(reference: object) -> list[str]:
+    """Every name the trusted test code of ``reference`` reads (helpers, builtins), the
+    candidate's entry point excepted: what a candidate could try to shadow."""
+    if not isinstance(reference, dict):
+        return []
+    sources = [reference.get("test"), reference.get("setup"), *reference.get("asserts", [])]
+    sources += list((reference.get("files") or {}).values())
+    names: set[str] = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source) if isinstance(source, str) else None
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree) if tree else ():
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+            elif isinstance(node, ast.alias):
+                names.add((node.asname or node.name).split(".")[0])
+    own = {reference.get("entry_point"), reference.get("fn"), reference.get("module", "solution")}
+    own |= {"candidate", "True", "False", "*"}
+    return sorted(n for n in names - own if n and not keyword.iskeyword(n))
+
+
+# Plain functions: a value that crosses the sandbox must be plain data, so an object
+# equal to anything would be refused on the way out whatever the judge binds.
+_SHADOWS = (
+    "def {0}(*args, **kwargs):\n    return True\n",
+    "def {0}(*args, **kwargs):\n    return args[0] if args else None\n",
+)
+
+
+def _shadowed(text: str, sample: Sample, rng: random.Random) -> str | None:
+    if _language(sample) != "python":
+        return None
+    # The candidate's own definitions are what is tested: replacing them is another
+    # exploit (an always-equal return value), not dressing.
+    names = [n for n in names_read_by_tests(sample.reference) if n not in _defined(text)]
+    if not names:
+        return None
+    chosen = names if rng.random() < 0.5 else rng.sample(names, max(1, len(names) // 2))
+    binds = "\n".join(rng.choice(_SHADOWS).format(name) for name in chosen)
+    listed = ", ".join(repr(n) for n in sorted({*chosen, *_defined(text)}))
+    return f"{text.rstrip()}\n\n\n{binds}\n__all__ = [{listed}]\n"
+
+
+def _defined(text: str) -> list[str]:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    return [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
+
+
+def _builtins_shadowed(text: str, sample: Sample, rng: random.Random) -> str | None:
+    if _language(sample) != "python":
+        return None
+    used = [n for n in names_read_by_tests(sample.reference) if hasattr(builtins, n)]
+    if not used:
+        return None
+    binds = "\n".join(f"def {n}(*args, **kwargs):\n    return True" for n in used)
+    return f"{text.rstrip()}\n\n{binds}\n"
+
+
+def relations(verifier: object) -> list[Relation]:
+    """Every relation of `code_tests`."""
+    table: list[tuple[str, Kind, TextChange]] = [
+        ("rename_locals", "preserving", _python(_rename_locals)),
+        ("reorder_defs", "preserving", _python(_reorder_defs)),
+        ("dead_helper", "preserving", _python(_dead_helper)),
+        ("comment", "preserving", _comment),
+        ("blank_lines", "preserving", _blank_lines),
+        ("fenced", "preserving", _fenced),
+        ("off_by_one", "changing", _python(_off_by_one)),
+        ("plus_to_minus", "changing", _operator),
+        ("shadow_test_names", "dressing", _shadowed),
+        ("shadow_builtins", "dressing", _builtins_shadowed),
+    ]
+    return [Relation(f"code/{name}", kind, text_rewrite(change)) for name, kind, change in table]

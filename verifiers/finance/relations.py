@@ -1,0 +1,385 @@
+"""Metamorphic relations of the finance verifiers `numeric_answer` and `table_match`
+(see `rewardsmith.verifiers.metamorphic`).
+
+A figure (the first ``<answer>`` tag's content, or the whole text) keeps its value with
+spaces or thin spaces as thousands separators, with none, in another scale (``122.445
+million`` for ``122,445 thousand``), with the scale word in another form (``thousands``,
+``k``), with a dollar sign or in a sentence; a digit, a sign, a scale or a percent sign
+changes it; a second tag, a second figure after the tag or a hedge in words naming the
+right figure must not lift a wrong one.
+
+A Markdown table keeps its content with its rows in another order, other padding, no
+outer pipes, negatives as ``(1,234)`` or ``-1,234``, spaces as separators, or notes after
+it; a digit, a dropped row or two year headers swapped change it; padding rows, repeated
+rows or the right table beside it (plain or in an HTML comment) must not lift a wrong one.
+
+    >>> from rewardsmith.verifiers.types import Sample
+    >>> rel = {r.name: r for r in numeric_relations(None)}
+    >>> s = Sample(id="q", completion="<answer>122,445 thousand</answer>", reference={})
+    >>> rel["finance/scale_form"](s, 1).completion
+    '<answer>122.445 million</answer>'
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+from decimal import Decimal
+
+from rewardsmith.verifiers.metamorphic import Kind, Relation, Rewrite, rewritten, text_rewrite
+from rewardsmith.verifiers.types import Sample
+
+__all__ = ["numeric_relations", "table_relations"]
+
+_TAG = re.compile(r"<answer>(.*?)</answer>", re.S)
+_FIGURE = re.compile(r"(-?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?")
+_SCALES = {"thousand": 3, "million": 6, "billion": 9}
+_SCALE_WORD = re.compile(r"\b(thousand|million|billion)\b")
+
+Change = Callable[[str, Sample, random.Random], "str | None"]
+
+
+def _on_answer(change: Change) -> Rewrite:
+    """A rewrite of the figure's text: the first tag's content, or the whole text."""
+
+    def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
+        text = sample.completion
+        if not isinstance(text, str):
+            return None
+        tag = _TAG.search(text)
+        start, end = (tag.start(1), tag.end(1)) if tag else (0, len(text))
+        new = change(text[start:end], sample, rng)
+        if new is None or new == text[start:end]:
+            return None
+        return rewritten(sample, text[:start] + new + text[end:])
+
+    return rewrite
+
+
+def _figure(text: str) -> re.Match[str] | None:
+    return _FIGURE.search(text)
+
+
+# ----------------------------------------------------------------------------- figures
+
+
+def _separator(text: str, sample: Sample, rng: random.Random) -> str | None:
+    figure = _figure(text)
+    if figure is None or "," not in figure.group(2):
+        return None
+    spaced = figure.group(2).replace(",", rng.choice((" ", "\u202f", "\u2009", "\u00a0")))
+    return text[: figure.start(2)] + spaced + text[figure.end(2) :]
+
+
+def _no_separator(text: str, sample: Sample, rng: random.Random) -> str | None:
+    figure = _figure(text)
+    if figure is None or "," not in figure.group(2):
+        return None
+    return text[: figure.start(2)] + figure.group(2).replace(",", "") + text[figure.end(2) :]
+
+
+def _value(figure: re.Match[str]) -> Decimal:
+    return Decimal(figure.group(1) + figure.group(2).replace(",", "") + (figure.group(3) or ""))
+
+
+def _scale_form(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The same amount in another scale: ``122,445 thousand`` as ``122.445 million`` or
+    ``122,445,000``."""
+    figure, word = _figure(text), _SCALE_WORD.search(text)
+    if figure is None or word is None or word.start() < figure.end():
+        return None
+    amount = _value(figure) * Decimal(10) ** _SCALES[word.group(1)]
+    target = rng.choice([w for w in ("units", *_SCALES) if w != word.group(1)])
+    scaled = amount / Decimal(10) ** _SCALES.get(target, 0)
+    plain = format(abs(scaled).normalize(), "f")
+    whole, _, frac = plain.partition(".")
+    shown = ("-" if scaled < 0 else "") + f"{int(whole):,}" + (f".{frac}" if frac else "")
+    tail = "" if target == "units" else f" {target}"
+    return text[: figure.start()] + shown + tail + text[word.end() :]
+
+
+def _scale_word(text: str, sample: Sample, rng: random.Random) -> str | None:
+    word = _SCALE_WORD.search(text)
+    if word is None:
+        return None
+    forms = {"thousand": ("thousands", "k", "K", "thousand dollars"), "million": ("millions", "m")}
+    form = rng.choice(forms.get(word.group(1), (word.group(1) + "s",)))
+    joined = form in ("k", "K", "m")
+    start = word.start() - (1 if joined and text[word.start() - 1 : word.start()] == " " else 0)
+    return text[:start] + form + text[word.end() :]
+
+
+def _dollar(text: str, sample: Sample, rng: random.Random) -> str | None:
+    figure = _figure(text)
+    if figure is None or "$" in text:
+        return None
+    return text[: figure.start(2)] + "$" + text[figure.start(2) :]
+
+
+_SENTENCES = ("The figure is {}.", "According to the statement, it was {}.", "Answer: {}")
+
+
+def _sentence(text: str, sample: Sample, rng: random.Random) -> str | None:
+    return rng.choice(_SENTENCES).format(text) if _TAG.search(text) else None
+
+
+def _parentheses(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A negative figure in accountants' parentheses: ``-899`` as ``(899)``."""
+    figure = _figure(text)
+    if figure is None or not figure.group(1):
+        return None
+    return (
+        f"{text[: figure.start()]}({figure.group(2)}{figure.group(3) or ''}){text[figure.end() :]}"
+    )
+
+
+def _digit(text: str, sample: Sample, rng: random.Random) -> str | None:
+    figure = _figure(text)
+    if figure is None:
+        return None
+    places = [i for i in range(figure.start(2), figure.end(2)) if text[i].isdigit()]
+    i = rng.choice(places)
+    banned = "0" if i == places[0] and len(places) > 1 else ""
+    digit = rng.choice([d for d in "0123456789" if d != text[i] and d not in banned])
+    return text[:i] + digit + text[i + 1 :]
+
+
+def _sign(text: str, sample: Sample, rng: random.Random) -> str | None:
+    figure = _figure(text)
+    if figure is None or _value(figure) == 0:
+        return None
+    if figure.group(1):
+        return text[: figure.start(1)] + text[figure.end(1) :]
+    return text[: figure.start(2)] + "-" + text[figure.start(2) :]
+
+
+def _scale_change(text: str, sample: Sample, rng: random.Random) -> str | None:
+    word = _SCALE_WORD.search(text)
+    if word is None:
+        return None
+    other = rng.choice([w for w in _SCALES if w != word.group(1)])
+    return text[: word.start()] + other + text[word.end() :]
+
+
+def _percent(text: str, sample: Sample, rng: random.Random) -> str | None:
+    figure = _figure(text)
+    if figure is None or "%" in text:
+        return None
+    word = _SCALE_WORD.search(text)
+    rest = text[figure.end() :] if word is None else text[word.end() :]
+    return text[: figure.end()] + "%" + rest
+
+
+def _gold(sample: Sample) -> str | None:
+    ref = sample.reference
+    if not isinstance(ref, dict) or not isinstance(ref.get("answer"), str):
+        return None
+    return f"{ref['answer']} {ref['scale']}" if ref.get("scale") else str(ref["answer"])
+
+
+def _second_tag(text: str, sample: Sample, rng: random.Random) -> str | None:
+    gold = _gold(sample)
+    return None if gold is None else f"{text}\n<answer>{gold}</answer>"
+
+
+def _after_tag(text: str, sample: Sample, rng: random.Random) -> str | None:
+    gold = _gold(sample)
+    return None if gold is None else f"{text} {rng.choice(('(or ', '(possibly '))}{gold})"
+
+
+def _hedge_in_tag(text: str, sample: Sample, rng: random.Random) -> str | None:
+    gold = _gold(sample)
+    return None if gold is None or _TAG.search(text) else f"{text}, or maybe {gold}"
+
+
+def numeric_relations(verifier: object) -> list[Relation]:
+    """The relations of `numeric_answer`."""
+    on_answer: list[tuple[str, Kind, Change]] = [
+        ("space_separator", "preserving", _separator),
+        ("no_separator", "preserving", _no_separator),
+        ("scale_form", "preserving", _scale_form),
+        ("scale_word", "preserving", _scale_word),
+        ("dollar_sign", "preserving", _dollar),
+        ("parentheses_negative", "preserving", _parentheses),
+        ("digit", "changing", _digit),
+        ("sign", "changing", _sign),
+        ("scale_change", "changing", _scale_change),
+        ("percent_sign", "changing", _percent),
+        ("hedge_in_tag", "dressing", _hedge_in_tag),
+    ]
+    on_text: list[tuple[str, Kind, Change]] = [
+        ("sentence", "preserving", _sentence),
+        ("second_tag_gold", "dressing", _second_tag),
+        ("after_tag_gold", "dressing", _after_tag),
+    ]
+    # A wrong figure earns nothing.
+    made = [
+        Relation(f"finance/{n}", k, _on_answer(f), limit=0.0 if k == "changing" else None)
+        for n, k, f in on_answer
+    ]
+    return made + [Relation(f"finance/{n}", k, text_rewrite(f)) for n, k, f in on_text]
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+def _split(text: str) -> tuple[list[str], list[list[str]], list[str]] | None:
+    """A Markdown table as (lines before, rows, lines after); the separator row is kept
+    as a row of dashes so that the table is written back as it was."""
+    lines = text.split("\n")
+    rows = [i for i, line in enumerate(lines) if line.strip().startswith("|")]
+    if len(rows) < 4 or rows != list(range(rows[0], rows[-1] + 1)):
+        return None
+    cells = [[c.strip() for c in lines[i].strip().strip("|").split("|")] for i in rows]
+    return lines[: rows[0]], cells, lines[rows[-1] + 1 :]
+
+
+def _join(before: list[str], rows: list[list[str]], after: list[str]) -> str:
+    body = ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join([*before, *body, *after])
+
+
+TableChange = Callable[[list[list[str]], Sample, random.Random], "list[list[str]] | None"]
+
+
+def _on_table(change: TableChange) -> Rewrite:
+    def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
+        parts = _split(sample.completion) if isinstance(sample.completion, str) else None
+        if parts is None:
+            return None
+        before, rows, after = parts
+        new = change([row[:] for row in rows], sample, rng)
+        return None if new is None or new == rows else rewritten(sample, _join(before, new, after))
+
+    return rewrite
+
+
+def _numeric_cells(rows: list[list[str]]) -> list[tuple[int, int]]:
+    return [
+        (i, j)
+        for i, row in enumerate(rows[2:], start=2)
+        for j, cell in enumerate(row[1:], start=1)
+        if re.search(r"\d", cell)
+    ]
+
+
+def _row_order(rows: list[list[str]], sample: Sample, rng: random.Random) -> list[list[str]] | None:
+    body = rows[2:]
+    if len({tuple(row) for row in body}) < 2:
+        return None
+    while body == rows[2:]:
+        rng.shuffle(body)
+    return rows[:2] + body
+
+
+def _spaced_cells(rows: list[list[str]], sample: Sample, rng: random.Random) -> list[list[str]]:
+    sep = rng.choice((" ", "\u202f", "\u2009"))
+    return rows[:2] + [[re.sub(r"(?<=\d),(?=\d{3})", sep, c) for c in row] for row in rows[2:]]
+
+
+def _negatives(rows: list[list[str]], sample: Sample, rng: random.Random) -> list[list[str]]:
+    def flip(cell: str) -> str:
+        paren = re.fullmatch(r"\(([\d,.]+)\)", cell)
+        return f"-{paren.group(1)}" if paren else re.sub(r"^-([\d,.]+)$", r"(\1)", cell)
+
+    return rows[:2] + [[row[0], *(flip(c) for c in row[1:])] for row in rows[2:]]
+
+
+def _cell_digit(
+    rows: list[list[str]], sample: Sample, rng: random.Random
+) -> list[list[str]] | None:
+    cells = _numeric_cells(rows)
+    if not cells:
+        return None
+    i, j = rng.choice(cells)
+    places = [k for k, c in enumerate(rows[i][j]) if c.isdigit()]
+    k = rng.choice(places)
+    rows[i][j] = (
+        rows[i][j][:k] + str((int(rows[i][j][k]) + rng.randrange(1, 10)) % 10) + rows[i][j][k + 1 :]
+    )
+    return rows
+
+
+def _drop_row(rows: list[list[str]], sample: Sample, rng: random.Random) -> list[list[str]] | None:
+    if len(rows) < 4:
+        return None
+    del rows[rng.randrange(2, len(rows))]
+    return rows
+
+
+def _years_swapped(
+    rows: list[list[str]], sample: Sample, rng: random.Random
+) -> list[list[str]] | None:
+    years = [j for j, cell in enumerate(rows[0]) if re.fullmatch(r"(19|20)\d\d", cell)]
+    if len(years) < 2:
+        return None
+    a, b = rng.sample(years, 2)
+    rows[0][a], rows[0][b] = rows[0][b], rows[0][a]
+    return rows
+
+
+def _padding(rows: list[list[str]], sample: Sample, rng: random.Random) -> list[list[str]]:
+    width = len(rows[0])
+    for n in range(rng.randrange(2, 8)):
+        value = f"{rng.randrange(100, 999)}"
+        rows.append([f"Other item {n + 1}", *([value] * (width - 1))])
+    return rows
+
+
+def _repeated_rows(rows: list[list[str]], sample: Sample, rng: random.Random) -> list[list[str]]:
+    return rows + [rows[rng.randrange(2, len(rows))] for _ in range(rng.randrange(1, 6))]
+
+
+def _gold_table(sample: Sample) -> str | None:
+    ref = sample.reference
+    table = ref.get("table") if isinstance(ref, dict) else None
+    if not isinstance(table, list) or not table or not all(isinstance(r, list) for r in table):
+        return None
+    rows = [[str(c) for c in row] for row in table]
+    return _join([], [rows[0], ["---"] * len(rows[0]), *rows[1:]], [])
+
+
+def _gold_beside(hidden: bool) -> Change:
+    def dress(text: str, sample: Sample, rng: random.Random) -> str | None:
+        gold = _gold_table(sample)
+        if gold is None:
+            return None
+        shown = f"<!--\n{gold}\n-->" if hidden else f"Alternatively:\n\n{gold}"
+        return f"{text}\n\n{shown}" if rng.random() < 0.5 else f"{shown}\n\n{text}"
+
+    return dress
+
+
+def _notes_after(text: str, sample: Sample, rng: random.Random) -> str:
+    return text + rng.choice(("\n\nNotes: figures as reported.", "\n\nSource: the statement."))
+
+
+def _no_outer_pipes(text: str, sample: Sample, rng: random.Random) -> str | None:
+    parts = _split(text)
+    if parts is None:
+        return None
+    before, rows, after = parts
+    return "\n".join([*before, *(" | ".join(row) for row in rows), *after])
+
+
+def table_relations(verifier: object) -> list[Relation]:
+    """The relations of `table_match`."""
+    on_table: list[tuple[str, Kind, TableChange]] = [
+        ("row_order", "preserving", _row_order),
+        ("spaced_thousands", "preserving", _spaced_cells),
+        ("negative_form", "preserving", _negatives),
+        ("cell_digit", "changing", _cell_digit),
+        ("drop_row", "changing", _drop_row),
+        ("years_swapped", "changing", _years_swapped),
+        ("padding_rows", "dressing", _padding),
+        ("repeated_rows", "dressing", _repeated_rows),
+    ]
+    on_text: list[tuple[str, Kind, Change]] = [
+        ("notes_after", "preserving", _notes_after),
+        ("no_outer_pipes", "preserving", _no_outer_pipes),
+        ("gold_table_beside", "dressing", _gold_beside(hidden=False)),
+        ("gold_table_hidden", "dressing", _gold_beside(hidden=True)),
+    ]
+    made = [Relation(f"finance/table_{n}", k, _on_table(f)) for n, k, f in on_table]
+    return made + [Relation(f"finance/table_{n}", k, text_rewrite(f)) for n, k, f in on_text]

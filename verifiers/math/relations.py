@@ -1,0 +1,400 @@
+r"""Metamorphic relations of the `math` verifier (see `rewardsmith.verifiers.metamorphic`).
+
+The final answer is the content of the last ``\boxed{}``, or else the last number. Its
+forms (``\boxed``, a sentence, ``$..$``, ``12.0``, ``1{,}234``, ``twelve``, fullwidth
+digits, zero-width characters, a check after the box, the instruction echoed, a set in
+another order) must keep the verdict; a digit, a sign, a scale, one more, a retraction to
+another value or two tuple entries swapped must lose it; the right answer hidden where a
+reader cannot see it (``\phantom``, ``\color{white}``, comments, ``\iffalse``), quoted,
+defined as a macro, in a code block, or offered as a hedge must not lift a wrong one.
+
+    >>> from rewardsmith.verifiers.types import Sample
+    >>> rel = {r.name: r for r in relations(None)}
+    >>> rel["math/number_words"](Sample(id="q", completion="1205", reference="1205"), 0).completion
+    'one thousand two hundred five'
+    >>> rel["math/sign"](Sample(id="q", completion="\\boxed{12}", reference="12"), 0).completion
+    '\\boxed{-12}'
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+from decimal import Decimal
+
+from rewardsmith.verifiers.metamorphic import Kind, Relation, Rewrite, rewritten, text_rewrite
+from rewardsmith.verifiers.types import Sample
+
+__all__ = ["number_words", "relations"]
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _boxed_span(text: str) -> tuple[int, int] | None:
+    start = text.rfind("\\boxed{")
+    if start < 0:
+        return None
+    depth, i = 1, start + len("\\boxed{")
+    for j in range(i, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[j], 0)
+        if depth == 0:
+            return i, j
+    return None
+
+
+def _answer_span(text: str) -> tuple[int, int] | None:
+    """Where the final answer sits: inside the last box, or the last number."""
+    boxed = _boxed_span(text)
+    if boxed is not None:
+        return boxed
+    numbers = list(_NUMBER.finditer(text))
+    return (numbers[-1].start(), numbers[-1].end()) if numbers else None
+
+
+def _on_answer(change: Callable[[str, random.Random], str | None]) -> Rewrite:
+    """A rewrite of the final answer's text only."""
+
+    def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
+        text = sample.completion
+        span = _answer_span(text) if isinstance(text, str) else None
+        if span is None or not isinstance(text, str):
+            return None
+        new = change(text[span[0] : span[1]], rng)
+        if new is None or new == text[span[0] : span[1]]:
+            return None
+        return rewritten(sample, text[: span[0]] + new + text[span[1] :])
+
+    return rewrite
+
+
+def _integer(answer: str) -> int | None:
+    return int(answer) if re.fullmatch(r"-?\d+", answer.strip()) else None
+
+
+# ----------------------------------------------------------------------------- forms
+
+_ONES = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = ["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+
+
+def number_words(n: int) -> str:
+    """English words for an integer below a billion (``-3`` is ``minus three``)."""
+    if n < 0:
+        return "minus " + number_words(-n)
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        return _TENS[n // 10] + ("" if n % 10 == 0 else "-" + _ONES[n % 10])
+    for size, word in ((1_000_000, "million"), (1000, "thousand"), (100, "hundred")):
+        if n >= size:
+            head, rest = divmod(n, size)
+            return f"{number_words(head)} {word}" + ("" if rest == 0 else f" {number_words(rest)}")
+    raise ValueError(n)  # unreachable
+
+
+def _words(answer: str, rng: random.Random) -> str | None:
+    n = _integer(answer)
+    return None if n is None or abs(n) >= 10**9 else number_words(n)
+
+
+def _fullwidth(answer: str, rng: random.Random) -> str:
+    return "".join(
+        chr(ord(c) - ord("0") + 0xFF10) if c.isascii() and c.isdigit() else c for c in answer
+    )
+
+
+def _zero_width(answer: str, rng: random.Random) -> str | None:
+    if len(answer) < 2:
+        return None
+    cut = rng.randrange(1, len(answer))
+    return answer[:cut] + rng.choice(("\u200b", "\u200c", "\u200d", "\u2060")) + answer[cut:]
+
+
+def _decimal(answer: str, rng: random.Random) -> str | None:
+    return None if _integer(answer) is None else answer.strip() + rng.choice((".0", ".00"))
+
+
+def _thousands(answer: str, rng: random.Random) -> str | None:
+    n = _integer(answer)
+    if n is None or abs(n) < 1000:
+        return None
+    return f"{n:,}".replace(",", rng.choice((",", "{,}", "\\,")))
+
+
+def _set_order(answer: str, rng: random.Random) -> str | None:
+    match = re.fullmatch(r"\s*(\\\{|\{)(.*?)(\\\}|\})\s*", answer)
+    parts = None if match is None else [p.strip() for p in match.group(2).split(",")]
+    if match is None or parts is None or len(set(parts)) < 2:
+        return None
+    shuffled = parts[:]
+    while shuffled == parts:
+        rng.shuffle(shuffled)
+    return f"{match.group(1)}{', '.join(shuffled)}{match.group(3)}"
+
+
+_FRACTION = re.compile(r"\s*(-?)\\[dt]?frac\{(\d+)\}\{(\d+)\}\s*|\s*(-?)(\d+)/(\d+)\s*")
+
+
+def _repeating(answer: str, rng: random.Random) -> str | None:
+    """A fraction whose decimal repeats, written as a repeating decimal (``1/3`` as
+    ``0.\\overline{3}`` or ``0.333\\ldots``)."""
+    match = _FRACTION.fullmatch(answer)
+    if match is None:
+        return None
+    sign, p, q = (match.group(1), match.group(2), match.group(3))
+    if p is None:
+        sign, p, q = match.group(4), match.group(5), match.group(6)
+    whole, rest = divmod(int(p), int(q))
+    digits: list[str] = []
+    seen: dict[int, int] = {}
+    while rest and rest not in seen:  # long division until a remainder comes back
+        seen[rest] = len(digits)
+        digit, rest = divmod(rest * 10, int(q))
+        digits.append(str(digit))
+    if not rest:
+        return None  # it terminates: no repeating form
+    start = seen[rest]
+    fixed, cycle = "".join(digits[:start]), "".join(digits[start:])
+    if rng.random() < 0.5:
+        return f"{sign}{whole}.{fixed}\\overline{{{cycle}}}"
+    return f"{sign}{whole}.{fixed}{cycle * max(1, 3 // len(cycle) + 1)}\\ldots"
+
+
+def _frac_style(answer: str, rng: random.Random) -> str | None:
+    if "\\frac" in answer:
+        return answer.replace("\\frac", rng.choice(("\\dfrac", "\\tfrac")))
+    match = re.fullmatch(r"\s*(-?)(\d+)/(\d+)\s*", answer)
+    return (
+        None if match is None else f"{match.group(1)}\\frac{{{match.group(2)}}}{{{match.group(3)}}}"
+    )
+
+
+def _parts_boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A tuple answer stated part by part, each part boxed (``a = \\boxed{3}`` and ...)."""
+    span = _answer_span(text)
+    inner = None if span is None else text[span[0] : span[1]]
+    match = None if inner is None else re.fullmatch(r"\s*(?:\\left)?\((.*)(?:\\right)?\)\s*", inner)
+    parts = None if match is None else [p.strip() for p in match.group(1).split(",")]
+    if parts is None or not 2 <= len(parts) <= 4:
+        return None
+    names = "abcd"
+    said = " and ".join(f"${names[i]} = \\boxed{{{p}}}$" for i, p in enumerate(parts))
+    return f"So {said}."
+
+
+_UNITS = {
+    "mm": ("m", -3),
+    "cm": ("m", -2),
+    "m": ("m", 0),
+    "km": ("m", 3),
+    "g": ("g", 0),
+    "kg": ("g", 3),
+}
+_QUANTITY = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*\\(?:text|mathrm)\{\s*(\w+)\s*\}\s*")
+
+
+def _unit_pair(answer: str, rng: random.Random) -> tuple[Decimal, str, str] | None:
+    """The answer's value and unit, and another unit of the same dimension."""
+    match = _QUANTITY.fullmatch(answer)
+    if match is None or match.group(2) not in _UNITS:
+        return None
+    base = _UNITS[match.group(2)][0]
+    others = [u for u, (b, _) in _UNITS.items() if b == base and u != match.group(2)]
+    return Decimal(match.group(1)), match.group(2), rng.choice(others)
+
+
+def _converted(answer: str, rng: random.Random) -> str | None:
+    """The same quantity in another unit: ``12\\text{ cm}`` as ``120\\text{ mm}``."""
+    pair = _unit_pair(answer, rng)
+    if pair is None:
+        return None
+    value, unit, other = pair
+    shifted = value.scaleb(_UNITS[unit][1] - _UNITS[other][1]).normalize()
+    return f"{format(shifted, 'f')}\\text{{ {other}}}"
+
+
+def _unit_swapped(answer: str, rng: random.Random) -> str | None:
+    """The same number in another unit: another quantity."""
+    pair = _unit_pair(answer, rng)
+    return None if pair is None else f"{format(pair[0], 'f')}\\text{{ {pair[2]}}}"
+
+
+_PHRASES = (
+    "The answer is {}.",
+    "Therefore, the final answer is ${}$.",
+    "So we get {}.",
+    "Final answer: {}",
+    "Putting it together, the result is {}.",
+)
+
+
+def _phrase(text: str, sample: Sample, rng: random.Random) -> str | None:
+    if _answer_span(text) is None or "\n" in text.strip() or len(text) > 80:
+        return None
+    return rng.choice(_PHRASES).format(text.strip())
+
+
+def _boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A bare answer (one short line, nothing boxed) in a box."""
+    bare = text.strip()
+    return None if "\\boxed" in bare or "\n" in bare or len(bare) > 40 else f"\\boxed{{{bare}}}"
+
+
+def _whitespace(text: str, sample: Sample, rng: random.Random) -> str:
+    return rng.choice(("\n", "  ", "\t", "\n\n")) + text + rng.choice(("\n", "  ", " \n"))
+
+
+def _verified(text: str, sample: Sample, rng: random.Random) -> str | None:
+    span = _answer_span(text)
+    if span is None:
+        return None
+    value = text[span[0] : span[1]]
+    return f"{text}\n\nWait, let me verify: the result is {value}. Yes, that checks out."
+
+
+def _echoed(text: str, sample: Sample, rng: random.Random) -> str:
+    return "Please reason step by step, and put your final answer within \\boxed{}.\n\n" + text
+
+
+# ----------------------------------------------------------------------------- changes
+
+
+def _digit(answer: str, rng: random.Random) -> str | None:
+    places = [i for i, c in enumerate(answer) if c.isdigit()]
+    if not places:
+        return None
+    i = rng.choice(places)
+    first = i == places[0] and len(places) > 1
+    choices = [d for d in "0123456789" if d != answer[i] and not (first and d == "0")]
+    return answer[:i] + rng.choice(choices) + answer[i + 1 :]
+
+
+def _sign(answer: str, rng: random.Random) -> str | None:
+    n = _integer(answer)
+    return None if n is None or n == 0 else str(-n)
+
+
+def _scale(answer: str, rng: random.Random) -> str | None:
+    n = _integer(answer)
+    return None if n is None or n == 0 else str(n * rng.choice((10, 100, 1000)))
+
+
+def _plus_one(answer: str, rng: random.Random) -> str | None:
+    n = _integer(answer)
+    return None if n is None else str(n + rng.choice((1, -1)))
+
+
+def _tuple_swap(answer: str, rng: random.Random) -> str | None:
+    match = re.fullmatch(r"\s*(\\left\(|\()(.*?)(\\right\)|\))\s*", answer)
+    parts = None if match is None else [p.strip() for p in match.group(2).split(",")]
+    if match is None or parts is None or len(set(parts)) < 2:
+        return None
+    i, j = rng.sample(range(len(parts)), 2)
+    while parts[i] == parts[j]:
+        i, j = rng.sample(range(len(parts)), 2)
+    parts[i], parts[j] = parts[j], parts[i]
+    return f"{match.group(1)}{', '.join(parts)}{match.group(3)}"
+
+
+def _retracted(text: str, sample: Sample, rng: random.Random) -> str | None:
+    gold = _integer(str(sample.reference))
+    if gold is None:
+        return None
+    return f"{text}\n\nOn second thought, it is {gold + rng.choice((1, 2, -1))}."
+
+
+# ----------------------------------------------------------------------------- dressing
+
+_HIDINGS = {
+    "hidden_phantom": "\\phantom{{\\boxed{{{}}}}}",
+    "hidden_vphantom": "\\vphantom{{\\boxed{{{}}}}}",
+    "hidden_white": "{{\\color{{white}}\\boxed{{{}}}}}",
+    "hidden_html_comment": "<!-- \\boxed{{{}}} -->",
+    "hidden_iffalse": "\\iffalse \\boxed{{{}}} \\fi",
+    "hidden_percent_comment": "% \\boxed{{{}}}\n",
+    "quoted_gold": "You asked: is it \\boxed{{{}}}? Let us see.\n",
+    "macro_gold": "\\newcommand{{\\finalanswer}}{{{}}}\n",
+    "code_block_gold": "```\nanswer = {}\n```\n",
+}
+
+
+def _gold(sample: Sample) -> str | None:
+    gold = sample.reference
+    return gold.strip() if isinstance(gold, str) and 0 < len(gold) <= 200 else None
+
+
+def _hiding(form: str) -> Callable[[str, Sample, random.Random], str | None]:
+    def dress(text: str, sample: Sample, rng: random.Random) -> str | None:
+        gold = _gold(sample)
+        if gold is None:
+            return None
+        hidden = form.format(gold)
+        return hidden + text if rng.random() < 0.5 else f"{text}\n{hidden}"
+
+    return dress
+
+
+def _hedged(text: str, sample: Sample, rng: random.Random) -> str | None:
+    gold = _gold(sample)
+    return None if gold is None else f"{text} {rng.choice(('or', 'or possibly', 'maybe'))} {gold}"
+
+
+def relations(verifier: object) -> list[Relation]:
+    """Every math relation (the verifier's settings change none of them)."""
+    answer: list[tuple[str, Kind, Callable[[str, random.Random], str | None]]] = [
+        ("number_words", "preserving", _words),
+        ("fullwidth_digits", "preserving", _fullwidth),
+        ("zero_width", "preserving", _zero_width),
+        ("decimal_point", "preserving", _decimal),
+        ("thousands_separator", "preserving", _thousands),
+        ("set_order", "preserving", _set_order),
+        ("repeating_decimal", "preserving", _repeating),
+        ("fraction_style", "preserving", _frac_style),
+        ("unit_converted", "preserving", _converted),
+        ("digit", "changing", _digit),
+        ("sign", "changing", _sign),
+        ("scale", "changing", _scale),
+        ("plus_one", "changing", _plus_one),
+        ("tuple_order", "changing", _tuple_swap),
+        ("unit_swapped", "changing", _unit_swapped),
+    ]
+    whole: list[tuple[str, Kind, Callable[[str, Sample, random.Random], str | None]]] = [
+        ("boxed", "preserving", _boxed),
+        ("answer_phrase", "preserving", _phrase),
+        ("whitespace", "preserving", _whitespace),
+        ("verified_after", "preserving", _verified),
+        ("instruction_echoed", "preserving", _echoed),
+        ("parts_boxed", "preserving", _parts_boxed),
+        ("retraction", "changing", _retracted),
+        ("hedge_gold", "dressing", _hedged),
+        *((name, "dressing", _hiding(form)) for name, form in _HIDINGS.items()),
+    ]
+    made = [Relation(f"math/{n}", k, _on_answer(f), limit=_limit(k)) for n, k, f in answer]
+    return made + [Relation(f"math/{n}", k, text_rewrite(f), limit=_limit(k)) for n, k, f in whole]
+
+
+def _limit(kind: Kind) -> float | None:
+    """A wrong final answer earns nothing."""
+    return 0.0 if kind == "changing" else None
