@@ -42,6 +42,9 @@ class ToolEnvironment:
     """
 
     name: ClassVar[str] = "tool_environment"
+    step_cost_hint: ClassVar[float] = 1.0
+    """What a step costs, relative to an in-process check (1): a rollout starts the steps of
+    a batch most expensive first (`step_cost`). A sandboxed test run is about 100."""
     tools: Sequence[Tool] = ()
     _scorers_lock: ClassVar[threading.Lock] = threading.Lock()
     """Episodes step in threads: two first calls must not both start a Scorer."""
@@ -96,6 +99,10 @@ class ToolEnvironment:
         if transition.done:
             return transition
         return self._continue(transition.state, transition.observation or "", transition.reward)
+
+    def step_cost(self, state: EpisodeState) -> float:
+        """The cost hint of the next step on `state` (the class's `step_cost_hint`)."""
+        return self.step_cost_hint
 
     def truncate(self, state: EpisodeState, reason: str) -> Transition:
         """End the episode now (a driver's token budget): scored as it stands."""

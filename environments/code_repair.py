@@ -56,6 +56,7 @@ class CodeRepair(ToolEnvironment):
     """Repair a Python function against its tests; see the module doc."""
 
     name: ClassVar[str] = "code_repair"
+    step_cost_hint: ClassVar[float] = 100.0  # every attempt runs its tests in the sandbox
 
     def __init__(
         self, limits: EpisodeLimits | None = None, scorer: Mapping[str, Any] | None = None

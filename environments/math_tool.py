@@ -68,6 +68,7 @@ class MathWithPython(ToolEnvironment):
     """Math word problems; the answer is graded by the `math` verifier."""
 
     name: ClassVar[str] = "math_tool"
+    step_cost_hint: ClassVar[float] = 10.0  # a tool call is a sandboxed Python run
     tools = (Tool(python),)
 
     def __init__(
