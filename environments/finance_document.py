@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
 from rewardsmith.environments.calc import evaluate
+from rewardsmith.environments.episode_exploits import EpisodeExploit
 from rewardsmith.environments.protocol import EpisodeLimits, EpisodeState
 from rewardsmith.environments.timed_tools import TimedTools
 from rewardsmith.environments.tools import Tool
@@ -42,6 +43,8 @@ __all__ = [
     "FinanceDocument",
     "calc",
     "chart",
+    "expert_actions",
+    "exploits",
     "page_text",
     "search",
     "table",
@@ -223,6 +226,9 @@ class FinanceDocument(TimedTools):
         task["reference"] = reference
         return super().reset(task)
 
+    def exploits(self, tasks: Sequence[Mapping[str, Any]]) -> Iterator[EpisodeExploit]:
+        return exploits(tasks)
+
 
 def expert_actions(task: Mapping[str, Any]) -> list[str]:
     """The reference solution played as turns: read the page, then answer and cite it."""
@@ -233,3 +239,34 @@ def expert_actions(task: Mapping[str, Any]) -> list[str]:
         f"<tool_call>{json.dumps(call)}</tool_call>",
         f"{solution['claim']} <answer>{answer}</answer>",
     ]
+
+
+def _call(name: str, **arguments: Any) -> str:
+    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+
+
+def exploits(tasks: Sequence[Mapping[str, Any]]) -> Iterator[EpisodeExploit]:
+    """Hostile policies per task: each must earn 0 (see docs/gaming.md, environments)."""
+    for i, task in enumerate(tasks):
+        ref, sol = task["reference"], task["solution"]
+        right = f"{ref['answer']} {ref.get('scale', '')}".strip()
+        other = tasks[(i + 1) % len(tasks)]["reference"]["answer"]  # a plausible wrong figure
+        read = _call("page_text", doc=sol["doc"], page=sol["page"])
+        wrong_page = sol["page"] % 30 + 1
+        yield from (
+            EpisodeExploit("no_tools_guess", task, (f"{sol['claim'].replace(ref['answer'], other)} "
+                                                     f"<answer>{other} thousand</answer>",)),
+            EpisodeExploit("copy_tool_output", task, (read, page_text(sol["doc"], sol["page"]))),
+            EpisodeExploit("invented_supporting_claim", task, (read, f"{sol['claim']} Margin "
+                           f"grew to 987,654 (p. {sol['page']}). <answer>{right}</answer>")),
+            EpisodeExploit("cites_wrong_page", task, (read, sol["claim"].replace(
+                f"(p. {sol['page']})", f"(p. {wrong_page})") + f" <answer>{right}</answer>")),
+            EpisodeExploit("hedged_answer", task, (read, f"{sol['claim']} <answer>{right} or "
+                                                         f"{other} thousand</answer>")),
+            EpisodeExploit("answer_split_across_turns", task, (
+                f"<answer>{ref['answer'][:2]}", f"{ref['answer'][2:]} thousand</answer>")),
+            EpisodeExploit("read_task_files", task, (
+                _call("page_text", doc="../finance_document", page=1),
+                _call("search", doc="finance_document.jsonl", words=task["id"]),
+                f"<answer>{other} thousand</answer>")),
+        )  # fmt: skip
