@@ -297,8 +297,15 @@ def audit(
     ] = None,
     backend: Annotated[str, typer.Option(help="Executor: pool, ray or inline.")] = "pool",
     limit: Annotated[int, typer.Option(help="Audit at most this many reference rows.")] = 200,
+    env: Annotated[
+        str | None, typer.Option("--env", help="Play an environment's episode exploits.")
+    ] = None,
 ) -> None:
     """Check a reward: right answers pass, exploits earn no more than their limits."""
+    if env is not None:
+        from rewardsmith.cli.audit_env import audit_environment
+
+        raise typer.Exit(0 if audit_environment(env, limit) else 1)
     runs = _runs(spec, references, task_set or [], bundled, limit)
     results: dict[str, AuditResult] = {}
     with Executor(backend) as executor:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import pickle
 import time
+from pathlib import Path
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -157,3 +158,19 @@ def test_the_dump_scores_to_the_environment_reward(env: FinanceDocument) -> None
         again = scorer.score([env.sample(state)])[0]
     assert again.value == transition.reward.value == 1.0
     assert pickle.loads(pickle.dumps(env)).name == "finance_document"
+
+
+@pytest.mark.slow
+def test_audit_env_plays_every_class_and_env_spec_prints_the_reward(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rewardsmith.cli.main import app
+
+    runner = CliRunner()
+    audited = runner.invoke(app, ["audit", "--env", "finance_document", "--limit", "3"])
+    assert audited.exit_code == 0, audited.output
+    assert "invented_supporting_claim" in audited.output
+    spec = tmp_path / "spec.yaml"
+    printed = runner.invoke(app, ["env", "spec", "finance_document", "-o", str(spec)])
+    assert printed.exit_code == 0, printed.output
+    assert "grounding" in spec.read_text()
