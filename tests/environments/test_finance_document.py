@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import pickle
 import time
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
