@@ -1,0 +1,70 @@
+"""Episodes per second of `finance_document` against a naive driver, interleaved.
+
+    nice -n 10 .venv/bin/python benchmarks/environments.py [--rounds 3]
+
+The environment parses each report once per process (the tools' page cache and the
+verifiers' document cache) and plays the expert policy on every bundled task. The naive
+driver is the same environment with both caches emptied before every step: a fresh PDF
+parse per step. Both must earn the same rewards. Rounds alternate the two drivers; the
+load average is printed beside every figure. (The CAD environment is not built yet.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from datetime import UTC, datetime
+
+from rewardsmith.environments import FinanceDocument
+from rewardsmith.environments.finance_document import FINANCE_TASKS, _pages, expert_actions
+from rewardsmith.verifiers.finance import reference
+
+
+def _empty_caches() -> None:
+    _pages.cache_clear()
+    reference._results._entries.clear()
+
+
+def episodes(env: FinanceDocument, tasks: list[dict], naive: bool) -> tuple[float, list[float]]:
+    rewards, started = [], time.perf_counter()
+    for task in tasks:
+        state, _ = env.reset(task)
+        for action in expert_actions(task):
+            if naive:
+                _empty_caches()
+            transition = env.step(state, action)
+            state = transition.state
+        rewards.append(transition.reward.value if transition.reward else 0.0)
+    return len(tasks) / (time.perf_counter() - started), rewards
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    tasks = [json.loads(line) for line in FINANCE_TASKS.read_text().splitlines() if line]
+    env = FinanceDocument()
+    episodes(env, tasks[:2], naive=False)  # start the Scorer once, outside the timing
+    ratios = []
+    for round_ in range(args.rounds):
+        warm, warm_rewards = episodes(env, tasks, naive=False)
+        load_warm = os.getloadavg()[0]
+        naive, naive_rewards = episodes(env, tasks, naive=True)
+        load_naive = os.getloadavg()[0]
+        assert warm_rewards == naive_rewards, "both drivers must earn the same rewards"
+        ratios.append(warm / naive)
+        print(f"round {round_} env   {warm:7.2f} episodes/s (load {load_warm:.1f})")
+        print(f"round {round_} naive {naive:7.2f} episodes/s (load {load_naive:.1f})")
+    env.close()
+    when = f"{datetime.now(UTC):%Y-%m-%d %H:%M}"
+    print(f"machine: {platform.platform()}, {os.cpu_count()} cores; {when}")
+    median = statistics.median(ratios)
+    print(f"env / naive per round: {[round(r, 2) for r in ratios]}; median {median:.2f}")
+
+
+if __name__ == "__main__":
+    main()
