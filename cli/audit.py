@@ -319,9 +319,17 @@ def audit(
         Path | None,
         typer.Option(help="--search: write each task set's witnesses here (JSONL)."),
     ] = None,
+    env: Annotated[
+        str | None, typer.Option("--env", help="Play an environment's episode exploits.")
+    ] = None,
 ) -> None:
     """Check a reward: right answers pass, exploits earn no more than their limits; with
-    --search, rewrites of right answers keep, lose or do not gain reward as they must."""
+    --search, rewrites of right answers keep, lose or do not gain reward as they must; with
+    --env, an environment's scripted hostile episodes earn no more than their limits."""
+    if env is not None:
+        from rewardsmith.cli.audit_env import audit_environment
+
+        raise typer.Exit(0 if audit_environment(env, limit) else 1)
     runs = _runs(spec, references, task_set or [], bundled, limit)
     if search:
         settings = {"budget": budget, "seconds": seconds, "seed": seed, "depth": depth}

@@ -12,6 +12,7 @@ functions); model-written code runs only in the sandbox; every reward is a
 
 from rewardsmith.environments.arithmetic import RetryArithmetic
 from rewardsmith.environments.code_repair import CodeRepair
+from rewardsmith.environments.finance_document import FinanceDocument
 from rewardsmith.environments.math_tool import MathWithPython
 from rewardsmith.environments.mixed import MixedEnvironment
 from rewardsmith.environments.protocol import (
@@ -27,6 +28,7 @@ __all__ = [
     "Environment",
     "EpisodeLimits",
     "EpisodeState",
+    "FinanceDocument",
     "MathWithPython",
     "MixedEnvironment",
     "RetryArithmetic",

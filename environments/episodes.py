@@ -29,6 +29,7 @@ from typing import Any
 from rewardsmith.environments.arithmetic import RetryArithmetic
 from rewardsmith.environments.base import ToolEnvironment
 from rewardsmith.environments.code_repair import CodeRepair
+from rewardsmith.environments.finance_document import FinanceDocument
 from rewardsmith.environments.math_tool import MathWithPython
 from rewardsmith.environments.protocol import EpisodeState, Transition
 
@@ -47,7 +48,7 @@ __all__ = [
 ]
 
 ENVIRONMENTS: dict[str, Callable[..., ToolEnvironment]] = {
-    env.name: env for env in (MathWithPython, CodeRepair, RetryArithmetic)
+    env.name: env for env in (MathWithPython, CodeRepair, RetryArithmetic, FinanceDocument)
 }
 """The environments the command runs, by their own names."""
 
