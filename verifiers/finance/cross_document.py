@@ -243,8 +243,6 @@ class CrossDocument:
         except HedgedAnswer as hedge:
             got = None
             evidence["hedged"] = hedge.figures
-        if got is not None and ask in ("higher", "lower"):
-            got = Figure(abs(got.value), got.scale, got.unit, got.decimals, got.text)
         unit = "%" if ask == "change_pct" else ""
         ok = got is not None and same_quantity(
             got, Figure(gold_amount, unit=unit, decimals=12), self.policy

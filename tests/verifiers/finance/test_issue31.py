@@ -57,6 +57,7 @@ INCOME = [
     ["Revenue", "122,445", "150,239", "-18.5%"],
     ["Cost of sales", "(44,943)", "(43,084)", "-4.3%"],
     ["Operating expenses", "(16,468)", "(15,991)", "-3.0%"],
+    ["Other income (expense)", "-", "159", "-100.0%"],
     ["Total operating result", "61,034", "91,323", "-33.2%"],
 ]
 
