@@ -56,6 +56,7 @@ from rewardsmith.verifiers.finance.figures import (
     restates,
     scale_from_header,
 )
+from rewardsmith.verifiers.finance.quantities import currency_of, model_text, negative_in_words
 from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document, problem_verdict
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
@@ -93,7 +94,14 @@ class Cited:
     hedged: bool
     """It is one of several different quantities offered for one claim."""
     words: frozenset[str] = frozenset()
-    """The words of its sentence, lower case (a rounded figure must name its row)."""
+    """The words of its own clause, lower case (a rounded figure must name its row)."""
+    negative: bool = False
+    """The words before it make it negative ("a net loss of", "fell", "a decrease of")."""
+    currency: str = ""
+    """The currency written with it ("€", "$"), "" when none."""
+    context: frozenset[str] = frozenset()
+    """The words of its sentence: where its row is named when its clause names none
+    ("Revenue was $122,445 thousand, that is $122.4 million")."""
 
 
 @dataclass(frozen=True)
@@ -122,24 +130,39 @@ def printed_figures(page_text: str) -> list[Printed]:
 
 
 def cited_figures(text: str) -> list[Cited]:
-    """Every figure in the text with its cited page and wording, citations excluded."""
+    """Every figure in the text with its cited page and wording, citations excluded. A
+    figure's page is the first citation after it in its sentence, else the last before
+    it ("Revenue was 122,445 (p. 1) and total assets 26,079 (p. 2)": one page each)."""
     out: list[Cited] = []
-    for sentence in _SENTENCE.split(text):
-        pages = [int(m) for m in _CITATION.findall(sentence)]
-        bare = _CITATION.sub(" ", sentence)
+    for sentence in _SENTENCE.split(model_text(text)):
+        cites = [(m.start(), int(m.group(1))) for m in _CITATION.finditer(sentence)]
+        bare = _CITATION.sub(lambda m: " " * len(m.group(0)), sentence)
         spans = find_figure_spans(bare)
         hedged = _hedged(bare, spans)
         previous_end = 0
-        named = label_words(bare)
         for i, (figure, start, end) in enumerate(spans):
             before = bare[previous_end:start]
             clause = _CLAUSE.split(before)[-1] if _CLAUSE.search(before) else before
-            words = clause if clause.strip() else bare[:start]
+            words = clause if clause.strip(" $€£¥") else bare[:start]
             outflow = bool(OUTFLOW_WORDS.search(words))
-            page = pages[0] if pages else None
-            out.append(Cited(figure, page, outflow, i in hedged, named))
+            after = [page for at, page in cites if at >= end]
+            earlier = [page for at, page in cites if at < start]
+            page = after[0] if after else earlier[-1] if earlier else None
+            currency = _currency(figure, bare[max(0, start - 6) : end + 16])
+            negative = negative_in_words(bare[:start])
+            context = label_words(bare)
+            out.append(
+                Cited(figure, page, outflow, i in hedged, label_words(words), negative, currency,
+                      context)
+            )  # fmt: skip
             previous_end = end
     return out[:MAX_FIGURES]
+
+
+def _currency(figure: Figure, around: str) -> str:
+    if figure.unit not in ("", "%", "bp"):
+        return figure.unit
+    return currency_of(around) if figure.unit == "" else ""
 
 
 def _hedged(text: str, spans: list[tuple[Figure, int, int]]) -> set[int]:
@@ -163,12 +186,22 @@ def _significant(figure: Figure) -> int:
     return len(digits.lstrip("0"))
 
 
-def _grounded_by(cited: Cited, printed: Printed, page_scale: float) -> bool:
+def _same_kind(figure: Figure, pdf: Figure) -> bool:
+    """A percentage is grounded by a percentage, an amount by an amount."""
+    return (figure.unit in ("%", "bp")) == (pdf.unit in ("%", "bp"))
+
+
+def _grounded_by(cited: Cited, printed: Printed, page_scale: float, rounding: bool) -> bool:
     figure, pdf = cited.figure, printed.figure
-    if figure.unit in ("%", "bp") and pdf.unit not in ("%", "bp", ""):
+    if not _same_kind(figure, pdf):
         return False
-    magnitude = cited.outflow and pdf.value < 0 < figure.value  # a cost cited by its size
-    value = abs(pdf.value) if magnitude else pdf.value
+    if cited.negative and figure.value > 0:  # "a net loss of 899", "fell 18.5%"
+        if pdf.value > 0 and not OUTFLOW_WORDS.search(" ".join(printed.label)):
+            return False  # a profit printed positive is no loss
+        value = abs(pdf.value)
+    else:
+        magnitude = cited.outflow and pdf.value < 0 < figure.value  # a cost cited by its size
+        value = abs(pdf.value) if magnitude else pdf.value
     # The same digits ground a figure written without a scale word ("122,445" as
     # printed); with one ("12,035 million"), the quantity must match.
     if figure.scale == 1.0 and math.isclose(figure.value, value, rel_tol=1e-9, abs_tol=1e-12):
@@ -178,7 +211,7 @@ def _grounded_by(cited: Cited, printed: Printed, page_scale: float) -> bool:
         quantity = value * scale
         if math.isclose(figure.absolute, quantity, rel_tol=1e-9):
             return True
-        if _significant(figure) >= 2 and figure.scale and printed.label <= cited.words:
+        if rounding and _significant(figure) >= 2 and figure.scale and printed.label <= cited.words:
             rounded = round(quantity / figure.scale, figure.decimals)
             if math.isclose(rounded, figure.value, rel_tol=1e-9, abs_tol=1e-12):
                 return True
@@ -190,7 +223,7 @@ class Grounding:
     """Score the share of cited figures found in the PDF (on the cited page if given)."""
 
     name: ClassVar[str] = "grounding"
-    version: ClassVar[str] = "4"
+    version: ClassVar[str] = "5"
     cost: ClassVar[Cost] = Cost.CPU
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
@@ -259,7 +292,9 @@ class Grounding:
         return not (plain and abs(figure.value) < self.ignore_below) and not is_year(figure)
 
     def _grade(self, cited: list[Cited], text: dict[int, str]) -> Verdict:
-        on_page = {n: (printed_figures(t), scale_from_header(t)) for n, t in text.items()}
+        on_page = {
+            n: (printed_figures(t), scale_from_header(t), currency_of(t)) for n, t in text.items()
+        }
         # One quantity cited on one page is one claim however often it is repeated: a
         # grounded figure written fifty times must not dilute an invented one to 2%. The
         # claim is invented when any of its mentions is.
@@ -279,7 +314,7 @@ class Grounding:
             f"{i['figure']} ({'p. ' + str(i['page']) if i['page'] else 'anywhere'}: {i['why']})"
             for i in invented[:5]
         )
-        score = 1 - len(invented) / len(claims)
+        score = 0.0 if invented else 1.0  # every claim must hold: the worst claim's score
         return Verdict.graded(
             self.name,
             self.version,
@@ -289,15 +324,31 @@ class Grounding:
         )
 
     @staticmethod
-    def _why_not(c: Cited, on_page: dict[int, tuple[list[Printed], float]]) -> str:
+    def _why_not(c: Cited, on_page: dict[int, tuple[list[Printed], float, str]]) -> str:
         if c.hedged:
             return "hedged: one of several different figures offered for one claim"
         if c.page is not None and c.page not in on_page:
             return "no such page"
         where = [c.page] if c.page is not None else list(on_page)
-        if any(_grounded_by(c, f, on_page[n][1]) for n in where for f in on_page[n][0]):
-            return ""
+        for n in where:
+            printed, scale, currency = on_page[n]
+            if c.currency and currency not in ("", "?", c.currency):
+                continue  # a figure in euros is not grounded by a page in dollars
+            # A rounded figure must name one row: listing many labels names none.
+            named = _named_rows(printed, c.words)
+            if not named:  # its clause names no row: its sentence may
+                c = dataclasses.replace(c, words=c.context)
+                named = _named_rows(printed, c.words)
+            if any(_grounded_by(c, f, scale, len(named) == 1) for f in printed):
+                return ""
         return "not found"
+
+
+def _named_rows(printed: list[Printed], words: frozenset[str]) -> set[frozenset[str]]:
+    """The row labels `words` name, the most specific only ("income tax expense" names
+    that row, not also "Other income")."""
+    named = {p.label for p in printed if p.label and p.label <= words}
+    return {label for label in named if not any(label < other for other in named)}
 
 
 def _key(c: Cited) -> tuple[float, str, int | None]:
