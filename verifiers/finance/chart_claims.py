@@ -54,7 +54,19 @@ from rewardsmith.verifiers.finance.figures import (
     find_figure_spans,
     scale_from_header,
 )
+from rewardsmith.verifiers.finance.chart_sentences import (
+    clauses,
+    comparative,
+    off_chart,
+    ordered,
+)
 from rewardsmith.verifiers.finance.pdf import pdf_problem
+from rewardsmith.verifiers.finance.quantities import (
+    currency_of,
+    direction_of,
+    model_text,
+    negative_in_words,
+)
 from rewardsmith.verifiers.finance.reference import ExtractionLimits
 from rewardsmith.verifiers.killable import call_with_limits
 from rewardsmith.verifiers.protocol import Cost
@@ -64,8 +76,6 @@ __all__ = ["ChartClaims", "Claim", "parse_claims"]
 
 _MAX = re.compile(r"\b(highest|peak(ed|s)?|maximum|largest|biggest|record high|most)\b", re.I)
 _MIN = re.compile(r"\b(lowest|minimum|smallest|least|trough|bottomed)\b", re.I)
-_UP = re.compile(r"\b(rose|rise[sn]?|increased?|grew|grow[sn]?|climbed|up|gained|improved)\b", re.I)
-_DOWN = re.compile(r"\b(fell|falls?|decreased?|declined?|dropped|down|shrank|lower(ed)?)\b", re.I)
 _EVERY = re.compile(r"\b(every|each)\s+year\b|\bsteadily\b|\bconsecutive", re.I)
 _YOY = re.compile(
     r"year[- ]over[- ]year|year[- ]on[- ]year|\byoy\b|from the (previous|prior) year", re.I
@@ -73,7 +83,6 @@ _YOY = re.compile(
 _NEGATION = re.compile(
     r"\b(?:not(?! only)|never|no longer|neither|nor|cannot|fail(?:s|ed)? to)\b|n't\b", re.I
 )
-_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
 MAX_CLAIMS = 200
 MAX_TEXT = 50_000
 
@@ -81,7 +90,8 @@ MAX_TEXT = 50_000
 @dataclass(frozen=True)
 class Claim:
     kind: str
-    """``value``, ``max``, ``min``, ``trend``, ``monotonic``, ``change`` or ``change_pct``."""
+    """``value``, ``max``, ``min``, ``trend``, ``monotonic``, ``change``, ``change_pct``,
+    ``compare`` (stated +1: the first term is higher) or ``unchecked`` (always false)."""
     series: str
     categories: tuple[str, ...]
     stated: float | None = None
@@ -92,6 +102,13 @@ class Claim:
     """The sentence denies the claim ("did not peak in 2021")."""
     scale: float = 1.0
     """The scale word written with `stated` ("151 million": 1e6); 1 when none."""
+    unit: str = ""
+    """``"%"`` when `stated` was written as a percentage."""
+    currency: str = ""
+    """The currency the clause names ("euros": "€"), "" when none."""
+    other: str = ""
+    """For ``compare``: the series of the second term (the same series when empty);
+    for ``unchecked``: why the chart cannot decide the claim."""
 
 
 _FIGURE_KINDS = ("value", "change")
@@ -106,6 +123,8 @@ class _Chart:
     """Per series: tolerance_ticks × its axis's tick step."""
     scale: float = 1.0
     """The scale the chart declares for its amounts ("$ millions": 1e6); 1 when none."""
+    currency: str = ""
+    """The currency the chart declares ("$ millions": "$"); "" when none."""
 
 
 def _names(series: list[str]) -> dict[str, re.Pattern[str]]:
@@ -118,25 +137,74 @@ def _names(series: list[str]) -> dict[str, re.Pattern[str]]:
 
 
 def parse_claims(text: str, series: list[str], categories: list[str]) -> list[Claim]:
-    """The claims in `text` about a chart with these series and categories."""
+    """The claims in `text` about a chart with these series and categories. A clause
+    that states a figure the chart cannot check (a year off the chart, no series of the
+    chart, several at once) is an ``unchecked`` claim, which fails: it is never dropped."""
     names = _names(series)
     out: list[Claim] = []
-    for sentence in _SENTENCE.split(text[:MAX_TEXT]):
-        named = [s for s, pattern in names.items() if pattern.search(sentence)]
-        if not named and len(series) == 1:
-            named = list(series)
-        if len(named) != 1:
-            continue  # no series, or several: not one decidable claim
-        negations = len(_NEGATION.findall(sentence))
-        if negations > 1:
-            continue  # "it is not true that it did not rise": not one decidable claim
-        cats = _categories_in(sentence, categories)
-        figures = [f for f, *_ in find_figure_spans(_strip(sentence, categories, names))]
-        claims = _claims(named[0], sentence, cats, figures, categories)
-        out += [replace(c, negated=True) for c in claims] if negations else claims
+    for clause in clauses(model_text(text[:MAX_TEXT])):
+        out += _clause_claims(clause, series, categories, names)
         if len(out) >= MAX_CLAIMS:
             break
     return out[:MAX_CLAIMS]
+
+
+def _clause_claims(
+    clause: str, series: list[str], categories: list[str], names: dict[str, re.Pattern[str]]
+) -> list[Claim]:
+    named = [s for s, pattern in names.items() if pattern.search(clause)]
+    if not named and len(series) == 1:
+        named = list(series)
+    negations = len(_NEGATION.findall(clause))
+    if negations > 1:
+        return []  # "it is not true that it did not rise": not one decidable claim
+    cats = _categories_in(clause, categories)
+    stripped = _strip(clause, categories, names)
+    figures = [_signed(f, stripped[:start]) for f, start, _ in find_figure_spans(stripped)]
+    currency = currency_of(stripped)
+    missing = off_chart(clause, categories)
+    if missing and (figures or direction_of(clause) or comparative(clause)):
+        return [Claim("unchecked", named[0] if named else "", (), text=clause, other=missing)]
+    compared = _comparison(clause, named, cats, names)
+    if compared is not None:
+        return [compared]
+    if len(named) != 1:
+        if figures and cats:
+            why = "names no series of the chart" if not named else "names several series"
+            return [Claim("unchecked", named[0] if named else "", (), text=clause, other=why)]
+        return []
+    claims = _claims(named[0], clause, ordered(cats, clause), figures, categories)
+    claims = [replace(c, currency=currency) for c in claims]
+    return [replace(c, negated=True) for c in claims] if negations else claims
+
+
+def _signed(figure: Figure, before: str) -> Figure:
+    """"a loss of 12.5" states -12.5."""
+    if figure.value > 0 and negative_in_words(before):
+        return Figure(-figure.value, figure.scale, figure.unit, figure.decimals, figure.text)
+    return figure
+
+
+def _comparison(
+    clause: str, named: list[str], cats: list[str], names: dict[str, re.Pattern[str]]
+) -> Claim | None:
+    """"Revenue in 2021 was lower than in 2022", "Revenue in 2021 was higher than
+    operating costs": the first term against the one after "than"."""
+    found = comparative(clause)
+    if found is None or not named:
+        return None
+    sign, than = found
+    if len(named) == 1 and len(cats) == 2:
+        first = min(cats, key=clause.find)
+        second = next(c for c in cats if c != first)
+        return Claim("compare", named[0], (first, second), float(sign), clause)
+    if len(named) == 2 and len(cats) == 1:
+        after = [s for s in named if names[s].search(clause, than)]
+        before = [s for s in named if s not in after]
+        if len(after) == 1 and len(before) == 1:
+            return Claim("compare", before[0], (cats[0], cats[0]), float(sign), clause,
+                         other=after[0])  # fmt: skip
+    return Claim("unchecked", named[0], (), text=clause, other="a comparison of unclear terms")
 
 
 def _categories_in(sentence: str, categories: list[str]) -> list[str]:
@@ -149,24 +217,29 @@ def _categories_in(sentence: str, categories: list[str]) -> list[str]:
 
 def _strip(sentence: str, categories: list[str], names: dict[str, re.Pattern[str]]) -> str:
     """The sentence without its category labels and series names (a year is no figure)."""
+    blank = lambda m: " " * len(m.group(0))  # noqa: E731 - positions are kept
     for c in categories:
-        sentence = re.sub(rf"(?<![\w.,]){re.escape(c)}(?![\w%])", " ", sentence)
+        sentence = re.sub(rf"(?<![\w.,]){re.escape(c)}(?![\w%])", blank, sentence)
     for pattern in names.values():
-        sentence = pattern.sub(" ", sentence)
+        sentence = pattern.sub(blank, sentence)
     return sentence
 
 
 def _claims(
     series: str, sentence: str, cats: list[str], figures: list[Figure], categories: list[str]
 ) -> list[Claim]:
-    up, down = bool(_UP.search(sentence)), bool(_DOWN.search(sentence))
-    direction = 1.0 if up and not down else -1.0 if down and not up else 0.0
+    direction = float(direction_of(sentence))
     pct = [f for f in figures if f.unit == "%"]
     if direction and _EVERY.search(sentence):
         return [Claim("monotonic", series, tuple(categories), direction, sentence)]
     if direction and len(cats) == 1 and (_YOY.search(sentence) or pct):
         i = categories.index(cats[0])
         cats = [categories[i - 1], cats[0]] if i > 0 else cats
+    if direction and len(cats) == 2 and len(figures) == 2:  # "rose to 151 in 2021 from
+        # 132.5 in 2020": two values and the trend between them
+        in_text = sorted(cats, key=sentence.find)
+        values = _values(series, in_text, figures, sentence)
+        return [*values, Claim("trend", series, tuple(cats), direction, sentence)]
     if direction and len(cats) == 2:
         return [_change(series, tuple(cats), direction, figures, sentence)]
     if len(cats) == 1 and (_MAX.search(sentence) or _MIN.search(sentence)):
@@ -194,22 +267,31 @@ def _values(series: str, cats: list[str], figures: list[Figure], sentence: str) 
         return []
     if len(figures) == len(cats):  # "118.5 in 2019 and 132.5 in 2020": in order
         return [
-            Claim("value", series, (c,), f.value, sentence, scale=f.scale)
+            Claim("value", series, (c,), f.value, sentence, scale=f.scale, unit=f.unit)
             for c, f in zip(cats, figures, strict=True)
         ]
     if len(cats) == 1:  # one value, several figures offered: a hedge
-        first = figures[0]
-        return [Claim("value", series, (cats[0],), first.value, sentence, True, scale=first.scale)]
+        f = figures[0]
+        return [Claim("value", series, (cats[0],), f.value, sentence, True, f.scale, f.unit)]
     return []
 
 
 def grade(claim: Claim, chart: _Chart) -> tuple[bool, dict[str, Any]]:
     """Whether the claim holds on the chart, and what it was compared with. A denied figure
     that the chart does not support is ``detail["vacuous"]``: it is not counted."""
+    if claim.kind == "unchecked":
+        return False, {"chart": {}, "why": claim.other}
     values = chart.values[claim.series]
     tol = chart.tolerance[claim.series]
     shown = {c: values.get(c) for c in claim.categories}
     detail: dict[str, Any] = {"chart": shown, "tolerance": tol}
+    if claim.kind == "compare":
+        return _compare(claim, chart), detail
+    wrong = _wrong_unit(claim, chart)
+    if wrong and claim.kind in (*_FIGURE_KINDS, "change_pct"):
+        detail["why"] = wrong
+        detail["vacuous"] = claim.negated
+        return False, detail
     if claim.hedged or any(v is None for v in shown.values()):
         detail["vacuous"] = claim.negated and claim.kind in _FIGURE_KINDS
         return False, detail
@@ -247,6 +329,34 @@ def grade(claim: Claim, chart: _Chart) -> tuple[bool, dict[str, Any]]:
     return holds and not claim.negated, detail
 
 
+def _compare(claim: Claim, chart: _Chart) -> bool:
+    """Does the first term exceed (stated +1) or fall short of (-1) the second by more
+    than the reading tolerance? A negated comparison holds where the stated one fails."""
+    other = claim.other or claim.series
+    a = chart.values[claim.series].get(claim.categories[0])
+    b = chart.values[other].get(claim.categories[1])
+    if a is None or b is None:
+        return False
+    tol = max(chart.tolerance[claim.series], chart.tolerance[other])
+    moved = (a - b) * (claim.stated or 0.0)
+    return (moved <= 0) if claim.negated else (moved > tol)
+
+
+def _wrong_unit(claim: Claim, chart: _Chart) -> str:
+    """Why a figure's unit contradicts the series: a percentage on an amount axis, a
+    scale word on a percentage axis, a currency other than the chart's."""
+    percent_axis = "%" in claim.series
+    if claim.kind == "change_pct":
+        return ""
+    if claim.unit == "%" and not percent_axis:
+        return "a percentage given for an amount"
+    if percent_axis and (claim.scale != 1.0 or claim.currency):
+        return "an amount given for a percentage"
+    if claim.currency and chart.currency and claim.currency != chart.currency:
+        return f"{claim.currency} given on a chart in {chart.currency}"
+    return ""
+
+
 def _in_chart_units(claim: Claim, chart: _Chart) -> float:
     """The amount claimed, in the units the chart's axis counts: "$0.15 billion" on an axis
     in $ millions reads 150; a figure without a scale word is read in the chart's units."""
@@ -268,7 +378,7 @@ class ChartClaims:
     """Score the share of a model's claims about a chart that the chart supports."""
 
     name: ClassVar[str] = "chart_claims"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     cost: ClassVar[Cost] = Cost.CPU
 
     tolerance_ticks: float = 0.25
@@ -303,8 +413,10 @@ class ChartClaims:
             "series": list(chart.values),
         }
         feedback = "; ".join(f"{c.text.strip()[:80]} (chart: {d['chart']})" for c, d in failed[:3])
+        # Every claim must hold: the score is the worst claim's (a true sentence repeated
+        # does not dilute a false one).
         return Verdict.graded(
-            self.name, self.version, 1 - len(failed) / len(claims), evidence=evidence,
+            self.name, self.version, 0.0 if failed else 1.0, evidence=evidence,
             feedback=f"not supported by the chart: {feedback}" if failed else "",
         )  # fmt: skip
 
@@ -349,13 +461,17 @@ class ChartClaims:
             categories = list(dict.fromkeys(c for vs in values.values() for c in vs))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             return self._bad(f"chart data needs series, tick_step and axis: {exc}")
-        return _Chart(categories, values, tolerance, _declared_scale(truth))
+        title = str(truth.get("title", ""))
+        return _Chart(categories, values, tolerance, _declared_scale(truth), currency_of(title))
 
     def _from_read(self, read: dict[str, Any]) -> _Chart:
         values = {s: dict(info["values"]) for s, info in read["series"].items()}
         steps = {side: a["step"] for side, a in read["axes"].items()}
         tolerance = {s: self.tolerance_ticks * steps[read["series"][s]["axis"]] for s in values}
-        return _Chart(list(read["categories"]), values, tolerance, float(read.get("scale", 1.0)))
+        return _Chart(
+            list(read["categories"]), values, tolerance, float(read.get("scale", 1.0)),
+            str(read.get("currency", "")),
+        )  # fmt: skip
 
 
 def _declared_scale(truth: dict[str, Any]) -> float:
