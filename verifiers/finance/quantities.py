@@ -52,6 +52,7 @@ __all__ = [
     "fiscal_year",
     "model_text",
     "negative_in_words",
+    "scale_of_word",
     "stated_scale",
 ]
 

@@ -304,9 +304,11 @@ def _scaled_table(caption: str) -> str:
 
 
 @pytest.mark.parametrize("caption", SCALES)
-def test_table_in_the_wrong_scale_earns_nothing(caption) -> None:
+def test_table_in_the_wrong_scale_earns_only_its_percentages(caption) -> None:
+    """Every amount is 1,000 times off; the % change cells (5 of 15), which no scale
+    touches, are all a table in the wrong scale still has right (cell F1 0.4)."""
     reference = {"table": INCOME, "scale": "thousand"}
-    assert _score(TableMatch(), _scaled_table(caption), reference) == 0.0
+    assert _score(TableMatch(), _scaled_table(caption), reference) <= 0.4 + 1e-9
 
 
 @pytest.mark.parametrize("caption", ["(in thousands)", "($000)", "(Thousands of dollars)", ""])
