@@ -422,6 +422,7 @@ class ChartClaims:
 
     def exploits(self, sample: Sample) -> Iterator[Exploit]:
         """False claims made from the right ones (`finance.exploits.chart_exploits`)."""
+        from rewardsmith.verifiers.finance.claim_exploits import chart_word_exploits
         from rewardsmith.verifiers.finance.prose_exploits import chart_exploits
 
         chart = self._chart(sample.reference)
@@ -429,6 +430,7 @@ class ChartClaims:
             yield from chart_exploits(
                 sample, chart.values, chart.categories, chart.tolerance, chart.scale
             )
+            yield from chart_word_exploits(sample, chart.values, chart.tolerance)
 
     def _chart(self, reference: Any) -> _Chart | Verdict:
         if isinstance(reference, dict) and isinstance(reference.get("chart"), dict):

@@ -294,9 +294,11 @@ class Consistency:
 
     def exploits(self, sample: Sample) -> Iterator[Exploit]:
         """Gamed variants of a right statement (`finance.exploits.consistency_exploits`)."""
+        from rewardsmith.verifiers.finance.claim_exploits import consistency_word_exploits
         from rewardsmith.verifiers.finance.exploits import consistency_exploits
 
         yield from consistency_exploits(sample, self)
+        yield from consistency_word_exploits(sample)
 
     def _source(self, sample: Sample) -> Table | Verdict | None:
         """The PDF table the answer restates, when the reference names one."""

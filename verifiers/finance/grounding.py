@@ -283,9 +283,11 @@ class Grounding:
 
     def exploits(self, sample: Sample) -> Iterator[Exploit]:
         """Gamed variants of a grounded answer (`finance.exploits.grounding_exploits`)."""
+        from rewardsmith.verifiers.finance.claim_exploits import grounding_word_exploits
         from rewardsmith.verifiers.finance.prose_exploits import grounding_exploits
 
         yield from grounding_exploits(sample, self)
+        yield from grounding_word_exploits(sample)
 
     def _checked(self, figure: Figure) -> bool:
         plain = figure.unit == "" and figure.scale == 1.0 and figure.decimals == 0

@@ -376,10 +376,13 @@ class NumericAnswer:
         return self._grade(got, gold)
 
     def exploits(self, sample: Sample) -> Iterator[Exploit]:
-        """Wrong scale, lost sign and hedged variants of a right answer."""
+        """Wrong scale, lost sign, hedged, second-tag, hedged-in-words, figure-after-tag,
+        wrong-currency and ratio-as-percent variants of a right answer."""
+        from rewardsmith.verifiers.finance.claim_exploits import figure_word_exploits
         from rewardsmith.verifiers.finance.exploits import figure_exploits
 
         yield from figure_exploits(sample)
+        yield from figure_word_exploits(sample)
 
     def _grade(self, got: Figure, gold: Figure) -> Verdict:
         joint = same_quantity(got, gold, self.policy)

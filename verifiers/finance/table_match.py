@@ -104,6 +104,10 @@ class TableMatch:
         bounds hold for ``score_by="cell_f1"``, so other measures get none."""
         if self.score_by == "cell_f1":
             yield from table_exploits(sample)
+            if self._gold_scale(sample.reference) is not None:  # a scale to contradict
+                from rewardsmith.verifiers.finance.claim_exploits import scale_phrase_exploits
+
+                yield from scale_phrase_exploits(sample)
 
     def _gold_scale(self, reference: Any) -> float | None:
         """The scale the reference states outside its grid: ``"scale"`` beside an inline
