@@ -252,7 +252,10 @@ class Grounding:
             )
         cited = [c for c in cited_figures(text) if self._checked(c.figure)]
         if not cited:
-            return Verdict.skipped(self.name, self.version, "the completion cites no figures")
+            # Nothing cited, nothing grounded: an empty or refusing answer earns nothing.
+            return Verdict.failed(
+                self.name, self.version, Failure.FORMAT, feedback="the completion cites no figures"
+            )
         cited_pages = {c.page for c in cited}
         pages = None if None in cited_pages else sorted(p for p in cited_pages if p is not None)
         result = load_document(path, pages, tables=False, limits=self.limits)

@@ -65,9 +65,12 @@ def test_rounding_cannot_ground_a_one_digit_guess(bundled: Path) -> None:
     assert verdict.status is Status.FAIL
 
 
-def test_nothing_cited_is_not_applicable(bundled: Path) -> None:
-    verdict = _check("Revenue fell; costs rose in 3 segments.", bundled / "acme.pdf")
-    assert verdict.status is Status.SKIP and verdict.score is None
+@pytest.mark.parametrize(
+    "text", ["Revenue fell; costs rose in 3 segments.", "", "I will not do this."]
+)
+def test_nothing_cited_earns_nothing(bundled: Path, text: str) -> None:
+    verdict = _check(text, bundled / "acme.pdf")  # no figure, nothing grounded: no reward
+    assert verdict.status is Status.FAIL and verdict.score == 0.0
 
 
 @pytest.mark.parametrize(
