@@ -28,8 +28,12 @@ the affirmed claim false: the category lies more than ``tol`` from the top (or b
 pair did not move the stated way at all. Denying a figure ("was not 151") is counted only
 when the chart supports the figure (then it fails): any number but one is true of a value,
 so a denial that holds says nothing the chart could pay for. Two negations in one sentence
-are not decidable. The score is the share of claims that hold; a
-completion with no claim the chart can decide fails (``format``). A chart drawn as a
+are not decidable. Comparisons, clauses, "from ... to" order and years off the chart are
+read by `chart_sentences`; signs, currencies and directions by `quantities`. A claim the
+chart cannot decide (a year or a series it does not show, a percentage for an amount, a
+currency other than the chart's) fails; it is never dropped. Every claim must hold: the
+score is 1 when every claim holds and 0 otherwise; a completion with no claim the chart
+can decide fails (``format``). A chart drawn as a
 picture cannot be read: that is an error of the reference (score None), never a guess.
 """
 
@@ -42,6 +46,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from rewardsmith.verifiers.exploits import Exploit
+from rewardsmith.verifiers.finance.chart_sentences import (
+    clauses,
+    comparative,
+    off_chart,
+    ordered,
+)
 from rewardsmith.verifiers.finance.doc_cache import (
     FailureRecord,
     RequestKey,
@@ -53,12 +63,6 @@ from rewardsmith.verifiers.finance.figures import (
     Figure,
     find_figure_spans,
     scale_from_header,
-)
-from rewardsmith.verifiers.finance.chart_sentences import (
-    clauses,
-    comparative,
-    off_chart,
-    ordered,
 )
 from rewardsmith.verifiers.finance.pdf import pdf_problem
 from rewardsmith.verifiers.finance.quantities import (
@@ -179,7 +183,7 @@ def _clause_claims(
 
 
 def _signed(figure: Figure, before: str) -> Figure:
-    """"a loss of 12.5" states -12.5."""
+    """ "a loss of 12.5" states -12.5."""
     if figure.value > 0 and negative_in_words(before):
         return Figure(-figure.value, figure.scale, figure.unit, figure.decimals, figure.text)
     return figure
@@ -188,7 +192,7 @@ def _signed(figure: Figure, before: str) -> Figure:
 def _comparison(
     clause: str, named: list[str], cats: list[str], names: dict[str, re.Pattern[str]]
 ) -> Claim | None:
-    """"Revenue in 2021 was lower than in 2022", "Revenue in 2021 was higher than
+    """ "Revenue in 2021 was lower than in 2022", "Revenue in 2021 was higher than
     operating costs": the first term against the one after "than"."""
     found = comparative(clause)
     if found is None or not named:
@@ -375,7 +379,7 @@ def _pct_range(a: float, b: float, tol: float) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class ChartClaims:
-    """Score the share of a model's claims about a chart that the chart supports."""
+    """Pass when every claim the model makes about a chart is one the chart supports."""
 
     name: ClassVar[str] = "chart_claims"
     version: ClassVar[str] = "3"

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MORE", "LESS", "clauses", "comparative", "off_chart", "ordered"]
+__all__ = ["LESS", "MORE", "clauses", "comparative", "off_chart", "ordered"]
 
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
 _CLAUSE = re.compile(r";|,\s*(?:and|but|while|whereas)\b|\b(?:while|whereas)\b", re.I)

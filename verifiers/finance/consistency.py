@@ -18,11 +18,15 @@ Checks, each run wherever its rows or columns are found, each named with the row
 
 A figure passes within half a unit in the last place written, times the number of terms
 (rounded statements rarely add exactly), or `abs_tol` when that is larger. A total row
-whose cell holds something other than a figure fails its check. The table comes from the
-model's completion, or from a PDF with ``reference={"pdf": ..., "page": ..., "table":
-...}``. The score is the share of checks that hold; a table with fewer than `min_checks`
-checks is skipped when `min_checks` is 0 (not applicable), and fails otherwise (a table
-with its totals left out must not escape the check).
+whose cell holds something other than a figure fails its check. The table is always the
+model's: no table, no reward (an empty answer, a refusal or prose fails as ``format``; a
+sentence read as one CSV line is prose). A PDF reference, ``{"pdf": ..., "page": ...,
+"table": ...}``, names the table the answer restates: the answer must carry at least as
+many checks as that table does, and a row whose label is no row of it fails as invented.
+Every check must hold: the score is the worst check's (1 or 0), so rows or sentences that
+hold cannot dilute one that does not. A table with fewer than `min_checks` checks is
+skipped when `min_checks` is 0 and there is no PDF reference (not applicable), and fails
+otherwise (a table with its totals left out must not escape the check).
 """
 
 from __future__ import annotations
@@ -225,11 +229,11 @@ def check_table(table: Table, abs_tol: float = 0.0) -> list[Check]:
 
 @dataclass(frozen=True)
 class Consistency:
-    """Score the share of a table's arithmetic checks (totals, results, balance, growth)
-    that hold."""
+    """Pass the answer's table when every arithmetic check (totals, results, balance,
+    growth) holds; any failed check scores 0."""
 
     name: ClassVar[str] = "consistency"
-    version: ClassVar[str] = "4"
+    version: ClassVar[str] = "5"
     cost: ClassVar[Cost] = Cost.CHEAP
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
@@ -330,7 +334,9 @@ def _invented_rows(table: Table, source: Table) -> list[Check]:
     return [
         Check("invented_row", f"{row[0]!r} is no row of the source table", 0.0, 0.0, False, (i,))
         for i, row in enumerate(body)
-        if row and row[0].strip() and _label(row[0]) not in known
+        if row
+        and row[0].strip()
+        and _label(row[0]) not in known
         and any(_cell(row, c) is not None for c in range(1, len(row)))  # headings aside
     ]
 

@@ -89,7 +89,9 @@ _LESS = re.compile(
 def _names(text: str, labels: list[str]) -> list[tuple[int, str]]:
     found = []
     for lab in labels:
-        found += [(m.start(), lab) for m in re.finditer(rf"(?<!\w){re.escape(lab)}(?!\w)", text, re.I)]
+        found += [
+            (m.start(), lab) for m in re.finditer(rf"(?<!\w){re.escape(lab)}(?!\w)", text, re.I)
+        ]
     return sorted(found)
 
 

@@ -30,9 +30,14 @@ listed as ``hedged``. A restatement of the same quantity ("$122,445 thousand, or
 million") is not a hedge, nor is "from 150,239 to 122,445".
 
 Figures below `ignore_below` written without unit, scale or decimals ("3 segments") are
-not checked. Invented figures are named in the evidence; the score is the share of claims
-grounded, where a claim is one quantity cited on one page, however often it is repeated
-(fifty copies of a grounded sentence do not dilute an invented figure).
+not checked. Invented figures are named in the evidence. Every claim must hold (a claim
+being one quantity cited on one page, however often it is repeated): the score is 1 when
+every claim is grounded and 0 otherwise, so grounded figures never dilute an invented one.
+A completion that cites no figure fails. Words are read with `quantities`: a figure's page
+is the first citation after it in its sentence (else the last before it); "a net loss of",
+"fell", "a decrease of" make a figure negative, grounded only by a negative printed figure
+or one on a cost or loss row; a percentage is grounded only by a percentage; a currency
+other than the page's grounds nothing; a rounded figure must name one row in its clause.
 A figure cited on a page with no text layer (a scan) cannot be checked: it is listed under
 ``unchecked_scanned`` and left out of the score; if nothing is left, the verdict is an
 infrastructure error (the reference is unusable), never a 0 or a 1.
@@ -220,7 +225,7 @@ def _grounded_by(cited: Cited, printed: Printed, page_scale: float, rounding: bo
 
 @dataclass(frozen=True)
 class Grounding:
-    """Score the share of cited figures found in the PDF (on the cited page if given)."""
+    """Pass when every cited figure is found in the PDF (on the cited page if given)."""
 
     name: ClassVar[str] = "grounding"
     version: ClassVar[str] = "5"

@@ -255,9 +255,11 @@ def answer_span(text: str) -> str:
 
 
 def _currency_clash(reference: Any, gold: Figure, text: str) -> str:
-    """"€ given, $ expected" when the answer names a currency other than the gold's."""
+    """ "€ given, $ expected" when the answer names a currency other than the gold's."""
     named = reference.get("currency") if isinstance(reference, dict) else None
-    expected = currency_of(str(named)) if named else gold.unit if gold.unit not in ("", "%", "bp") else ""
+    expected = (
+        currency_of(str(named)) if named else gold.unit if gold.unit not in ("", "%", "bp") else ""
+    )
     given = currency_of(answer_span(model_text(text)))
     if expected and given and given != expected:
         return f"{given} given, {expected} expected"

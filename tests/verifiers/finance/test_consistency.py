@@ -1,5 +1,5 @@
-"""Consistency of the answer's table (the PDF, when given, sets how much it must check): totals, balance sheets and growth rates, in model tables
-and in real PDFs (the bundled reports and the NICS report)."""
+"""Consistency of the answer's table (a PDF reference sets how much it must check): totals,
+balance sheets and growth rates, in model tables and in real PDFs (the bundled reports).
 
 from __future__ import annotations
 
@@ -129,7 +129,9 @@ def test_huge_table_is_bounded() -> None:
 def test_bundled_pdf_tables_are_consistent(bundled: Path, parsed: dict, company: str) -> None:
     for page, kinds in ((1, ["growth", "total"]), (2, ["balance", "total"]), (3, ["total"])):
         reference = {"pdf": str(bundled / f"{company}.pdf"), "page": page, "table": 0}
-        verdict = Consistency()(Sample(id="p", completion=_restated(reference), reference=reference))
+        verdict = Consistency()(
+            Sample(id="p", completion=_restated(reference), reference=reference)
+        )
         assert verdict.status is Status.PASS, (page, verdict.feedback)
         assert verdict.evidence["kinds"] == kinds
 

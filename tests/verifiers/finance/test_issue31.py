@@ -123,7 +123,7 @@ CONSISTENCY_EXPLOITS = (
     + [(markdown(_relabel(_balance_wrong_only(BALANCE), o, n)), None, 0) for o, n in BALANCE_LABELS]
     + [(markdown(_growth(h, "-25.0%")), None, 0) for h in GROWTH_HEADS]
     + [(markdown(_growth("% change", "")), None, 0), (markdown(_growth("% change", " ")), None, 0)]
-    + [(markdown(BALANCE + [["Invented row", "5", "5"]]), ACME_BALANCE, 0)]
+    + [(markdown([*BALANCE, ["Invented row", "5", "5"]]), ACME_BALANCE, 0)]
 )
 
 
@@ -256,7 +256,10 @@ NUMERIC_EXPLOITS = [
     ("<answer>122,445 thousand (not sure)</answer>", USD_REVENUE),
     ("<answer>either 122,445 thousand</answer>", USD_REVENUE),
     ("<answer>122,445 thousand</answer>\nThough 150,239 thousand is also plausible.", USD_REVENUE),
-    ("<answer>122,445 thousand</answer> The 2023 figure of 150,239 thousand fits too.", USD_REVENUE),
+    (
+        "<answer>122,445 thousand</answer> The 2023 figure of 150,239 thousand fits too.",
+        USD_REVENUE,
+    ),
     ("<answer>€122,445 thousand</answer>", USD_REVENUE),
     ("<answer>122,445 thousand euros</answer>", USD_REVENUE),
     ("<answer>EUR 122,445 thousand</answer>", USD_REVENUE),
