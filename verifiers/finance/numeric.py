@@ -299,6 +299,14 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
     return figure
 
 
+def _same_stated(a: Figure, b: Figure) -> bool:
+    """The same quantity written twice: equal, or two scaled restatements ("$1.2 billion",
+    "1,200 million"); a bare "1" does not restate "0 thousand"."""
+    if math.isclose(a.absolute, b.absolute, rel_tol=1e-9, abs_tol=1e-12):
+        return True
+    return a.scale != 1.0 and b.scale != 1.0 and restates(a, b)
+
+
 def _refuse_hedges(
     text: str,
     span: str,
@@ -312,9 +320,9 @@ def _refuse_hedges(
         raise HedgedAnswer([f.text for f in figures][:10])
     if _HEDGE_WORDS.search(span):
         raise HedgedAnswer([figure.text, _HEDGE_WORDS.search(span).group(0)])  # type: ignore[union-attr]
-    for other in tags[:-1]:
+    for other in tags[:-1]:  # an earlier tag must state the same quantity, not round to it
         found = _amounts(other)
-        if not found or not all(restates(figure, f) for f in found):
+        if not found or not all(_same_stated(figure, f) for f in found):
             raise HedgedAnswer([figure.text, other.strip()[:40]])
     end = text.rfind("</answer>") + len("</answer>") if tags else marked[-1].end()
     after = _stated_after(text[end:], figure)

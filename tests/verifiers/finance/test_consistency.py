@@ -1,5 +1,5 @@
 """Consistency of the answer's table (a PDF reference sets how much it must check): totals,
-balance sheets and growth rates, in model tables and in real PDFs (the bundled reports).
+balance sheets and growth rates, in model tables and in real PDFs (the bundled reports)."""
 
 from __future__ import annotations
 
