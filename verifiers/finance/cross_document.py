@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.finance.figures import Figure, parse_figure, scale_from_header
 from rewardsmith.verifiers.finance.numeric import (
+    _COUNTS,
     HedgedAnswer,
     TolerancePolicy,
     all_tagged,
@@ -40,7 +41,7 @@ from rewardsmith.verifiers.finance.numeric import (
     gold_figure,
     same_quantity,
 )
-from rewardsmith.verifiers.finance.quantities import model_text
+from rewardsmith.verifiers.finance.quantities import currency_of, model_text
 from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
@@ -84,6 +85,28 @@ _MORE = re.compile(
 _LESS = re.compile(
     r"\b(?:lower|less|smaller|below|behind|trail(?:s|ed)?|lag(?:s|ged)?|fewer)\b", re.I
 )
+
+
+_CITED = re.compile(r"[(\[]?\b(?:p\.|pp\.|pg\.|page)\s*\d{1,5}\b[)\]]?", re.I)
+_COMPARED = re.compile(
+    r"\b(?:higher|greater|more|larger|bigger|lower|less|smaller|fewer)(?:\s+than)?\b", re.I
+)
+
+
+def _currency(ref: dict[str, Any], limits: ExtractionLimits) -> str:
+    """The currency the compared figures are in: ``"currency"`` in the reference, else the
+    one the first PDF item's pages name ("in thousands of dollars")."""
+    if ref.get("currency"):
+        return currency_of(str(ref["currency"]))
+    for item in ref["items"]:
+        if isinstance(item.get("pdf"), str):
+            page = item.get("page")
+            found = load_document(item["pdf"], [page] if isinstance(page, int) else None,
+                                  tables=False, limits=limits)  # fmt: skip
+            if found.document is not None:
+                found_currency = currency_of(" ".join(found.document.text.values()))
+                return "" if found_currency == "?" else found_currency
+    return ""
 
 
 def _names(text: str, labels: list[str]) -> list[tuple[int, str]]:
@@ -240,11 +263,20 @@ class CrossDocument:
         # Every tag and the text after the last one are read too: a different amount
         # stated there is a hedge.
         earlier = "".join(f"<answer>{t}</answer>" for t in tags[:-1])
+        rest = _COMPARED.sub(" ", _CITED.sub(" ", rest))  # "higher than", "(p. 1)" say no amount
         try:
-            got = answer_figure(f"{earlier}<answer>{rest}</answer>{after}")
+            got = answer_figure(f"{earlier}<answer>{rest}</answer>{_CITED.sub(' ', after)}")
         except HedgedAnswer as hedge:
             got = None
             evidence["hedged"] = hedge.figures
+        expected = _currency(ref, self.limits)
+        given = currency_of(rest)
+        if got is not None and expected and given and given != expected:
+            evidence["currency"] = f"{given} given, {expected} expected"
+            got = None
+        if got is not None and _COUNTS.search(rest):  # "16,849 thousand shares": no amount
+            evidence["unit"] = _COUNTS.search(rest).group(0)  # type: ignore[union-attr]
+            got = None
         unit = "%" if ask == "change_pct" else ""
         ok = got is not None and same_quantity(
             got, Figure(gold_amount, unit=unit, decimals=12), self.policy

@@ -87,7 +87,7 @@ _CURRENCIES = {"$": "$", "€": "€", "£": "£", "¥": "¥", "usd": "$", "eur"
 _DASHES = "-‐‑‒–—―−"  # hyphen, en dash, em dash, minus sign and friends
 _FOOTNOTE = re.compile(r"(\s*\[\d{1,2}\]|\s*\([a-z]\)|[*†‡§¹²³⁴⁵⁶⁷⁸⁹⁰]+)$")
 _CORE = re.compile(
-    r"""^(?P<neg>[-−–]|\()?\s*
+    r"""^\+?(?P<neg>[-−–]|\()?\s*
         (?P<cur>[$€£¥]|usd|eur|gbp)?\s*
         (?P<neg2>[-−–])?\s*
         (?P<num>\d{1,3}(?:[,\u2009\u202f ]\d{3})+(?:\.\d+)?   # 1,234,567.89
@@ -178,7 +178,7 @@ def _unit(unit: str | None, currency: str | None) -> str:
 # start a column name ("2023 % change" is a year, then the header "% change").
 _FIND = re.compile(
     r"""(?<![\w.,])
-        \(?[-−–]?(?:[$€£¥]\s?)?[-−–]?
+        \(?[-−–+]?(?:[$€£¥]\s?)?[-−–]?
         (?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d+|\d+(?:\.\d+)?)
         (?:\s?(?:thousand|million|billion|trillion|mln|mn|bln|bn|tn|k|m|b)\b)?
         (?:%|\s%(?!\s?(?:change|chg|growth|var))|\s?(?:percent\b|bps?\b|basis\ points?\b))?

@@ -61,6 +61,14 @@ from rewardsmith.verifiers.finance.figures import (
     restates,
     scale_from_header,
 )
+from rewardsmith.verifiers.finance.grounding_ties import (
+    DERIVING,
+    YEAR_AS_AMOUNT,
+    cited_year,
+    column_years,
+    derived,
+    unchecked_claims,
+)
 from rewardsmith.verifiers.finance.quantities import currency_of, model_text, negative_in_words
 from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document, problem_verdict
 from rewardsmith.verifiers.protocol import Cost
@@ -84,6 +92,7 @@ _GENERIC = frozenset(
     ("a", "an", "and", "the", "of", "for", "in", "on", "at", "to", "by", "from", "was",
      "were", "is", "are", "total", "totals", "net", "other")
 )  # fmt: skip
+_DASH_CELL = re.compile(r"(?<!\S)[-–—](?!\S)")
 _HEDGE_BETWEEN = re.compile(r"^\s*(or|and/or|/|-|–|—|to)\s*$", re.IGNORECASE)
 _CLAUSE = re.compile(r"[,;:]|\b(and|while|whereas|but)\b", re.IGNORECASE)
 
@@ -107,6 +116,12 @@ class Cited:
     context: frozenset[str] = frozenset()
     """The words of its sentence: where its row is named when its clause names none
     ("Revenue was $122,445 thousand, that is $122.4 million")."""
+    year: int | None = None
+    """The year it is said to be for ("150,239 in 2023"), None when none is written."""
+    why: str = ""
+    """Set for a claim no printed digit can check (an amount in words, a multiple)."""
+    derives: bool = False
+    """Its clause says it is a change, difference or share ("fell by", "84.2% of")."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +130,8 @@ class Printed:
 
     figure: Figure
     label: frozenset[str]
+    year: int | None = None
+    """The year of its column, from a header line of years above it."""
 
 
 def label_words(text: str) -> frozenset[str]:
@@ -125,12 +142,21 @@ def label_words(text: str) -> frozenset[str]:
 def printed_figures(page_text: str) -> list[Printed]:
     """Every figure on a page (years aside) with its row label: the words before the first
     figure on its line ("Region A4 4,827 4,896": both figures are Region A4's)."""
-    out = []
+    out: list[Printed] = []
+    years: list[int] = []
     for line in page_text.splitlines():
+        years = column_years(line) or years
         spans = [s for s in find_figure_spans(line) if not is_year(s[0])]
         if spans:
             label = label_words(unicodedata.normalize("NFKC", line)[: spans[0][1]])
-            out += [Printed(figure, label) for figure, _, _ in spans]
+            for k, (figure, start, end) in enumerate(spans):
+                column = k + len(_DASH_CELL.findall(line[:start]))  # a dash cell is a column
+                # A column's year, else the year its own line gives it ("Revenue for 2024
+                # was $122,445 thousand").
+                year = (
+                    years[column] if column < len(years) else cited_year(line[:start], line[end:])
+                )
+                out.append(Printed(figure, label, year))
     return out
 
 
@@ -144,6 +170,10 @@ def cited_figures(text: str) -> list[Cited]:
         bare = _CITATION.sub(lambda m: " " * len(m.group(0)), sentence)
         spans = find_figure_spans(bare)
         hedged = _hedged(bare, spans)
+        page_of_all = cites[0][1] if len(cites) == 1 else None
+        for span in unchecked_claims(bare):
+            why = f"{span!r}: an amount no printed digit can check"
+            out.append(Cited(Figure(0.0, text=span), page_of_all, False, False, why=why))
         previous_end = 0
         for i, (figure, start, end) in enumerate(spans):
             before = bare[previous_end:start]
@@ -156,12 +186,21 @@ def cited_figures(text: str) -> list[Cited]:
             currency = _currency(figure, bare[max(0, start - 6) : end + 16])
             negative = negative_in_words(bare[:start])
             context = label_words(bare)
+            year = cited_year(_CLAUSE.split(bare[:start])[-1], bare[end:])
+            if is_year(figure) and YEAR_AS_AMOUNT.search(bare[:start]):
+                figure = Figure(figure.value, text=f"{figure.text} (as an amount)")
             out.append(
                 Cited(figure, page, outflow, i in hedged, label_words(words), negative, currency,
-                      context)
+                      context, year, derives=_derives(figure, clause, bare[end:]))
             )  # fmt: skip
             previous_end = end
     return out[:MAX_FIGURES]
+
+
+def _derives(figure: Figure, clause: str, after: str) -> bool:
+    """ "fell by $27,794", "a change of 18.5%", "84.2% of total assets": a derived figure."""
+    share = figure.unit == "%" and re.match(r"\s*of\b", after) is not None
+    return share or DERIVING.search(clause) is not None
 
 
 def _currency(figure: Figure, around: str) -> str:
@@ -200,6 +239,8 @@ def _grounded_by(cited: Cited, printed: Printed, page_scale: float, rounding: bo
     figure, pdf = cited.figure, printed.figure
     if not _same_kind(figure, pdf):
         return False
+    if cited.year and printed.year and cited.year != printed.year:
+        return False  # "Revenue was 150,239 in 2024": that is the 2023 column
     if cited.negative and figure.value > 0:  # "a net loss of 899", "fell 18.5%"
         if pdf.value > 0 and not OUTFLOW_WORDS.search(" ".join(printed.label)):
             return False  # a profit printed positive is no loss
@@ -255,7 +296,7 @@ class Grounding:
                 Failure.INPUT_TOO_LARGE,
                 feedback=f"completion longer than {MAX_COMPLETION_CHARS} characters",
             )
-        cited = [c for c in cited_figures(text) if self._checked(c.figure)]
+        cited = [c for c in cited_figures(text) if c.why or self._checked(c.figure)]
         if not cited:
             # Nothing cited, nothing grounded: an empty or refusing answer earns nothing.
             return Verdict.failed(
@@ -335,6 +376,8 @@ class Grounding:
 
     @staticmethod
     def _why_not(c: Cited, on_page: dict[int, tuple[list[Printed], float, str]]) -> str:
+        if c.why:
+            return c.why
         if c.hedged:
             return "hedged: one of several different figures offered for one claim"
         if c.page is not None and c.page not in on_page:
@@ -349,8 +392,14 @@ class Grounding:
             if not named:  # its clause names no row: its sentence may
                 c = dataclasses.replace(c, words=c.context)
                 named = _named_rows(printed, c.words)
-            if any(_grounded_by(c, f, scale, len(named) == 1) for f in printed):
+            # A row the claim names ties even exact digits to it ("Cash was 26,079" is not
+            # grounded by total assets); a claim that names no row is read on the page.
+            tied = [p for p in printed if not named or not p.label or p.label in named]
+            if any(_grounded_by(c, f, scale, len(named) == 1) for f in tied):
                 return ""
+            terms = [p.figure for p in printed if p.label and p.label <= c.context]
+            if c.derives and derived(c.figure, c.negative, terms, scale):
+                return ""  # a difference, ratio or growth of figures on the rows it names
         return "not found"
 
 

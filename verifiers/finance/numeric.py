@@ -85,9 +85,20 @@ MAX_ANSWER_CHARS = 100_000
 _MAX_TAIL = 4_000
 _HEDGE_WORDS = re.compile(
     r"\b(?:or|either|alternatively|otherwise|maybe|perhaps|possibly|probably|likely|might|"
-    r"could|unless|guess|unsure|not\s+sure|uncertain|somewhere|between)\b|\?",
+    r"could|unless|guess|unsure|not\s+sure|uncertain|somewhere|between|unverified|not|"
+    r"(?:less|more|fewer|greater)\s+than|at\s+(?:least|most)|up\s+to|roughly|approximately|"
+    r"about|around|nearly|almost|give\s+or\s+take|plus\s+or\s+minus|estimated?)\b"
+    r"|\?|±|\+\s*/\s*-|\+-",
     re.IGNORECASE,
 )
+"""Words that make a figure a bound, a range or a guess rather than the answer."""
+_POINTS = re.compile(r"percentage\s+points?|\bp\.?p\.?\b|\bppts?\b", re.IGNORECASE)
+_COUNTS = re.compile(
+    r"\b(?:shares|units|customers|clients|employees|people|staff|tonnes|tons|barrels|users|"
+    r"subscribers|stores|items|vehicles|contracts|transactions|kg|km|mwh|gwh|hours|days)\b",
+    re.IGNORECASE,
+)
+_ZERO = re.compile(r"^\s*(?:[-–—]|nil|none|zero)\s*\.?\s*$", re.IGNORECASE)
 _MAGNITUDE_ASKED = re.compile(
     r"\b(?:loss(?:es)?|deficit|decrease|decline|drop|fall|reduction|shortfall|outflow)\b"
     r"|how\s+much\s+did\s+.{0,60}\b(?:fall|decline|decrease|drop)",
@@ -147,7 +158,17 @@ def same_quantity(got: Figure, gold: Figure, policy: TolerancePolicy = Tolerance
             rounded = round(value / gold.scale, gold.decimals) * gold.scale
             if math.isclose(rounded, target, rel_tol=1e-9, abs_tol=1e-12):
                 return True
+        if policy.round_to_gold and _restated_coarser(got, target):
+            return True
     return False
+
+
+def _restated_coarser(got: Figure, target: float) -> bool:
+    """ "$122.4 million" for 122,445 thousand: a scale-word restatement of three or more
+    significant digits that the gold rounds to at the answer's precision."""
+    if got.scale == 1.0 or got.unit in ("%", "bp") or significant_digits(got) < 3:
+        return False
+    return math.isclose(round(target / got.scale, got.decimals), got.value, rel_tol=1e-9)
 
 
 def gold_figure(reference: Any) -> Figure | None:
@@ -254,6 +275,21 @@ def answer_span(text: str) -> str:
     return tags[-1] if tags else marked[-1].group(1) if marked else text[-2000:]
 
 
+def _unit_clash(reference: Any, gold: Figure, text: str) -> str:
+    """Why the answer's unit is not the gold's: percentage points for a percentage, a
+    count ("shares") for an amount, a currency on a percentage, or another currency."""
+    span = answer_span(model_text(text))
+    unit = str(reference.get("unit", "")) if isinstance(reference, dict) else ""
+    if _POINTS.search(span) and gold.unit == "%" and not _POINTS.search(unit):
+        return "percentage points given for a percentage"
+    counted = _COUNTS.search(span)
+    if counted and counted.group(0).lower() not in unit.lower():
+        return f"{counted.group(0)} given for the gold's amount"
+    if gold.unit in ("%", "bp") and currency_of(span):
+        return "a currency given for a percentage"
+    return _currency_clash(reference, gold, text)
+
+
 def _currency_clash(reference: Any, gold: Figure, text: str) -> str:
     """ "€ given, $ expected" when the answer names a currency other than the gold's."""
     named = reference.get("currency") if isinstance(reference, dict) else None
@@ -284,7 +320,7 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
     span = tags[-1] if tags else marked[-1].group(1) if marked else text[-2000:]
     spans = [s for s in find_figure_spans(span) if not is_year(s[0])] or find_figure_spans(span)
     if not spans:
-        return None
+        return Figure(0.0, text=span.strip()) if _ZERO.match(span) else None
     is_marked = bool(tags) or bool(marked)
     # A marked answer starts with its figure; free text ends with its conclusion.
     figure, start, _ = spans[0] if is_marked else spans[-1]
@@ -320,7 +356,8 @@ def _refuse_hedges(
         raise HedgedAnswer([f.text for f in figures][:10])
     if _HEDGE_WORDS.search(span):
         raise HedgedAnswer([figure.text, _HEDGE_WORDS.search(span).group(0)])  # type: ignore[union-attr]
-    for other in tags[:-1]:  # an earlier tag must state the same quantity, not round to it
+    earlier = tags[:-1] if tags else [m.group(1) for m in marked[:-1]]
+    for other in earlier:  # an earlier answer must state the same quantity, not round to it
         found = _amounts(other)
         if not found or not all(_same_stated(figure, f) for f in found):
             raise HedgedAnswer([figure.text, other.strip()[:40]])
@@ -377,11 +414,11 @@ class NumericAnswer:
             return Verdict.failed(
                 self.name, self.version, Failure.FORMAT, feedback="no figure found in the answer"
             )
-        wrong_currency = _currency_clash(sample.reference, gold, text)
-        if wrong_currency:
+        wrong_unit = _unit_clash(sample.reference, gold, text)
+        if wrong_unit:
             return Verdict.failed(
-                self.name, self.version, evidence={"currency": wrong_currency},
-                feedback=f"the currency is wrong: {wrong_currency}",
+                self.name, self.version, evidence={"unit": wrong_unit},
+                feedback=f"the unit is wrong: {wrong_unit}",
             )  # fmt: skip
         return self._grade(got, gold)
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from decimal import Decimal
 
 __all__ = [
     "CURRENCY_WORDS",
@@ -150,9 +151,14 @@ def negative_in_words(before: str) -> bool:
     return bool(_NEGATIVE_BEFORE.search(before[-80:]))
 
 
+_E_NOTATION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?[eE][+-]?\d{1,3})(?![\w.])")
+
+
 def model_text(text: str) -> str:
     """A model's text with its figures in one form: digit groups separated by spaces or
-    thin spaces joined with commas, and a scale after a parenthesised figure put inside."""
+    thin spaces joined with commas, E-notation written out ("1.22e5" is 122000), and a
+    scale after a parenthesised figure put inside."""
+    text = _E_NOTATION.sub(lambda m: format(Decimal(m.group(1)), "f"), text)
     text = _SPACED.sub(lambda m: re.sub(r"[ \u00a0\u2009\u202f]", ",", m.group(0)), text)
     return _PAREN_SCALE.sub(r"(\1 \2)", text)
 

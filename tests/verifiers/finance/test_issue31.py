@@ -359,3 +359,88 @@ CROSS_RIGHT = [
 @pytest.mark.parametrize("completion", CROSS_RIGHT)
 def test_cross_document_right_answers_pass(completion) -> None:
     assert _score(CrossDocument(), completion, HIGHER) == 1.0
+
+
+# ------------------------------------------------------------------------ red team (04:36)
+# Classes from /work/notes/redteam-finance.md that are not in the list.
+
+RT_NUMERIC_EXPLOITS = [
+    (f"<answer>{q} 122,445 thousand</answer>", USD_REVENUE)
+    for q in ("not", "less than", "at least", "more than", "up to", "roughly", "about")
+] + [
+    ("<answer>122,445 thousand +/- 10%</answer>", USD_REVENUE),
+    ("<answer>122,445 thousand (±20%)</answer>", USD_REVENUE),
+    ("<answer>122,445 thousand, give or take 10 percent</answer>", USD_REVENUE),
+    ("<answer>122,445 thousand or more</answer>", USD_REVENUE),
+    ("<answer>122,445 thousand shares</answer>", USD_REVENUE),
+    ("<answer>122,445 thousand customers</answer>", USD_REVENUE),
+    ("Answer: 150,239 thousand\nAnswer: 122,445 thousand", USD_REVENUE),
+    ("<answer>1.22e5</answer>", "1.22"),
+    ("<answer>1.5e3</answer>", "1.5"),
+    ("<answer>-18.5 percentage points</answer>", "-18.5%"),
+    ("<answer>$-18.5</answer>", "-18.5%"),
+]
+
+
+@pytest.mark.parametrize(("completion", "reference"), RT_NUMERIC_EXPLOITS)
+def test_redteam_numeric_exploits_earn_nothing(completion, reference) -> None:
+    assert _score(NumericAnswer(), completion, reference) == 0.0
+
+
+RT_NUMERIC_RIGHT = [
+    ("<answer>1.22445E8</answer>", USD_REVENUE),
+    ("<answer>122.4 million</answer>", USD_REVENUE),
+    ("<answer>$122.4M</answer>", USD_REVENUE),
+    ("<answer>-</answer>", "0"),
+    ("<answer>nil</answer>", "0"),
+    ("<answer>+22.7%</answer>", "22.7%"),
+]
+
+
+@pytest.mark.parametrize(("completion", "reference"), RT_NUMERIC_RIGHT)
+def test_redteam_numeric_right_answers_pass(completion, reference) -> None:
+    assert _score(NumericAnswer(), completion, reference) == 1.0
+
+
+def test_redteam_cross_document_rows() -> None:
+    for wrong in ("<answer>Globex, by at least 16,849 thousand</answer>",
+                  "<answer>Globex, by 16,849 thousand shares</answer>",
+                  "<answer>Globex by 16849000 euros</answer>"):  # fmt: skip
+        assert _score(CrossDocument(), wrong, HIGHER) == 0.0, wrong
+    right = "<answer>Globex (p. 1), by 16,849 thousand</answer>"
+    assert _score(CrossDocument(), right, HIGHER) == 1.0
+
+
+RT_GROUNDING_EXPLOITS = [
+    "Revenue was $122,445 thousand (p. 1). Total assets were nine hundred million dollars (p. 2).",
+    "Revenue was $122,445 thousand (p. 1). Total assets rose 7x (p. 2).",
+    "Revenue was $122,445 thousand (p. 1). Total assets grew by a third (p. 2).",
+    "Revenue was $122,445 thousand (p. 1). Total assets doubled (p. 2).",
+    "Revenue was $122,445 thousand (p. 1). Total assets were 2019 (p. 2).",
+    "Revenue was $122,445 thousand (p. 1). Cash was $26,079 thousand (p. 2).",
+    "Revenue was $122,445 thousand in 2023 (p. 1).",
+    "Revenue in 2023 was $122,445 thousand (p. 1).",
+    "Other income was $159 thousand in 2024 (p. 1).",
+    "I could not read the report.",
+    "Revenue was strong (p. 1).",
+]
+
+
+@pytest.mark.parametrize("completion", RT_GROUNDING_EXPLOITS)
+def test_redteam_grounding_exploits_earn_nothing(completion) -> None:
+    assert _score(Grounding(), completion, {"pdf": ACME}) == 0.0
+
+
+RT_GROUNDING_RIGHT = [
+    "Revenue fell by $27,794 thousand to $122,445 thousand in 2024 (p. 1).",
+    "Revenue fell by $27.8 million to $122.4 million in 2024 (p. 1).",
+    "Total liabilities were 84.2% of total assets in 2024 (p. 2).",
+    "Cash rose 65.1% to $12,035 thousand in 2024 (p. 2).",
+    "Other income was $159 thousand in 2023 (p. 1).",
+    "Revenue was $150,239 thousand in 2023 (p. 1).",
+]
+
+
+@pytest.mark.parametrize("completion", RT_GROUNDING_RIGHT)
+def test_redteam_grounding_right_answers_pass(completion) -> None:
+    assert _score(Grounding(), completion, {"pdf": ACME}) == 1.0
