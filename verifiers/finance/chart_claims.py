@@ -113,19 +113,30 @@ def grade(claim: Claim, chart: _Chart) -> tuple[bool, dict[str, Any]]:
     if claim.kind in ("max", "min"):
         extreme = max(values.values()) if claim.kind == "max" else min(values.values())
         v = values[claim.categories[0]]
-        if claim.negated:  # clearly not the top (bottom): past the tolerance
-            return (v < extreme - tol) if claim.kind == "max" else (v > extreme + tol), detail
+        if claim.negated:  # clearly not the top (bottom): a true denial pays nothing
+            holds = (v < extreme - tol) if claim.kind == "max" else (v > extreme + tol)
+            detail["vacuous"] = holds
+            return holds, detail
         return (v >= extreme - tol) if claim.kind == "max" else (v <= extreme + tol), detail
     if claim.kind == "monotonic":
         path = [values[c] for c in claim.categories if c in values]
         steps = [(b - a) * (claim.stated or 0) for a, b in itertools.pairwise(path)]
-        if claim.negated:  # some step did not move the stated way at all
-            return bool(steps) and any(s <= 0 for s in steps), detail
-        return bool(steps) and all(s > tol for s in steps), detail
+        if claim.negated:  # some step did not move the stated way: a true denial pays nothing
+            detail["vacuous"] = bool(steps) and any(s <= 0 for s in steps)
+            return detail["vacuous"], detail
+        return bool(steps) and all(s > 0 for s in steps), detail  # each step the stated way
     a, b = (values[c] for c in claim.categories)
     if claim.kind == "trend":
         moved = (b - a) * (claim.stated or 0)
-        return (moved <= 0) if claim.negated else (moved > tol), detail
+        if claim.negated:
+            detail["vacuous"] = moved <= 0
+            return moved <= 0, detail
+        return moved > tol, detail
+    if claim.kind == "flat":
+        return abs(b - a) <= tol and not claim.negated, detail
+    if claim.kind == "multiple":
+        low, high = sorted(((b - tol) / (a + tol), (b + tol) / (a - tol))) if a > tol else (0, 0)
+        return low <= (claim.stated or 0) <= high and not claim.negated, detail
     low, high = _pct_range(a, b, tol)
     detail["range_pct"] = [low, high]
     stated = claim.stated or 0.0

@@ -27,6 +27,9 @@ __all__ = ["MAX_CLAIMS", "Claim", "parse_claims"]
 
 _MAX = re.compile(r"\b(highest|peak(ed|s)?|maximum|largest|biggest|record high|most)\b", re.I)
 _MIN = re.compile(r"\b(lowest|minimum|smallest|least|trough|bottomed)\b", re.I)
+_FLAT = re.compile(r"\b(?:flat|unchanged|stable|steady|level)\b", re.I)
+_FACTORS = {"doubled": 2.0, "tripled": 3.0, "quadrupled": 4.0, "halved": 0.5}
+_MULTIPLE = re.compile(r"\b(?:doubled|tripled|quadrupled|halved)\b", re.I)
 _EVERY = re.compile(r"\b(every|each)\s+year\b|\bsteadily\b|\bconsecutive", re.I)
 _YOY = re.compile(
     r"year[- ]over[- ]year|year[- ]on[- ]year|\byoy\b|from the (previous|prior) year", re.I
@@ -145,7 +148,9 @@ def _comparison(
 def _categories_in(sentence: str, categories: list[str]) -> list[str]:
     found = []
     for c in categories:
-        for m in re.finditer(rf"(?<![\w.,]){re.escape(c)}(?![\w%])", sentence):
+        for m in re.finditer(
+            rf"(?:(?<![\w.,])|(?<=FY)|(?<=FY ))(?:FY\s?)?{re.escape(c)}(?![\w%])", sentence
+        ):
             found.append((m.start(), c))
     return [c for _, c in sorted(found)]
 
@@ -154,7 +159,9 @@ def _strip(sentence: str, categories: list[str], names: dict[str, re.Pattern[str
     """The sentence without its category labels and series names (a year is no figure)."""
     blank = lambda m: " " * len(m.group(0))  # noqa: E731 - positions are kept
     for c in categories:
-        sentence = re.sub(rf"(?<![\w.,]){re.escape(c)}(?![\w%])", blank, sentence)
+        sentence = re.sub(
+            rf"(?:(?<![\w.,])|(?<=FY)|(?<=FY ))(?:FY\s?)?{re.escape(c)}(?![\w%])", blank, sentence
+        )
     for pattern in names.values():
         sentence = pattern.sub(blank, sentence)
     return sentence
@@ -165,16 +172,23 @@ def _claims(
 ) -> list[Claim]:
     direction = float(direction_of(sentence))
     pct = [f for f in figures if f.unit == "%"]
+    amounts = [f for f in figures if f.unit != "%"]
+    if len(cats) == 2 and (_FLAT.search(sentence) or _MULTIPLE.search(sentence)):
+        flat = _FLAT.search(sentence)
+        factor = None if flat else _FACTORS[_MULTIPLE.search(sentence).group(0).lower()]  # type: ignore[union-attr]
+        kind = "flat" if flat else "multiple"
+        return [Claim(kind, series, tuple(cats), factor, sentence)]
     if direction and _EVERY.search(sentence):
         return [Claim("monotonic", series, tuple(categories), direction, sentence)]
     if direction and len(cats) == 1 and (_YOY.search(sentence) or pct):
         i = categories.index(cats[0])
         cats = [categories[i - 1], cats[0]] if i > 0 else cats
-    if direction and len(cats) == 2 and len(figures) == 2:  # "rose to 151 in 2021 from
-        # 132.5 in 2020": two values and the trend between them
+    if direction and len(cats) == 2 and len(amounts) == 2:  # "rose to 151 in 2021 from
+        # 132.5 in 2020" (", a 14% increase"): two values, the trend, and any percentage
         in_text = sorted(cats, key=sentence.find)
-        values = _values(series, in_text, figures, sentence)
-        return [*values, Claim("trend", series, tuple(cats), direction, sentence)]
+        values = _values(series, in_text, amounts, sentence)
+        change = [_change(series, tuple(cats), direction, pct[:1], sentence)] if pct else []
+        return [*values, Claim("trend", series, tuple(cats), direction, sentence), *change]
     if direction and len(cats) == 2:
         return [_change(series, tuple(cats), direction, figures, sentence)]
     if len(cats) == 1 and (_MAX.search(sentence) or _MIN.search(sentence)):

@@ -41,11 +41,20 @@ def clauses(text: str) -> list[str]:
     return out
 
 
+_VERB = re.compile(
+    r"\b(?:(?P<more>exceed(?:ed|s)?|surpass(?:ed|es)?|outpaced|outstripped|topped)|"
+    r"(?P<less>trailed|lagged(?:\s+behind)?|fell\s+short\s+of))\b",
+    re.I,
+)
+
+
 def comparative(clause: str) -> tuple[int, int] | None:
-    """(+1 for "higher than", -1 for "lower than", where "than" ends), or None."""
+    """(+1 for "higher than" or "exceeded", -1 for "lower than" or "trailed", where the
+    comparison ends), or None."""
     match = _THAN.search(clause)
     if match is None:
-        return None
+        verb = _VERB.search(clause)
+        return None if verb is None else (1 if verb["more"] else -1, verb.end())
     sign = 1 if re.fullmatch(MORE, match["word"], re.I) else -1
     return sign, match.end()
 

@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.finance.figures import Figure, parse_figure, scale_from_header
 from rewardsmith.verifiers.finance.numeric import (
-    _COUNTS,
+    COUNT_UNITS,
     HedgedAnswer,
     TolerancePolicy,
     all_tagged,
@@ -274,8 +274,8 @@ class CrossDocument:
         if got is not None and expected and given and given != expected:
             evidence["currency"] = f"{given} given, {expected} expected"
             got = None
-        if got is not None and _COUNTS.search(rest):  # "16,849 thousand shares": no amount
-            evidence["unit"] = _COUNTS.search(rest).group(0)  # type: ignore[union-attr]
+        if got is not None and COUNT_UNITS.search(rest):  # "16,849 thousand shares": no amount
+            evidence["unit"] = "a count, not an amount"
             got = None
         unit = "%" if ask == "change_pct" else ""
         ok = got is not None and same_quantity(

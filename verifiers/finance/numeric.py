@@ -93,7 +93,7 @@ _HEDGE_WORDS = re.compile(
 )
 """Words that make a figure a bound, a range or a guess rather than the answer."""
 _POINTS = re.compile(r"percentage\s+points?|\bp\.?p\.?\b|\bppts?\b", re.IGNORECASE)
-_COUNTS = re.compile(
+COUNT_UNITS = re.compile(
     r"\b(?:shares|units|customers|clients|employees|people|staff|tonnes|tons|barrels|users|"
     r"subscribers|stores|items|vehicles|contracts|transactions|kg|km|mwh|gwh|hours|days)\b",
     re.IGNORECASE,
@@ -282,7 +282,7 @@ def _unit_clash(reference: Any, gold: Figure, text: str) -> str:
     unit = str(reference.get("unit", "")) if isinstance(reference, dict) else ""
     if _POINTS.search(span) and gold.unit == "%" and not _POINTS.search(unit):
         return "percentage points given for a percentage"
-    counted = _COUNTS.search(span)
+    counted = COUNT_UNITS.search(span)
     if counted and counted.group(0).lower() not in unit.lower():
         return f"{counted.group(0)} given for the gold's amount"
     if gold.unit in ("%", "bp") and currency_of(span):

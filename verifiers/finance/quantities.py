@@ -93,12 +93,13 @@ _CURRENCY = re.compile(
 UP_WORDS = (
     r"rose|rise[sn]?|rising|increased?|increases|increasing|grew|grow[sn]?|growing|"
     r"climbed|climbs?|gained|gains?|jumped|jumps?|soared|surged|advanced|expanded|improved|"
-    r"higher|up"
+    r"rocketed|skyrocketed|spiked|recovered|rebounded|higher|up"
 )
 DOWN_WORDS = (
     r"fell|falls?|fallen|falling|decreased?|decreases|decreasing|declined?|declines|"
     r"declining|dropped|drops?|slid|slides?|sliding|slipped|slips?|dipped|dips?|plunged|"
-    r"plummeted|tumbled|sank|shrank|contracted|eased|lower(?:ed)?|down"
+    r"plummeted|tumbled|sank|shrank|contracted|eased|collapsed|slumped|crashed|lower(?:ed)?|"
+    r"down"
 )
 _UP = re.compile(rf"\b(?:{UP_WORDS})\b", re.I)
 _DOWN = re.compile(rf"\b(?:{DOWN_WORDS})\b", re.I)

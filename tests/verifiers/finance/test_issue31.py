@@ -444,3 +444,35 @@ RT_GROUNDING_RIGHT = [
 @pytest.mark.parametrize("completion", RT_GROUNDING_RIGHT)
 def test_redteam_grounding_right_answers_pass(completion) -> None:
     assert _score(Grounding(), completion, {"pdf": ACME}) == 1.0
+
+
+RT_CHART_EXPLOITS = [
+    ("grouped_bars", "Revenue did not peak in 2019. Revenue did not peak in 2020. "
+                     "Revenue did not peak in 2021. Revenue did not peak in 2022."),
+    ("grouped_bars", "Revenue peaked in 2021. Revenue did not peak in 2019. "
+                     "Revenue did not bottom in 2023."),
+    ("grouped_bars", "Revenue peaked in 2023. Revenue doubled from 2019 to 2020."),
+    ("grouped_bars", "Revenue peaked in 2023. Operating costs exceeded revenue in 2021."),
+    ("grouped_bars", "Revenue peaked in 2023. Revenue was flat from 2019 to 2023."),
+    ("grouped_bars", "Revenue peaked in 2023. Revenue collapsed from 2021 to 2023."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("chart", "completion"), RT_CHART_EXPLOITS)
+def test_redteam_chart_exploits_earn_nothing(chart, completion) -> None:
+    assert _score(ChartClaims(), completion, _chart(chart)) == 0.0
+
+
+RT_CHART_RIGHT = [
+    ("grouped_bars", "Revenue rose from 118.5 in 2019 to 162 in 2023, a 36.7% increase."),
+    ("grouped_bars", "Operating costs rose steadily, from 91 in 2019 to 113 in 2023."),
+    ("grouped_bars", "Operating costs increased every year."),
+    ("grouped_bars", "Revenue in FY2021 was 151."),
+    ("grouped_bars", "Revenue exceeded operating costs in 2021."),
+    ("grouped_bars", "Operating costs were flat from 2022 to 2023."),
+]
+
+
+@pytest.mark.parametrize(("chart", "completion"), RT_CHART_RIGHT)
+def test_redteam_chart_right_answers_pass(chart, completion) -> None:
+    assert _score(ChartClaims(), completion, _chart(chart)) == 1.0
