@@ -270,8 +270,8 @@ class Consistency:
         needed = self.min_checks
         if source is not None:
             needed = max(needed, 1, len(check_table(source, self.abs_tol)))
-            checks += _invented_rows(table, source)
-        if sum(c.kind != "invented_row" for c in checks) < max(needed, 1):
+            checks += _invented_rows(table, source) + _source_figures(table, source)
+        if sum(c.kind not in ("invented_row", "source_figure") for c in checks) < max(needed, 1):
             why = f"{len(checks)} totals, results, balance or growth checks found in the table"
             if needed == 0:
                 return Verdict.skipped(self.name, self.version, f"nothing to check: {why}")
@@ -314,6 +314,32 @@ class Consistency:
         if not isinstance(found, ExtractedTable):
             return problem_verdict(self.name, self.version, found)
         return found.table
+
+
+def _keyed_figures(table: Table) -> dict[tuple[str, str], float]:
+    """(row label, column key) -> the figure's value, for every figure of the body."""
+    grid = table.grid()
+    header = detect_header(grid)
+    keys = header.column_keys
+    out = {}
+    for row in grid[header.body_start :]:
+        for c in range(1, min(len(row), len(keys))):
+            figure = _cell(row, c)
+            if row and figure is not None:
+                out[(_label(row[0]), _label(keys[c]))] = figure.absolute
+    return out
+
+
+def _source_figures(table: Table, source: Table) -> list[Check]:
+    """A failed check for each figure of `table` that differs from the source's figure in
+    the same row and column: labels right and figures invented are not the statement."""
+    mine, theirs = _keyed_figures(table), _keyed_figures(source)
+    return [
+        Check("source_figure", f"{row} / {col}: the source prints {theirs[(row, col)]:g}",
+              theirs[(row, col)], value, False)
+        for (row, col), value in mine.items()
+        if (row, col) in theirs and not math.isclose(value, theirs[(row, col)], rel_tol=1e-9)
+    ]  # fmt: skip
 
 
 def _is_table(table: Table) -> bool:

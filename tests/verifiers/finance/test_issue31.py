@@ -476,3 +476,24 @@ RT_CHART_RIGHT = [
 @pytest.mark.parametrize(("chart", "completion"), RT_CHART_RIGHT)
 def test_redteam_chart_right_answers_pass(chart, completion) -> None:
     assert _score(ChartClaims(), completion, _chart(chart)) == 1.0
+
+
+def _doubled(grid: list[list[str]]) -> list[list[str]]:
+    return [grid[0]] + [
+        [r[0], *(f"{2 * int(c.replace(',', '')):,}" for c in r[1:])] for r in grid[1:]
+    ]
+
+
+@pytest.mark.parametrize(
+    "grid",
+    [
+        _doubled(BALANCE),
+        [[r[0], r[2], r[1]] for r in BALANCE[:1]] + [[r[0], r[2], r[1]] for r in BALANCE[1:]],
+    ],
+)
+def test_redteam_consistency_source_figures_are_compared(grid) -> None:
+    """Right labels, invented self-consistent figures (doubled; the years' figures swapped
+    under the right headers) do not restate the PDF's table."""
+    if grid[0][1] == "2023":
+        grid = [["Item", "2024", "2023"], *grid[1:]]
+    assert _score(Consistency(), markdown(grid), ACME_BALANCE) == 0.0
