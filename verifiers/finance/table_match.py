@@ -90,7 +90,8 @@ class TableMatch:
             pred = read_table(sample.completion_text)
         except TableFormatError as exc:
             return Verdict.failed(self.name, self.version, Failure.FORMAT, feedback=str(exc))
-        evidence = self._measure(pred, gold, self._gold_scale(sample.reference))
+        scales = self._gold_scale(sample.reference), _prose_scale(sample.completion_text)
+        evidence = self._measure(pred, gold, *scales)
         return Verdict.graded(
             self.name,
             self.version,
@@ -123,7 +124,9 @@ class TableMatch:
         scale = stated_scale(text)
         return scale if scale != 1.0 else None
 
-    def _measure(self, pred: Table, gold: Table, gold_scale: float | None) -> dict[str, Any]:
+    def _measure(
+        self, pred: Table, gold: Table, gold_scale: float | None, pred_scale: float | None
+    ) -> dict[str, Any]:
         pred_grid, gold_grid = pred.grid(), gold.grid()
         heads = detect_header(pred_grid), detect_header(gold_grid)
         head = tuple(h.body_start for h in heads)
@@ -133,8 +136,8 @@ class TableMatch:
         for measure in dict.fromkeys((self.score_by, *self.report)):
             evidence.update(_MEASURE[measure](pred, gold, head))
         if "cell_f1" in evidence:  # read in the scale each table states
-            evidence.update(_cells(pred, gold, head, gold_scale))
-        p, g = triples_of(pred_grid, gold_grid, gold_scale)
+            evidence.update(_cells(pred, gold, head, gold_scale, pred_scale))
+        p, g = triples_of(pred_grid, gold_grid, gold_scale, pred_scale)
         evidence["missing"] = [list(t) for t in (g - p)][:20]
         evidence["extra"] = [list(t) for t in (p - g)][:20]
         return evidence
@@ -168,8 +171,24 @@ class TableMatch:
 Head = tuple[int, int]
 
 
-def _cells(pred: Table, gold: Table, _: Head, gold_scale: float | None = None) -> dict[str, Any]:
-    result = cell_prf(pred, gold, gold_scale)
+def _prose_scale(completion: str) -> float | None:
+    """The scale the completion's prose declares for its table ("All figures in millions."):
+    read from the lines that are no table rows (no "|", no HTML)."""
+    prose = "\n".join(
+        line for line in completion.splitlines() if "|" not in line and "<" not in line
+    )
+    scale = stated_scale(prose) if prose.strip() else 1.0
+    return scale if scale != 1.0 else None
+
+
+def _cells(
+    pred: Table,
+    gold: Table,
+    _: Head,
+    gold_scale: float | None = None,
+    pred_scale: float | None = None,
+) -> dict[str, Any]:
+    result = cell_prf(pred, gold, gold_scale, pred_scale)
     return {"cell_f1": result.f1, "cell_precision": result.precision, "cell_recall": result.recall}
 
 

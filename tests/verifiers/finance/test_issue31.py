@@ -497,3 +497,11 @@ def test_redteam_consistency_source_figures_are_compared(grid) -> None:
     if grid[0][1] == "2023":
         grid = [["Item", "2024", "2023"], *grid[1:]]
     assert _score(Consistency(), markdown(grid), ACME_BALANCE) == 0.0
+
+
+@pytest.mark.parametrize("prose", ["All figures in millions.", "Amounts in $ millions:"])
+def test_redteam_table_scale_in_prose_is_read(prose) -> None:
+    reference = {"table": INCOME, "scale": "thousand"}
+    assert _score(TableMatch(), f"{prose}\n\n{markdown(INCOME)}", reference) <= 0.4 + 1e-9
+    right = f"All figures in thousands of dollars.\n\n{markdown(INCOME)}"
+    assert _score(TableMatch(), right, reference) == 1.0
