@@ -106,6 +106,8 @@ def _clause_claims(
     compared = _comparison(clause, named, cats, names)
     if compared is not None:
         return [compared]
+    if len(named) >= 2 and compared is None and re.search(r"\band\b", clause):
+        return _split_at_and(clause, series, categories, names)
     if len(named) != 1:
         if figures and cats:
             why = "names no series of the chart" if not named else "names several series"
@@ -114,6 +116,27 @@ def _clause_claims(
     claims = _claims(named[0], clause, ordered(cats, clause), figures, categories)
     claims = [replace(c, currency=currency) for c in claims]
     return [replace(c, negated=True) for c in claims] if negations else claims
+
+
+def _split_at_and(
+    clause: str, series: list[str], categories: list[str], names: dict[str, re.Pattern[str]]
+) -> list[Claim]:
+    """ "In 2021, revenue was 151 and operating costs were 104": one claim per part, a part
+    with no category taking the one category of the part before it."""
+    out: list[Claim] = []
+    carried = ""
+    for part in re.split(r"\band\b", clause):
+        cats = _categories_in(part, categories)
+        if len(cats) == 1:
+            carried = cats[0]
+        elif not cats and carried:
+            part = f"{part} in {carried}"
+        named = [s for s, pattern in names.items() if pattern.search(part)]
+        if len(named) >= 2:
+            why = "names several series"
+            return [Claim("unchecked", named[0], (), text=clause, other=why)]
+        out += _clause_claims(part, series, categories, names)
+    return out
 
 
 def _signed(figure: Figure, before: str) -> Figure:

@@ -69,7 +69,12 @@ from rewardsmith.verifiers.finance.grounding_ties import (
     derived,
     unchecked_claims,
 )
-from rewardsmith.verifiers.finance.quantities import currency_of, model_text, negative_in_words
+from rewardsmith.verifiers.finance.quantities import (
+    currency_of,
+    model_text,
+    negative_after,
+    negative_in_words,
+)
 from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document, problem_verdict
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
@@ -184,7 +189,7 @@ def cited_figures(text: str) -> list[Cited]:
             earlier = [page for at, page in cites if at < start]
             page = after[0] if after else earlier[-1] if earlier else None
             currency = _currency(figure, bare[max(0, start - 6) : end + 16])
-            negative = negative_in_words(bare[:start])
+            negative = negative_in_words(bare[:start]) or negative_after(bare[end:])
             context = label_words(bare)
             year = cited_year(_CLAUSE.split(bare[:start])[-1], bare[end:])
             if is_year(figure) and YEAR_AS_AMOUNT.search(bare[:start]):

@@ -65,6 +65,7 @@ from rewardsmith.verifiers.finance.figures import (
 from rewardsmith.verifiers.finance.quantities import (
     currency_of,
     model_text,
+    negative_after,
     negative_in_words,
     stated_scale,
 )
@@ -253,7 +254,10 @@ def all_tagged(text: str) -> list[str]:
 
 def _signed(span: str, figure: Figure, start: int, magnitude_asked: bool) -> Figure:
     """`figure` with the sign its words give it ("a loss of 899", "fell 18.5%")."""
-    if magnitude_asked or figure.value <= 0 or not negative_in_words(span[:start]):
+    end = start + len(figure.text)
+    if magnitude_asked or figure.value <= 0:
+        return figure
+    if not (negative_in_words(span[:start]) or negative_after(span[end:])):
         return figure
     return Figure(-figure.value, figure.scale, figure.unit, figure.decimals, figure.text)
 

@@ -52,6 +52,7 @@ __all__ = [
     "direction_of",
     "fiscal_year",
     "model_text",
+    "negative_after",
     "negative_in_words",
     "scale_of_word",
     "stated_scale",
@@ -153,6 +154,16 @@ def negative_in_words(before: str) -> bool:
 
 
 _E_NOTATION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?[eE][+-]?\d{1,3})(?![\w.])")
+
+
+_NEGATIVE_AFTER = re.compile(
+    r"^\s*(?:lower|less|smaller|down|decrease|decline|drop|fall|reduction|loss)\b", re.I
+)
+
+
+def negative_after(after: str) -> bool:
+    """Do the words just after a figure make it negative ("18.5% lower", "a 5% decline")?"""
+    return bool(_NEGATIVE_AFTER.match(after[:40]))
 
 
 def model_text(text: str) -> str:

@@ -505,3 +505,13 @@ def test_redteam_table_scale_in_prose_is_read(prose) -> None:
     assert _score(TableMatch(), f"{prose}\n\n{markdown(INCOME)}", reference) <= 0.4 + 1e-9
     right = f"All figures in thousands of dollars.\n\n{markdown(INCOME)}"
     assert _score(TableMatch(), right, reference) == 1.0
+
+
+def test_more_right_answers_in_words() -> None:
+    grounded = "Revenue of $122,445 thousand in 2024 was 18.5% lower than 2023 (p. 1)."
+    assert _score(Grounding(), grounded, {"pdf": ACME}) == 1.0
+    both = "In 2021, revenue was 151 and operating costs were 104."
+    assert _score(ChartClaims(), both, _chart("grouped_bars")) == 1.0
+    wrong = "In 2021, revenue was 151 and operating costs were 140."
+    assert _score(ChartClaims(), wrong, _chart("grouped_bars")) == 0.0
+    assert _score(NumericAnswer(), "<answer>18.5% lower</answer>", "-18.5%") == 1.0
