@@ -85,14 +85,16 @@ __all__ = [
 MAX_ANSWER_CHARS = 100_000
 _MAX_TAIL = 4_000
 _HEDGE_WORDS = re.compile(
-    r"\b(?:or|either|alternatively|otherwise|maybe|perhaps|possibly|probably|likely|might|"
+    r"\b(?:alternatively|otherwise|maybe|perhaps|possibly|probably|likely|might|"
     r"could|unless|guess|unsure|not\s+sure|uncertain|somewhere|between|unverified|not|"
-    r"(?:less|more|fewer|greater)\s+than|at\s+(?:least|most)|up\s+to|roughly|approximately|"
-    r"about|around|nearly|almost|give\s+or\s+take|plus\s+or\s+minus|estimated?)\b"
+    r"(?:less|more|fewer|greater)\s+than|at\s+(?:least|most)|up\s+to|or\s+(?:more|less)|"
+    r"nearly|almost|give\s+or\s+take|plus\s+or\s+minus)\b"
     r"|\?|±|\+\s*/\s*-|\+-",
     re.IGNORECASE,
 )
-"""Words that make a figure a bound, a range or a guess rather than the answer."""
+"""Words that make a figure a bound, a range or a guess rather than the answer (an
+approximation, "about", "approximately", "~", is not one; "or" between two figures is a
+hedge only when they differ, which the figures say)."""
 _POINTS = re.compile(r"percentage\s+points?|\bp\.?p\.?\b|\bppts?\b", re.IGNORECASE)
 COUNT_UNITS = re.compile(
     r"\b(?:shares|units|customers|clients|employees|people|staff|tonnes|tons|barrels|users|"
@@ -169,7 +171,7 @@ def _restated_coarser(got: Figure, target: float) -> bool:
     significant digits that the gold rounds to at the answer's precision."""
     if got.scale == 1.0 or got.unit in ("%", "bp") or significant_digits(got) < 3:
         return False
-    return math.isclose(round(target / got.scale, got.decimals), got.value, rel_tol=1e-9)
+    return abs(target / got.scale - got.value) <= 0.5 * 10.0**-got.decimals * (1 + 1e-9)
 
 
 def gold_figure(reference: Any) -> Figure | None:
@@ -232,12 +234,26 @@ def _amounts(span: str) -> list[Figure]:
     return amounts or figures
 
 
+_OFFERED = re.compile(
+    r"\b(?:or|also|too|alternatively|actually|instead|rather|could|might|maybe|perhaps|"
+    r"possibly|plausible|wait|correction|answer|otherwise|either)\b|\?",
+    re.IGNORECASE,
+)
+_CITE = re.compile(r"[(\[]?\b(?:p\.|pp\.|pg\.|page|source)[:\s]*\d{1,5}\b[)\]]?", re.I)
+
+
 def _stated_after(tail: str, figure: Figure) -> Figure | None:
-    """A different amount stated anywhere after the marked answer ("</answer> Though
-    150,239 is plausible", "Actually 150,239"): a second answer. A percentage beside an
-    amount, a year, or the same quantity again is not one."""
-    others = [f for f in _amounts(tail[:_MAX_TAIL]) if not is_year(f) and not restates(figure, f)]
-    return others[0] if others else None
+    """A different amount offered after the marked answer as a second answer or a
+    retraction ("</answer> Though 150,239 is also plausible", "Actually 150,239", a bare
+    "(150,239)"): in a sentence with a word that offers or retracts one, or with at most
+    two other words. Context ("For comparison, 2023 revenue was 150,239"), a page cite, a
+    percentage beside an amount, a year, or the same quantity again is not one."""
+    for sentence in re.split(r"(?<=[.;!])\s+|\n+", _CITE.sub(" ", tail[:_MAX_TAIL])):
+        others = [f for f in _amounts(sentence) if not is_year(f) and not restates(figure, f)]
+        words = re.findall(r"\b[A-Za-z]{2,}\b", sentence)
+        if others and (_OFFERED.search(sentence) or len(words) <= 2):
+            return others[0]
+    return None
 
 
 def all_tagged(text: str) -> list[str]:

@@ -254,7 +254,7 @@ NUMERIC_EXPLOITS = [
     ("<answer>122,445 thousand, or maybe less</answer>", USD_REVENUE),
     ("<answer>probably 122,445 thousand</answer>", USD_REVENUE),
     ("<answer>122,445 thousand (not sure)</answer>", USD_REVENUE),
-    ("<answer>either 122,445 thousand</answer>", USD_REVENUE),
+    ("<answer>122,445 thousand or 150,239 thousand</answer>", USD_REVENUE),
     ("<answer>122,445 thousand</answer>\nThough 150,239 thousand is also plausible.", USD_REVENUE),
     (
         "<answer>122,445 thousand</answer> The 2023 figure of 150,239 thousand fits too.",
@@ -366,7 +366,7 @@ def test_cross_document_right_answers_pass(completion) -> None:
 
 RT_NUMERIC_EXPLOITS = [
     (f"<answer>{q} 122,445 thousand</answer>", USD_REVENUE)
-    for q in ("not", "less than", "at least", "more than", "up to", "roughly", "about")
+    for q in ("not", "less than", "at least", "more than", "up to", "nearly")
 ] + [
     ("<answer>122,445 thousand +/- 10%</answer>", USD_REVENUE),
     ("<answer>122,445 thousand (±20%)</answer>", USD_REVENUE),
@@ -388,6 +388,19 @@ def test_redteam_numeric_exploits_earn_nothing(completion, reference) -> None:
 
 
 RT_NUMERIC_RIGHT = [
+    ("<answer>about $122,445 thousand</answer>", USD_REVENUE),
+    ("<answer>approximately $122.4 million</answer>", USD_REVENUE),
+    ("<answer>$122,445 thousand or $122.4 million</answer>", USD_REVENUE),
+    ("<answer>$122.45 million</answer>", USD_REVENUE),
+    (
+        "<answer>$122,445 thousand</answer>\nFor comparison, 2023 revenue was $150,239 thousand.",
+        USD_REVENUE,
+    ),
+    (
+        "<answer>$122,445 thousand</answer>\n\nRevenue declined by $27,794 thousand year over "
+        "year (source: p. 1).",
+        USD_REVENUE,
+    ),
     ("<answer>1.22445E8</answer>", USD_REVENUE),
     ("<answer>122.4 million</answer>", USD_REVENUE),
     ("<answer>$122.4M</answer>", USD_REVENUE),
