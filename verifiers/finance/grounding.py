@@ -63,6 +63,7 @@ from rewardsmith.verifiers.finance.figures import (
 )
 from rewardsmith.verifiers.finance.grounding_ties import (
     DERIVING,
+    QUANTITY_NOUN,
     YEAR_AS_AMOUNT,
     cited_year,
     column_years,
@@ -349,7 +350,8 @@ class Grounding:
 
     def _grade(self, cited: list[Cited], text: dict[int, str]) -> Verdict:
         on_page = {
-            n: (printed_figures(t), scale_from_header(t), currency_of(t)) for n, t in text.items()
+            n: (printed_figures(t), scale_from_header(t), currency_of(t), label_words(t))
+            for n, t in text.items()
         }
         # One quantity cited on one page is one claim however often it is repeated: a
         # grounded figure written fifty times must not dilute an invented one to 2%. The
@@ -380,7 +382,9 @@ class Grounding:
         )
 
     @staticmethod
-    def _why_not(c: Cited, on_page: dict[int, tuple[list[Printed], float, str]]) -> str:
+    def _why_not(
+        c: Cited, on_page: dict[int, tuple[list[Printed], float, str, frozenset[str]]]
+    ) -> str:
         if c.why:
             return c.why
         if c.hedged:
@@ -389,7 +393,7 @@ class Grounding:
             return "no such page"
         where = [c.page] if c.page is not None else list(on_page)
         for n in where:
-            printed, scale, currency = on_page[n]
+            printed, scale, currency, page_words = on_page[n]
             if c.currency and currency not in ("", "?", c.currency):
                 continue  # a figure in euros is not grounded by a page in dollars
             # A rounded figure must name one row: listing many labels names none.
@@ -397,12 +401,16 @@ class Grounding:
             if not named:  # its clause names no row: its sentence may
                 c = dataclasses.replace(c, words=c.context)
                 named = _named_rows(printed, c.words)
+            nouns = {w for w in c.words | c.context if QUANTITY_NOUN.fullmatch(w)}
+            if not named and nouns and not nouns & page_words:
+                continue  # it names a quantity ("revenue", "turnover") no row here prints
             # A row the claim names ties even exact digits to it ("Cash was 26,079" is not
             # grounded by total assets); a claim that names no row is read on the page.
             tied = [p for p in printed if not named or not p.label or p.label in named]
             if any(_grounded_by(c, f, scale, len(named) == 1) for f in tied):
                 return ""
-            terms = [p.figure for p in printed if p.label and p.label <= c.context]
+            rows = _named_rows(printed, c.context)
+            terms = [(p.label, p.figure, p.year) for p in printed if p.label in rows]
             if c.derives and derived(c.figure, c.negative, terms, scale):
                 return ""  # a difference, ratio or growth of figures on the rows it names
         return "not found"

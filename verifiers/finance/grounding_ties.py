@@ -50,6 +50,13 @@ YEAR_AS_AMOUNT = re.compile(
 )
 """Words before a year-shaped number that make it an amount ("Total assets were 2019")."""
 MAX_DERIVED_TERMS = 12
+QUANTITY_NOUN = re.compile(
+    r"\b(?:revenues?|sales|turnover|income|profits?|earnings|ebitda|margin|assets|"
+    r"liabilities|equity|funds|debt|borrowings|cash|expenses?|costs?|receivables|payables|"
+    r"dividends?|capex|capital)\b",
+    re.I,
+)
+"""Nouns of a financial quantity: a claim naming one must name a row the page prints."""
 DERIVING = re.compile(
     rf"\b(?:by|of|difference|more|less|change[sd]?|growth|increase[sd]?|decrease[sd]?|"
     rf"{UP_WORDS}|{DOWN_WORDS})\s*(?:[$€£¥]\s?)?$",
@@ -79,23 +86,51 @@ def unchecked_claims(sentence: str) -> list[str]:
     return [m.group(0) for m in _UNCHECKED.finditer(sentence)][:10]
 
 
-def derived(figure: Figure, negative: bool, terms: list[Figure], page_scale: float) -> bool:
-    """Is `figure` a difference, ratio (in %) or growth (in %) of two of `terms`, at the
-    precision it is written?"""
-    amounts = [t for t in terms if t.unit not in ("%", "bp")][:MAX_DERIVED_TERMS]
+Term = tuple[frozenset[str], Figure, int | None]
+"""A printed figure as a term: (its row label, the figure, its column year)."""
+
+
+def derived(figure: Figure, negative: bool, terms: list[Term], page_scale: float) -> bool:
+    """Is `figure` the change of one named row between its two years (an amount, or a
+    growth in %, with the sign its words give), or in % the ratio of two named rows in one
+    year, at the precision written? `terms` are the figures of the rows the sentence
+    names (one or two rows); a figure of one significant digit derives nothing."""
+    rows = {label for label, _, _ in terms}
+    if not 1 <= len(rows) <= 2 or _significant(figure) < 2:
+        return False
+    amounts = [(r, f, y) for r, f, y in terms if f.unit not in ("%", "bp") and y][
+        :MAX_DERIVED_TERMS
+    ]
     stated = -abs(figure.value) if negative else figure.value
-    for a, b in itertools.permutations(amounts, 2):
-        x = a.absolute * (page_scale if a.scale == 1.0 else 1.0)
-        y = b.absolute * (page_scale if b.scale == 1.0 else 1.0)
-        if figure.unit == "%":
-            options = [x / y * 100 if y else math.nan, (x - y) / abs(y) * 100 if y else math.nan]
-            if any(_rounds_to(o, stated, figure.decimals) for o in options):
+    scale = figure.scale if figure.scale != 1.0 else page_scale
+
+    def value(f: Figure) -> float:
+        return f.absolute * (page_scale if f.scale == 1.0 else 1.0)
+
+    for (ra, a, ya), (rb, b, yb) in itertools.permutations(amounts, 2):
+        if ra == rb and ya is not None and yb is not None and ya > yb:  # new a, old b
+            change = value(a) - value(b)
+            if figure.unit == "%" and value(b):
+                if _rounds_to(change / abs(value(b)) * 100, stated, figure.decimals):
+                    return True
+            elif figure.unit not in ("%", "bp") and _rounds_to(
+                change / scale, stated, figure.decimals
+            ):
                 return True
-        elif figure.unit not in ("bp",):
-            scale = figure.scale if figure.scale != 1.0 else page_scale
-            if _rounds_to(abs(x - y) / scale, abs(figure.value), figure.decimals):
-                return True
+        share = value(a) / value(b) * 100 if value(b) else math.nan
+        if (
+            ra != rb
+            and ya == yb
+            and figure.unit == "%"
+            and _rounds_to(share, figure.value, figure.decimals)
+        ):
+            return True
     return False
+
+
+def _significant(figure: Figure) -> int:
+    digits = round(abs(figure.value) * 10**figure.decimals)
+    return len(str(digits)) if digits else 0
 
 
 def _rounds_to(value: float, stated: float, decimals: int) -> bool:

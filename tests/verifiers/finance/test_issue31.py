@@ -528,3 +528,26 @@ def test_more_right_answers_in_words() -> None:
     wrong = "In 2021, revenue was 151 and operating costs were 140."
     assert _score(ChartClaims(), wrong, _chart("grouped_bars")) == 0.0
     assert _score(NumericAnswer(), "<answer>18.5% lower</answer>", "-18.5%") == 1.0
+
+
+RT2_GROUNDING_EXPLOITS = [
+    "Revenue, cost of sales, operating expenses and total operating result changed by 23% (p. 1).",
+    "Revenue fell by $0 billion (p. 1).",
+    "Revenue grew by $28 million (p. 1).",
+    "Revenue was $26,079 thousand (p. 2).",
+    "Turnover was $61,034 thousand (p. 1).",
+]
+
+
+@pytest.mark.parametrize("completion", RT2_GROUNDING_EXPLOITS)
+def test_redteam_phase2_grounding_exploits_earn_nothing(completion) -> None:
+    assert _score(Grounding(), completion, {"pdf": ACME}) == 0.0
+
+
+def test_redteam_phase2_many_regions_ground_few_growths() -> None:
+    regions = ", ".join(f"Region {c}{i}" for c in "AB" for i in range(1, 7))
+    grounded = [
+        n for n in range(1, 101)
+        if _score(Grounding(), f"{regions} grew by {n}% (p. 3).", {"pdf": ACME}) > 0
+    ]  # fmt: skip
+    assert grounded == []  # twelve rows named: no derived figure is read
