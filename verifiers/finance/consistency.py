@@ -40,10 +40,12 @@ from typing import ClassVar
 from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.finance.figures import Figure, parse_figure
 from rewardsmith.verifiers.finance.headers import detect_header
-from rewardsmith.verifiers.finance.quantities import fiscal_year, model_text
+from rewardsmith.verifiers.finance.metrics import declared_scale
+from rewardsmith.verifiers.finance.quantities import fiscal_year, model_text, stated_scale
 from rewardsmith.verifiers.finance.reference import (
     ExtractedTable,
     ExtractionLimits,
+    load_document,
     pdf_spec,
     problem_verdict,
     read_pdf_table,
@@ -270,7 +272,8 @@ class Consistency:
         needed = self.min_checks
         if source is not None:
             needed = max(needed, 1, len(check_table(source, self.abs_tol)))
-            checks += _invented_rows(table, source) + _source_figures(table, source)
+            scales = _scales(table, text, self._source_scale(sample))
+            checks += _invented_rows(table, source) + _source_figures(table, source, scales)
         if sum(c.kind not in ("invented_row", "source_figure") for c in checks) < max(needed, 1):
             why = f"{len(checks)} totals, results, balance or growth checks found in the table"
             if needed == 0:
@@ -304,6 +307,16 @@ class Consistency:
         yield from consistency_exploits(sample, self)
         yield from consistency_word_exploits(sample)
 
+    def _source_scale(self, sample: Sample) -> float | None:
+        """The scale the source's page declares ("(in thousands of dollars)")."""
+        spec = pdf_spec(sample.reference)
+        if spec is None:
+            return None
+        found = load_document(spec[0], [spec[1]], tables=False, limits=self.limits)
+        text = found.document.text.get(spec[1], "") if found.document else ""
+        scale = stated_scale(text)
+        return scale if scale != 1.0 else None
+
     def _source(self, sample: Sample) -> Table | Verdict | None:
         """The PDF table the answer restates, when the reference names one."""
         spec = pdf_spec(sample.reference)
@@ -316,7 +329,20 @@ class Consistency:
         return found.table
 
 
-def _keyed_figures(table: Table) -> dict[tuple[str, str], float]:
+def _scales(table: Table, text: str, source_scale: float | None) -> tuple[float, float]:
+    """The scales to compare the answer's figures with the source's in: each its own where
+    both declare one (an answer "($m)" with 12.035 restates 12,035 in thousands), else the
+    digits as written."""
+    grid = table.grid()
+    mine = declared_scale(grid)
+    if mine is None:
+        prose = "\n".join(x for x in text.splitlines() if "|" not in x and "<" not in x)
+        mine = stated_scale(prose) if prose.strip() else 1.0
+        mine = None if mine == 1.0 else mine
+    return (mine, source_scale) if mine and source_scale else (1.0, 1.0)
+
+
+def _keyed_figures(table: Table, scale: float = 1.0) -> dict[tuple[str, str], float]:
     """(row label, column key) -> the figure's value, for every figure of the body."""
     grid = table.grid()
     header = detect_header(grid)
@@ -326,19 +352,22 @@ def _keyed_figures(table: Table) -> dict[tuple[str, str], float]:
         for c in range(1, min(len(row), len(keys))):
             figure = _cell(row, c)
             if row and figure is not None:
-                out[(_label(row[0]), _label(keys[c]))] = figure.absolute
+                bare = figure.scale == 1.0 and figure.unit not in ("%", "bp")
+                out[(_label(row[0]), _label(keys[c]))] = figure.absolute * (scale if bare else 1)
     return out
 
 
-def _source_figures(table: Table, source: Table) -> list[Check]:
+def _source_figures(
+    table: Table, source: Table, scales: tuple[float, float] = (1.0, 1.0)
+) -> list[Check]:
     """A failed check for each figure of `table` that differs from the source's figure in
     the same row and column: labels right and figures invented are not the statement."""
-    mine, theirs = _keyed_figures(table), _keyed_figures(source)
+    mine, theirs = _keyed_figures(table, scales[0]), _keyed_figures(source, scales[1])
     return [
         Check("source_figure", f"{row} / {col}: the source prints {theirs[(row, col)]:g}",
               theirs[(row, col)], value, False)
         for (row, col), value in mine.items()
-        if (row, col) in theirs and not math.isclose(value, theirs[(row, col)], rel_tol=1e-9)
+        if (row, col) in theirs and not math.isclose(value, theirs[(row, col)], rel_tol=1e-6)
     ]  # fmt: skip
 
 

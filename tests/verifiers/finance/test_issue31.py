@@ -551,3 +551,13 @@ def test_redteam_phase2_many_regions_ground_few_growths() -> None:
         if _score(Grounding(), f"{regions} grew by {n}% (p. 3).", {"pdf": ACME}) > 0
     ]  # fmt: skip
     assert grounded == []  # twelve rows named: no derived figure is read
+
+
+def test_redteam_consistency_restated_in_millions_passes() -> None:
+    millions = [["Item ($m)", "2024", "2023"]] + [
+        [r[0], *(f"{int(c.replace(',', '')) / 1000:.3f}" for c in r[1:])] for r in BALANCE[1:]
+    ]
+    assert _score(Consistency(), markdown(millions), ACME_BALANCE) == 1.0
+    wrong = [list(r) for r in millions]
+    wrong[1][1] = "12,035"  # thousands digits under "$m": 1,000 times the source
+    assert _score(Consistency(), markdown(wrong), ACME_BALANCE) == 0.0
