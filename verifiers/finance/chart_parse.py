@@ -27,6 +27,7 @@ __all__ = ["MAX_CLAIMS", "Claim", "parse_claims"]
 
 _MAX = re.compile(r"\b(highest|peak(ed|s)?|maximum|largest|biggest|record high|most)\b", re.I)
 _MIN = re.compile(r"\b(lowest|minimum|smallest|least|trough|bottomed)\b", re.I)
+_RATIO_WORDS = re.compile(r"\b(?:half|twice|double|triple|third|quarter|times)\b", re.I)
 _FLAT = re.compile(r"\b(?:flat|unchanged|stable|steady|level)\b", re.I)
 _FACTORS = {"doubled": 2.0, "tripled": 3.0, "quadrupled": 4.0, "halved": 0.5}
 _MULTIPLE = re.compile(r"\b(?:doubled|tripled|quadrupled|halved)\b", re.I)
@@ -109,7 +110,7 @@ def _clause_claims(
     if len(named) >= 2 and compared is None and re.search(r"\band\b", clause):
         return _split_at_and(clause, series, categories, names)
     if len(named) != 1:
-        if figures and cats:
+        if (figures and cats) or (len(named) >= 2 and cats and _RATIO_WORDS.search(clause)):
             why = "names no series of the chart" if not named else "names several series"
             return [Claim("unchecked", named[0] if named else "", (), text=clause, other=why)]
         return []

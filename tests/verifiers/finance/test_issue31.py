@@ -561,3 +561,8 @@ def test_redteam_consistency_restated_in_millions_passes() -> None:
     wrong = [list(r) for r in millions]
     wrong[1][1] = "12,035"  # thousands digits under "$m": 1,000 times the source
     assert _score(Consistency(), markdown(wrong), ACME_BALANCE) == 0.0
+
+
+def test_redteam_a_ratio_of_two_series_is_not_dropped() -> None:
+    text = "Revenue peaked in 2023. Operating costs were about half of revenue in 2023."
+    assert _score(ChartClaims(), text, _chart("grouped_bars")) == 0.0
