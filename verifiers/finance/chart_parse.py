@@ -17,6 +17,7 @@ from rewardsmith.verifiers.finance.chart_sentences import (
 )
 from rewardsmith.verifiers.finance.figures import Figure, find_figure_spans
 from rewardsmith.verifiers.finance.quantities import (
+    both_directions,
     currency_of,
     direction_of,
     model_text,
@@ -114,6 +115,9 @@ def _clause_claims(
             why = "names no series of the chart" if not named else "names several series"
             return [Claim("unchecked", named[0] if named else "", (), text=clause, other=why)]
         return []
+    if cats and both_directions(_strip(clause, categories, names)) and compared is None:
+        why = "says both up and down: which move is claimed cannot be read"
+        return [Claim("unchecked", named[0], (), text=clause, other=why)]
     claims = _claims(named[0], clause, ordered(cats, clause), figures, categories)
     claims = [replace(c, currency=currency) for c in claims]
     return [replace(c, negated=True) for c in claims] if negations else claims

@@ -48,6 +48,7 @@ __all__ = [
     "CURRENCY_WORDS",
     "DOWN_WORDS",
     "UP_WORDS",
+    "both_directions",
     "currency_of",
     "direction_of",
     "fiscal_year",
@@ -145,6 +146,11 @@ def direction_of(text: str) -> int:
     """+1 when `text` says up, -1 when it says down, 0 for neither or both."""
     up, down = bool(_UP.search(text)), bool(_DOWN.search(text))
     return 1 if up and not down else -1 if down and not up else 0
+
+
+def both_directions(text: str) -> bool:
+    """Does `text` say both up and down ("rebounded in 2020 after falling in 2019")?"""
+    return bool(_UP.search(text)) and bool(_DOWN.search(text))
 
 
 def negative_in_words(before: str) -> bool:

@@ -566,3 +566,8 @@ def test_redteam_consistency_restated_in_millions_passes() -> None:
 def test_redteam_a_ratio_of_two_series_is_not_dropped() -> None:
     text = "Revenue peaked in 2023. Operating costs were about half of revenue in 2023."
     assert _score(ChartClaims(), text, _chart("grouped_bars")) == 0.0
+
+
+def test_redteam_up_and_down_in_one_clause_is_not_dropped() -> None:
+    text = "Revenue peaked in 2023. Revenue rebounded strongly in 2020 after falling in 2019."
+    assert _score(ChartClaims(), text, _chart("grouped_bars")) == 0.0
