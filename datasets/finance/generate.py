@@ -156,7 +156,7 @@ def tasks(truth: dict) -> list[dict]:
                 "id": f"{key}-income-table",
                 "task": "table_match",
                 "prompt": f"Extract the income statement on page 1 of {key}.pdf.",
-                "reference": {"table": income_rows(s)},
+                "reference": {"table": income_rows(s), "scale": "thousand"},
             },
             {
                 "id": f"{key}-income-from-pdf",
@@ -168,13 +168,17 @@ def tasks(truth: dict) -> list[dict]:
                 "id": f"{key}-regions-table",
                 "task": "table_match",
                 "prompt": "Extract the revenue-by-region table (it runs over two pages).",
-                "reference": {"table": region_rows(s)},
+                "reference": {"table": region_rows(s), "scale": "thousand"},
             },
             {
                 "id": f"{key}-revenue",
                 "task": "numeric_answer",
                 "prompt": "What was 2024 revenue?",
-                "reference": {"answer": money(s["income"]["2024"]["Revenue"]), "scale": "thousand"},
+                "reference": {
+                    "answer": money(s["income"]["2024"]["Revenue"]),
+                    "scale": "thousand",
+                    "currency": "USD",
+                },
             },
             {
                 "id": f"{key}-other",
@@ -183,6 +187,7 @@ def tasks(truth: dict) -> list[dict]:
                 "reference": {
                     "answer": money(s["income"]["2023"]["Other income (expense)"]),
                     "scale": "thousand",
+                    "currency": "USD",
                 },
             },
             {
@@ -194,7 +199,7 @@ def tasks(truth: dict) -> list[dict]:
             {
                 "id": f"{key}-consistency",
                 "task": "consistency",
-                "prompt": "Check the balance sheet on page 2.",
+                "prompt": "Write out the balance sheet on page 2 as a table, totals included.",
                 "reference": {"pdf": pdf, "page": 2, "table": 0},
             },
         ]

@@ -1,10 +1,12 @@
-"""Write audit_references.jsonl: right answers to the finance tasks that need no PDF, for
-`rewardsmith audit --bundled` (``audit.yaml``).
+"""Write audit_references.jsonl: right answers to every bundled finance task, for
+`rewardsmith audit --bundled` (``audit.yaml``), so that every finance verifier's exploit
+generators run on them, the PDF-backed tasks included.
 
-The tables given inline (``reference.table``) answered as Markdown tables, and the figure
-questions answered as a marked figure with its scale. The tasks that read a PDF (tables
-from a page, grounding, consistency, cross-document, charts) are left out: their right
-answers are the PDF's own and their exploit tables run in ``tests/verifiers/finance/``.
+Tables (inline or from a page) are answered as Markdown tables, figure questions as a
+marked figure with its scale and currency, grounding as two cited sentences, consistency
+as the balance sheet written out, the cross-document question by the gold label and
+amount, and the chart tasks by their gold sentences (from ``truth.json`` and the tasks'
+``gold``).
 
     .venv/bin/python datasets/finance/make_audit_references.py
 """
@@ -20,22 +22,36 @@ from rewardsmith.verifiers.finance.exploits import markdown
 HERE = Path(__file__).resolve().parent
 
 
-def right_answer(task: dict[str, Any]) -> str | None:
-    reference = task["reference"]
-    if task["task"] == "table_match" and isinstance(reference.get("table"), list):
-        return markdown(reference["table"])
+def right_answer(task: dict[str, Any], tasks: dict[str, Any], truth: dict[str, Any]) -> str:
+    reference, company = task["reference"], task["id"].split("-")[0]
+    if task["task"] == "table_match":
+        rows = reference.get("table") or tasks[f"{company}-income-table"]["reference"]["table"]
+        return markdown(rows)
     if task["task"] == "numeric_answer":
-        return f"<answer>{reference['answer']} {reference['scale']}</answer>"
-    return None
+        return f"<answer>${reference['answer']} {reference['scale']}</answer>"
+    if task["task"] == "grounding":
+        s = truth[company]
+        revenue, assets = s["income"]["2024"]["Revenue"], s["balance"]["2024"]["Total assets"]
+        return f"Revenue was ${revenue:,} thousand (p. 1). Total assets were {assets:,} (p. 2)."
+    if task["task"] == "consistency":
+        balance = truth[company]["balance"]
+        years = sorted(balance, reverse=True)
+        rows = [["Item", *years]]
+        rows += [[label, *(f"{balance[y][label]:,}" for y in years)] for label in balance[years[0]]]
+        return markdown(rows)
+    if task["task"] == "cross_document":
+        gold = task["gold"]
+        return f"<answer>{gold['label']}, higher by {gold['amount'] / 1000:,.0f} thousand</answer>"
+    return str(task["gold"])  # chart_claims: the gold sentences
 
 
 def main() -> None:
-    rows = []
+    tasks = {}
     for line in (HERE / "tasks.jsonl").read_text().splitlines():
         task = json.loads(line)
-        answer = right_answer(task)
-        if answer is not None:
-            rows.append({**task, "completion": answer})
+        tasks[task["id"]] = task
+    truth = json.loads((HERE / "truth.json").read_text())
+    rows = [{**task, "completion": right_answer(task, tasks, truth)} for task in tasks.values()]
     text = "".join(json.dumps(row) + "\n" for row in rows)
     (HERE / "audit_references.jsonl").write_text(text)
 

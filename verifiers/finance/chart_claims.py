@@ -28,20 +28,24 @@ the affirmed claim false: the category lies more than ``tol`` from the top (or b
 pair did not move the stated way at all. Denying a figure ("was not 151") is counted only
 when the chart supports the figure (then it fails): any number but one is true of a value,
 so a denial that holds says nothing the chart could pay for. Two negations in one sentence
-are not decidable. The score is the share of claims that hold; a
-completion with no claim the chart can decide fails (``format``). A chart drawn as a
+are not decidable. Comparisons, clauses, "from ... to" order and years off the chart are
+read by `chart_sentences`; signs, currencies and directions by `quantities`. A claim the
+chart cannot decide (a year or a series it does not show, a percentage for an amount, a
+currency other than the chart's) fails; it is never dropped. Every claim must hold: the
+score is 1 when every claim holds and 0 otherwise; a completion with no claim the chart
+can decide fails (``format``). A chart drawn as a
 picture cannot be read: that is an error of the reference (score None), never a guess.
 """
 
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from rewardsmith.verifiers.exploits import Exploit
+from rewardsmith.verifiers.finance.chart_parse import Claim, parse_claims
 from rewardsmith.verifiers.finance.doc_cache import (
     FailureRecord,
     RequestKey,
@@ -50,49 +54,16 @@ from rewardsmith.verifiers.finance.doc_cache import (
 )
 from rewardsmith.verifiers.finance.figures import (
     SCALE_WORDS,
-    Figure,
-    find_figure_spans,
     scale_from_header,
 )
 from rewardsmith.verifiers.finance.pdf import pdf_problem
+from rewardsmith.verifiers.finance.quantities import currency_of
 from rewardsmith.verifiers.finance.reference import ExtractionLimits
 from rewardsmith.verifiers.killable import call_with_limits
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
 
 __all__ = ["ChartClaims", "Claim", "parse_claims"]
-
-_MAX = re.compile(r"\b(highest|peak(ed|s)?|maximum|largest|biggest|record high|most)\b", re.I)
-_MIN = re.compile(r"\b(lowest|minimum|smallest|least|trough|bottomed)\b", re.I)
-_UP = re.compile(r"\b(rose|rise[sn]?|increased?|grew|grow[sn]?|climbed|up|gained|improved)\b", re.I)
-_DOWN = re.compile(r"\b(fell|falls?|decreased?|declined?|dropped|down|shrank|lower(ed)?)\b", re.I)
-_EVERY = re.compile(r"\b(every|each)\s+year\b|\bsteadily\b|\bconsecutive", re.I)
-_YOY = re.compile(
-    r"year[- ]over[- ]year|year[- ]on[- ]year|\byoy\b|from the (previous|prior) year", re.I
-)
-_NEGATION = re.compile(
-    r"\b(?:not(?! only)|never|no longer|neither|nor|cannot|fail(?:s|ed)? to)\b|n't\b", re.I
-)
-_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
-MAX_CLAIMS = 200
-MAX_TEXT = 50_000
-
-
-@dataclass(frozen=True)
-class Claim:
-    kind: str
-    """``value``, ``max``, ``min``, ``trend``, ``monotonic``, ``change`` or ``change_pct``."""
-    series: str
-    categories: tuple[str, ...]
-    stated: float | None = None
-    """The figure claimed (a value, a change); for a trend +1 (up) or -1 (down)."""
-    text: str = ""
-    hedged: bool = False
-    negated: bool = False
-    """The sentence denies the claim ("did not peak in 2021")."""
-    scale: float = 1.0
-    """The scale word written with `stated` ("151 million": 1e6); 1 when none."""
-
 
 _FIGURE_KINDS = ("value", "change")
 """Claims of an amount, which the chart's scale converts; a denied one pays nothing."""
@@ -106,110 +77,26 @@ class _Chart:
     """Per series: tolerance_ticks × its axis's tick step."""
     scale: float = 1.0
     """The scale the chart declares for its amounts ("$ millions": 1e6); 1 when none."""
-
-
-def _names(series: list[str]) -> dict[str, re.Pattern[str]]:
-    """How each series may be named: in full, or without a parenthesis ("(%)")."""
-    out = {}
-    for name in series:
-        core = re.sub(r"\s*\(.*?\)\s*", " ", name).strip() or name
-        out[name] = re.compile(rf"(?<!\w)({re.escape(name)}|{re.escape(core)})(?!\w)", re.I)
-    return out
-
-
-def parse_claims(text: str, series: list[str], categories: list[str]) -> list[Claim]:
-    """The claims in `text` about a chart with these series and categories."""
-    names = _names(series)
-    out: list[Claim] = []
-    for sentence in _SENTENCE.split(text[:MAX_TEXT]):
-        named = [s for s, pattern in names.items() if pattern.search(sentence)]
-        if not named and len(series) == 1:
-            named = list(series)
-        if len(named) != 1:
-            continue  # no series, or several: not one decidable claim
-        negations = len(_NEGATION.findall(sentence))
-        if negations > 1:
-            continue  # "it is not true that it did not rise": not one decidable claim
-        cats = _categories_in(sentence, categories)
-        figures = [f for f, *_ in find_figure_spans(_strip(sentence, categories, names))]
-        claims = _claims(named[0], sentence, cats, figures, categories)
-        out += [replace(c, negated=True) for c in claims] if negations else claims
-        if len(out) >= MAX_CLAIMS:
-            break
-    return out[:MAX_CLAIMS]
-
-
-def _categories_in(sentence: str, categories: list[str]) -> list[str]:
-    found = []
-    for c in categories:
-        for m in re.finditer(rf"(?<![\w.,]){re.escape(c)}(?![\w%])", sentence):
-            found.append((m.start(), c))
-    return [c for _, c in sorted(found)]
-
-
-def _strip(sentence: str, categories: list[str], names: dict[str, re.Pattern[str]]) -> str:
-    """The sentence without its category labels and series names (a year is no figure)."""
-    for c in categories:
-        sentence = re.sub(rf"(?<![\w.,]){re.escape(c)}(?![\w%])", " ", sentence)
-    for pattern in names.values():
-        sentence = pattern.sub(" ", sentence)
-    return sentence
-
-
-def _claims(
-    series: str, sentence: str, cats: list[str], figures: list[Figure], categories: list[str]
-) -> list[Claim]:
-    up, down = bool(_UP.search(sentence)), bool(_DOWN.search(sentence))
-    direction = 1.0 if up and not down else -1.0 if down and not up else 0.0
-    pct = [f for f in figures if f.unit == "%"]
-    if direction and _EVERY.search(sentence):
-        return [Claim("monotonic", series, tuple(categories), direction, sentence)]
-    if direction and len(cats) == 1 and (_YOY.search(sentence) or pct):
-        i = categories.index(cats[0])
-        cats = [categories[i - 1], cats[0]] if i > 0 else cats
-    if direction and len(cats) == 2:
-        return [_change(series, tuple(cats), direction, figures, sentence)]
-    if len(cats) == 1 and (_MAX.search(sentence) or _MIN.search(sentence)):
-        kind = "max" if _MAX.search(sentence) else "min"
-        claims = [Claim(kind, series, tuple(cats), None, sentence)]
-        return claims + _values(series, cats, figures, sentence)
-    if cats and figures and not direction:
-        return _values(series, cats, figures, sentence)
-    return []
-
-
-def _change(
-    series: str, cats: tuple[str, ...], direction: float, figures: list[Figure], sentence: str
-) -> Claim:
-    if not figures:
-        return Claim("trend", series, cats, direction, sentence)
-    kind = "change_pct" if figures[0].unit == "%" else "change"
-    stated = direction * abs(figures[0].value)
-    hedged = len({abs(f.absolute) for f in figures}) > 1
-    return Claim(kind, series, cats, stated, sentence, hedged, scale=figures[0].scale)
-
-
-def _values(series: str, cats: list[str], figures: list[Figure], sentence: str) -> list[Claim]:
-    if not figures:
-        return []
-    if len(figures) == len(cats):  # "118.5 in 2019 and 132.5 in 2020": in order
-        return [
-            Claim("value", series, (c,), f.value, sentence, scale=f.scale)
-            for c, f in zip(cats, figures, strict=True)
-        ]
-    if len(cats) == 1:  # one value, several figures offered: a hedge
-        first = figures[0]
-        return [Claim("value", series, (cats[0],), first.value, sentence, True, scale=first.scale)]
-    return []
+    currency: str = ""
+    """The currency the chart declares ("$ millions": "$"); "" when none."""
 
 
 def grade(claim: Claim, chart: _Chart) -> tuple[bool, dict[str, Any]]:
     """Whether the claim holds on the chart, and what it was compared with. A denied figure
     that the chart does not support is ``detail["vacuous"]``: it is not counted."""
+    if claim.kind == "unchecked":
+        return False, {"chart": {}, "why": claim.other}
     values = chart.values[claim.series]
     tol = chart.tolerance[claim.series]
     shown = {c: values.get(c) for c in claim.categories}
     detail: dict[str, Any] = {"chart": shown, "tolerance": tol}
+    if claim.kind == "compare":
+        return _compare(claim, chart), detail
+    wrong = _wrong_unit(claim, chart)
+    if wrong and claim.kind in (*_FIGURE_KINDS, "change_pct"):
+        detail["why"] = wrong
+        detail["vacuous"] = claim.negated
+        return False, detail
     if claim.hedged or any(v is None for v in shown.values()):
         detail["vacuous"] = claim.negated and claim.kind in _FIGURE_KINDS
         return False, detail
@@ -226,25 +113,64 @@ def grade(claim: Claim, chart: _Chart) -> tuple[bool, dict[str, Any]]:
     if claim.kind in ("max", "min"):
         extreme = max(values.values()) if claim.kind == "max" else min(values.values())
         v = values[claim.categories[0]]
-        if claim.negated:  # clearly not the top (bottom): past the tolerance
-            return (v < extreme - tol) if claim.kind == "max" else (v > extreme + tol), detail
+        if claim.negated:  # clearly not the top (bottom): a true denial pays nothing
+            holds = (v < extreme - tol) if claim.kind == "max" else (v > extreme + tol)
+            detail["vacuous"] = holds
+            return holds, detail
         return (v >= extreme - tol) if claim.kind == "max" else (v <= extreme + tol), detail
     if claim.kind == "monotonic":
         path = [values[c] for c in claim.categories if c in values]
         steps = [(b - a) * (claim.stated or 0) for a, b in itertools.pairwise(path)]
-        if claim.negated:  # some step did not move the stated way at all
-            return bool(steps) and any(s <= 0 for s in steps), detail
-        return bool(steps) and all(s > tol for s in steps), detail
+        if claim.negated:  # some step did not move the stated way: a true denial pays nothing
+            detail["vacuous"] = bool(steps) and any(s <= 0 for s in steps)
+            return detail["vacuous"], detail
+        return bool(steps) and all(s > 0 for s in steps), detail  # each step the stated way
     a, b = (values[c] for c in claim.categories)
     if claim.kind == "trend":
         moved = (b - a) * (claim.stated or 0)
-        return (moved <= 0) if claim.negated else (moved > tol), detail
+        if claim.negated:
+            detail["vacuous"] = moved <= 0
+            return moved <= 0, detail
+        return moved > tol, detail
+    if claim.kind == "flat":
+        return abs(b - a) <= tol and not claim.negated, detail
+    if claim.kind == "multiple":
+        low, high = sorted(((b - tol) / (a + tol), (b + tol) / (a - tol))) if a > tol else (0, 0)
+        return low <= (claim.stated or 0) <= high and not claim.negated, detail
     low, high = _pct_range(a, b, tol)
     detail["range_pct"] = [low, high]
     stated = claim.stated or 0.0
     holds = low - 0.05 <= stated <= high + 0.05
     detail["vacuous"] = claim.negated and not holds
     return holds and not claim.negated, detail
+
+
+def _compare(claim: Claim, chart: _Chart) -> bool:
+    """Does the first term exceed (stated +1) or fall short of (-1) the second by more
+    than the reading tolerance? A negated comparison holds where the stated one fails."""
+    other = claim.other or claim.series
+    a = chart.values[claim.series].get(claim.categories[0])
+    b = chart.values[other].get(claim.categories[1])
+    if a is None or b is None:
+        return False
+    tol = max(chart.tolerance[claim.series], chart.tolerance[other])
+    moved = (a - b) * (claim.stated or 0.0)
+    return (moved <= 0) if claim.negated else (moved > tol)
+
+
+def _wrong_unit(claim: Claim, chart: _Chart) -> str:
+    """Why a figure's unit contradicts the series: a percentage on an amount axis, a
+    scale word on a percentage axis, a currency other than the chart's."""
+    percent_axis = "%" in claim.series
+    if claim.kind == "change_pct":
+        return ""
+    if claim.unit == "%" and not percent_axis:
+        return "a percentage given for an amount"
+    if percent_axis and (claim.scale != 1.0 or claim.currency):
+        return "an amount given for a percentage"
+    if claim.currency and chart.currency and claim.currency != chart.currency:
+        return f"{claim.currency} given on a chart in {chart.currency}"
+    return ""
 
 
 def _in_chart_units(claim: Claim, chart: _Chart) -> float:
@@ -265,10 +191,10 @@ def _pct_range(a: float, b: float, tol: float) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class ChartClaims:
-    """Score the share of a model's claims about a chart that the chart supports."""
+    """Pass when every claim the model makes about a chart is one the chart supports."""
 
     name: ClassVar[str] = "chart_claims"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     cost: ClassVar[Cost] = Cost.CPU
 
     tolerance_ticks: float = 0.25
@@ -303,13 +229,16 @@ class ChartClaims:
             "series": list(chart.values),
         }
         feedback = "; ".join(f"{c.text.strip()[:80]} (chart: {d['chart']})" for c, d in failed[:3])
+        # Every claim must hold: the score is the worst claim's (a true sentence repeated
+        # does not dilute a false one).
         return Verdict.graded(
-            self.name, self.version, 1 - len(failed) / len(claims), evidence=evidence,
+            self.name, self.version, 0.0 if failed else 1.0, evidence=evidence,
             feedback=f"not supported by the chart: {feedback}" if failed else "",
         )  # fmt: skip
 
     def exploits(self, sample: Sample) -> Iterator[Exploit]:
         """False claims made from the right ones (`finance.exploits.chart_exploits`)."""
+        from rewardsmith.verifiers.finance.claim_exploits import chart_word_exploits
         from rewardsmith.verifiers.finance.prose_exploits import chart_exploits
 
         chart = self._chart(sample.reference)
@@ -317,6 +246,7 @@ class ChartClaims:
             yield from chart_exploits(
                 sample, chart.values, chart.categories, chart.tolerance, chart.scale
             )
+            yield from chart_word_exploits(sample, chart.values, chart.tolerance)
 
     def _chart(self, reference: Any) -> _Chart | Verdict:
         if isinstance(reference, dict) and isinstance(reference.get("chart"), dict):
@@ -349,13 +279,17 @@ class ChartClaims:
             categories = list(dict.fromkeys(c for vs in values.values() for c in vs))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             return self._bad(f"chart data needs series, tick_step and axis: {exc}")
-        return _Chart(categories, values, tolerance, _declared_scale(truth))
+        title = str(truth.get("title", ""))
+        return _Chart(categories, values, tolerance, _declared_scale(truth), currency_of(title))
 
     def _from_read(self, read: dict[str, Any]) -> _Chart:
         values = {s: dict(info["values"]) for s, info in read["series"].items()}
         steps = {side: a["step"] for side, a in read["axes"].items()}
         tolerance = {s: self.tolerance_ticks * steps[read["series"][s]["axis"]] for s in values}
-        return _Chart(list(read["categories"]), values, tolerance, float(read.get("scale", 1.0)))
+        return _Chart(
+            list(read["categories"]), values, tolerance, float(read.get("scale", 1.0)),
+            str(read.get("currency", "")),
+        )  # fmt: skip
 
 
 def _declared_scale(truth: dict[str, Any]) -> float:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rewardsmith.verifiers.finance.figures import parse_figure, scale_from_header
+from rewardsmith.verifiers.finance.quantities import currency_of
 
 __all__ = ["read_chart_pdf", "read_charts"]
 
@@ -250,6 +251,7 @@ def read_charts(layout: Any) -> dict[str, Any]:
         "axes": {a.side: {"step": a.step, "ticks": sorted(v for _, v in a.ticks)} for a in axes},
         "series": series,
         "scale": scale_from_header(" ".join(w.text for w in words)),
+        "currency": currency_of(" ".join(w.text for w in words)),
     }
 
 

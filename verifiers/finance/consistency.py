@@ -18,11 +18,15 @@ Checks, each run wherever its rows or columns are found, each named with the row
 
 A figure passes within half a unit in the last place written, times the number of terms
 (rounded statements rarely add exactly), or `abs_tol` when that is larger. A total row
-whose cell holds something other than a figure fails its check. The table comes from the
-model's completion, or from a PDF with ``reference={"pdf": ..., "page": ..., "table":
-...}``. The score is the share of checks that hold; a table with fewer than `min_checks`
-checks is skipped when `min_checks` is 0 (not applicable), and fails otherwise (a table
-with its totals left out must not escape the check).
+whose cell holds something other than a figure fails its check. The table is always the
+model's: no table, no reward (an empty answer, a refusal or prose fails as ``format``; a
+sentence read as one CSV line is prose). A PDF reference, ``{"pdf": ..., "page": ...,
+"table": ...}``, names the table the answer restates: the answer must carry at least as
+many checks as that table does, and a row whose label is no row of it fails as invented.
+Every check must hold: the score is the worst check's (1 or 0), so rows or sentences that
+hold cannot dilute one that does not. A table with fewer than `min_checks` checks is
+skipped when `min_checks` is 0 and there is no PDF reference (not applicable), and fails
+otherwise (a table with its totals left out must not escape the check).
 """
 
 from __future__ import annotations
@@ -36,9 +40,12 @@ from typing import ClassVar
 from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.finance.figures import Figure, parse_figure
 from rewardsmith.verifiers.finance.headers import detect_header
+from rewardsmith.verifiers.finance.metrics import declared_scale
+from rewardsmith.verifiers.finance.quantities import fiscal_year, model_text, stated_scale
 from rewardsmith.verifiers.finance.reference import (
     ExtractedTable,
     ExtractionLimits,
+    load_document,
     pdf_spec,
     problem_verdict,
     read_pdf_table,
@@ -50,7 +57,11 @@ from rewardsmith.verifiers.types import Failure, Sample, Verdict
 
 __all__ = ["Check", "Consistency", "check_table", "prose_checks"]
 
-_GROWTH = re.compile(r"%|change|growth|yoy|var", re.IGNORECASE)
+_GROWTH = re.compile(
+    r"%|change|growth|yoy|\bvar|[Δ∆]|delta|\bvs\.?\b|versus|\bdiff|increase|decrease",
+    re.IGNORECASE,
+)
+_YEAR_IN = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 
 
 @dataclass(frozen=True)
@@ -109,8 +120,29 @@ def _balance_checks(grid: list[list[str]], abs_tol: float) -> list[Check]:
     return checks
 
 
+_EQUITY = re.compile(
+    r"\b(?:(?:share|stock)holders?'?s?|members?'?s?|owners?'?s?)\s+(?:equity|funds)\b"
+    r"|\bnet\s+assets\b|\bshareholders?\s+funds\b",
+)
+
+
 def _plain(label: str) -> str:
-    return " ".join(re.sub(r"[^a-z ]", " ", label.lower()).split())
+    """A label as the balance check reads it: notes and references dropped ("Total assets
+    (note 4)"), "Assets, total" as "total assets", and shareholders' funds, stockholders'
+    equity and the like as "equity"."""
+    text = re.sub(r"\([^)]*\)|\bnotes?\s*\d+[a-z]?\b|\[\d+\]", " ", label.lower())
+    text = re.sub(r"^\s*(.*?)\s*,\s*total\s*$", r"total \1", text)
+    text = _EQUITY.sub("equity", text.replace("’", "'"))
+    return " ".join(re.sub(r"[^a-z ]", " ", text).split())
+
+
+def _year(key: str) -> int | None:
+    """The year a column header names ("2024", "FY2024", "FY24", "Year ended Dec 31, 2024")."""
+    found = fiscal_year(key)
+    if found is not None:
+        return found
+    match = _YEAR_IN.search(key)
+    return int(match.group()) if match else None
 
 
 def _cell(row: list[str] | None, col: int) -> Figure | None:
@@ -127,9 +159,9 @@ def _growth_checks(grid: list[list[str]], abs_tol: float) -> list[Check]:
         if not _GROWTH.search(keys[col]):
             continue
         a_col, b_col = col - 2, col - 1
-        years = [re.search(r"(19|20)\d\d", keys[c]) for c in (a_col, b_col)]
+        years = [_year(keys[c]) for c in (a_col, b_col)]
         new, old = (a_col, b_col)
-        if years[0] and years[1] and int(years[0].group()) < int(years[1].group()):
+        if years[0] and years[1] and years[0] < years[1]:
             new, old = b_col, a_col
         for r in range(header.body_start, len(grid)):
             row = grid[r]
@@ -139,10 +171,12 @@ def _growth_checks(grid: list[list[str]], abs_tol: float) -> list[Check]:
             expected = (n.value - o.value) / abs(o.value) * 100
             where = f"{row[0]} / {keys[col]} = ({keys[new]} - {keys[old]}) / |{keys[old]}|"
             if stated is None:
-                # "n/a" where the change has a meaning (no change of sign) dodges the check;
-                # "n.m." across a change of sign is how statements print it.
-                if col < len(row) and row[col].strip() and n.value * o.value >= 0:
-                    where = f"{row[0]} / {keys[col]}: {row[col]!r} is not a figure"
+                # "n/a" or a blank where the change has a meaning (no change of sign) dodges
+                # the check; "n.m." or a blank across a change of sign is how statements
+                # print it.
+                if n.value * o.value > 0:
+                    cell = row[col] if col < len(row) else ""
+                    where = f"{row[0]} / {keys[col]}: {cell!r} is not a figure"
                     nan = float("nan")
                     checks.append(Check("growth", where, expected, nan, False, (r,), keys[col]))
                 continue
@@ -197,11 +231,11 @@ def check_table(table: Table, abs_tol: float = 0.0) -> list[Check]:
 
 @dataclass(frozen=True)
 class Consistency:
-    """Score the share of a table's arithmetic checks (totals, results, balance, growth)
-    that hold."""
+    """Pass the answer's table when every arithmetic check (totals, results, balance,
+    growth) holds; any failed check scores 0."""
 
     name: ClassVar[str] = "consistency"
-    version: ClassVar[str] = "4"
+    version: ClassVar[str] = "5"
     cost: ClassVar[Cost] = Cost.CHEAP
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
@@ -218,19 +252,36 @@ class Consistency:
             raise ValueError("min_checks and abs_tol must be >= 0")
 
     def __call__(self, sample: Sample) -> Verdict:
-        from_model = pdf_spec(sample.reference) is None
-        prose = prose_checks(sample.completion_text) if from_model else []
-        table = self._table(sample)
-        if isinstance(table, Verdict) and not (prose and table.failure is Failure.FORMAT):
-            return table
-        checks = (check_table(table, self.abs_tol) if isinstance(table, Table) else []) + prose
-        if len(checks) < max(self.min_checks, 1):
-            why = f"{len(checks)} totals, results, balance or growth checks found"
-            if self.min_checks == 0:
+        source = self._source(sample)  # a broken reference is ours, whatever the answer
+        if isinstance(source, Verdict):
+            return source
+        text = model_text(sample.completion_text)
+        try:
+            table = read_table(text)
+        except TableFormatError as exc:  # no table, no reward: prose is not a table
+            return Verdict.failed(
+                self.name, self.version, Failure.FORMAT,
+                feedback=f"consistency checks the answer's table, and found none: {exc}",
+            )  # fmt: skip
+        if not _is_table(table):
+            return Verdict.failed(
+                self.name, self.version, Failure.FORMAT,
+                feedback="consistency checks the answer's table: one line is not a table",
+            )  # fmt: skip
+        checks = check_table(table, self.abs_tol)
+        needed = self.min_checks
+        if source is not None:
+            needed = max(needed, 1, len(check_table(source, self.abs_tol)))
+            scales = _scales(table, text, self._source_scale(sample))
+            checks += _invented_rows(table, source) + _source_figures(table, source, scales)
+        if sum(c.kind not in ("invented_row", "source_figure") for c in checks) < max(needed, 1):
+            why = f"{len(checks)} totals, results, balance or growth checks found in the table"
+            if needed == 0:
                 return Verdict.skipped(self.name, self.version, f"nothing to check: {why}")
             return Verdict.failed(
-                self.name, self.version, feedback=f"{why}; at least {self.min_checks} needed"
+                self.name, self.version, feedback=f"{why}; at least {needed} needed"
             )
+        checks += prose_checks(text)
         failed = [c for c in checks if not c.ok]
         evidence = {
             "checks": len(checks),
@@ -241,32 +292,108 @@ class Consistency:
         feedback = "; ".join(
             f"{c.where}: {c.stated:g} stated, {c.expected:g} computed" for c in failed[:3]
         )
+        # Every check must hold: the score is the worst check's, so rows or sentences
+        # that hold cannot dilute one that does not.
         return Verdict.graded(
-            self.name,
-            self.version,
-            1 - len(failed) / len(checks),
-            evidence=evidence,
+            self.name, self.version, 0.0 if failed else 1.0, evidence=evidence,
             feedback=feedback,
-        )
+        )  # fmt: skip
 
     def exploits(self, sample: Sample) -> Iterator[Exploit]:
         """Gamed variants of a right statement (`finance.exploits.consistency_exploits`)."""
+        from rewardsmith.verifiers.finance.claim_exploits import consistency_word_exploits
         from rewardsmith.verifiers.finance.exploits import consistency_exploits
 
         yield from consistency_exploits(sample, self)
+        yield from consistency_word_exploits(sample)
 
-    def _table(self, sample: Sample) -> Table | Verdict:
+    def _source_scale(self, sample: Sample) -> float | None:
+        """The scale the source's page declares ("(in thousands of dollars)")."""
         spec = pdf_spec(sample.reference)
         if spec is None:
-            try:
-                return read_table(sample.completion_text)
-            except TableFormatError as exc:
-                return Verdict.failed(self.name, self.version, Failure.FORMAT, feedback=str(exc))
+            return None
+        found = load_document(spec[0], [spec[1]], tables=False, limits=self.limits)
+        text = found.document.text.get(spec[1], "") if found.document else ""
+        scale = stated_scale(text)
+        return scale if scale != 1.0 else None
+
+    def _source(self, sample: Sample) -> Table | Verdict | None:
+        """The PDF table the answer restates, when the reference names one."""
+        spec = pdf_spec(sample.reference)
+        if spec is None:
+            return None
         path, page, index = spec
         found = read_pdf_table(path, page, index, self.limits)
         if not isinstance(found, ExtractedTable):
             return problem_verdict(self.name, self.version, found)
         return found.table
+
+
+def _scales(table: Table, text: str, source_scale: float | None) -> tuple[float, float]:
+    """The scales to compare the answer's figures with the source's in: each its own where
+    both declare one (an answer "($m)" with 12.035 restates 12,035 in thousands), else the
+    digits as written."""
+    grid = table.grid()
+    mine = declared_scale(grid)
+    if mine is None:
+        prose = "\n".join(x for x in text.splitlines() if "|" not in x and "<" not in x)
+        mine = stated_scale(prose) if prose.strip() else 1.0
+        mine = None if mine == 1.0 else mine
+    return (mine, source_scale) if mine and source_scale else (1.0, 1.0)
+
+
+def _keyed_figures(table: Table, scale: float = 1.0) -> dict[tuple[str, str], float]:
+    """(row label, column key) -> the figure's value, for every figure of the body."""
+    grid = table.grid()
+    header = detect_header(grid)
+    keys = header.column_keys
+    out = {}
+    for row in grid[header.body_start :]:
+        for c in range(1, min(len(row), len(keys))):
+            figure = _cell(row, c)
+            if row and figure is not None:
+                bare = figure.scale == 1.0 and figure.unit not in ("%", "bp")
+                out[(_label(row[0]), _label(keys[c]))] = figure.absolute * (scale if bare else 1)
+    return out
+
+
+def _source_figures(
+    table: Table, source: Table, scales: tuple[float, float] = (1.0, 1.0)
+) -> list[Check]:
+    """A failed check for each figure of `table` that differs from the source's figure in
+    the same row and column: labels right and figures invented are not the statement."""
+    mine, theirs = _keyed_figures(table, scales[0]), _keyed_figures(source, scales[1])
+    return [
+        Check("source_figure", f"{row} / {col}: the source prints {theirs[(row, col)]:g}",
+              theirs[(row, col)], value, False)
+        for (row, col), value in mine.items()
+        if (row, col) in theirs and not math.isclose(value, theirs[(row, col)], rel_tol=1e-6)
+    ]  # fmt: skip
+
+
+def _is_table(table: Table) -> bool:
+    """Two rows of two cells at least: a sentence read as one CSV line is prose."""
+    grid = table.grid()
+    return len(grid) >= 2 and sum(len([c for c in r if c.strip()]) >= 2 for r in grid) >= 2
+
+
+def _label(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _invented_rows(table: Table, source: Table) -> list[Check]:
+    """A failed check for each body row of `table` whose label is no row of `source`:
+    rows invented to pad a statement (each self-consistent) are not the statement."""
+    grid, known = table.grid(), {_label(r[0]) for r in source.grid() if r}
+    body = grid[detect_header(grid).body_start :]
+    return [
+        Check("invented_row", f"{row[0]!r} is no row of the source table", 0.0, 0.0, False, (i,))
+        for i, row in enumerate(body)
+        if row
+        and row[0].strip()
+        and _label(row[0]) not in known
+        and any(_cell(row, c) is not None for c in range(1, len(row)))  # headings aside
+    ]
 
 
 def _as_dict(check: Check) -> dict[str, object]:

@@ -14,9 +14,13 @@ page's declared scale ("in thousands") applies. The gold answer is computed from
 ``higher``/``lower`` name a label (and the difference ``|v₁ − v₂|``); ``difference`` is
 ``v₁ − v₂``; ``ratio`` is ``v₁ / v₂``; ``change_pct`` is ``(v₂ − v₁) / |v₁| × 100``.
 
-The model's answer (inside ``<answer>`` when present) must name exactly one label for
-higher/lower; its figure is compared with `numeric.same_quantity` under `policy`. With an
-amount, the label and the amount are half the score each.
+The model's answer (inside ``<answer>`` when present) must say which label is higher (or
+lower), read by meaning (`winner`: "Globex is higher than Acme", "Acme is lower than
+Globex", "Globex, by 16,849"); every other tag and the text after the closing tag must say
+the same, so naming the other company there, or in a second tag, fails. Its figure is
+compared with `numeric.same_quantity` under `policy`, read as `numeric_answer` reads it
+(scale, separators, hedges). Every part must hold: the score is the worst part's (the
+label alone, when an amount is asked, earns 0).
 """
 
 from __future__ import annotations
@@ -29,13 +33,15 @@ from typing import Any, ClassVar
 from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.finance.figures import Figure, parse_figure, scale_from_header
 from rewardsmith.verifiers.finance.numeric import (
+    COUNT_UNITS,
     HedgedAnswer,
     TolerancePolicy,
+    all_tagged,
     answer_figure,
     gold_figure,
     same_quantity,
-    tagged_answer,
 )
+from rewardsmith.verifiers.finance.quantities import currency_of, model_text
 from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
@@ -71,6 +77,76 @@ def item_value(item: dict[str, Any], limits: ExtractionLimits) -> float | str:
     return f"no table in {path} has row {row!r} and column {column!r}"
 
 
+_MORE = re.compile(
+    r"\b(?:higher|greater|more|larger|bigger|exceed(?:s|ed)?|above|ahead|outperform(?:s|ed)?|"
+    r"beat|tops?|topped)\b",
+    re.I,
+)
+_LESS = re.compile(
+    r"\b(?:lower|less|smaller|below|behind|trail(?:s|ed)?|lag(?:s|ged)?|fewer)\b", re.I
+)
+
+
+_CITED = re.compile(r"[(\[]?\b(?:p\.|pp\.|pg\.|page)\s*\d{1,5}\b[)\]]?", re.I)
+_COMPARED = re.compile(
+    r"\b(?:higher|greater|more|larger|bigger|lower|less|smaller|fewer)(?:\s+than)?\b", re.I
+)
+
+
+def _currency(ref: dict[str, Any], limits: ExtractionLimits) -> str:
+    """The currency the compared figures are in: ``"currency"`` in the reference, else the
+    one the first PDF item's pages name ("in thousands of dollars")."""
+    if ref.get("currency"):
+        return currency_of(str(ref["currency"]))
+    for item in ref["items"]:
+        if isinstance(item.get("pdf"), str):
+            page = item.get("page")
+            found = load_document(item["pdf"], [page] if isinstance(page, int) else None,
+                                  tables=False, limits=limits)  # fmt: skip
+            if found.document is not None:
+                found_currency = currency_of(" ".join(found.document.text.values()))
+                return "" if found_currency == "?" else found_currency
+    return ""
+
+
+def _names(text: str, labels: list[str]) -> list[tuple[int, str]]:
+    found = []
+    for lab in labels:
+        found += [
+            (m.start(), lab) for m in re.finditer(rf"(?<!\w){re.escape(lab)}(?!\w)", text, re.I)
+        ]
+    return sorted(found)
+
+
+def _comparison(text: str) -> int:
+    more, less = bool(_MORE.search(text)), bool(_LESS.search(text))
+    return 1 if more and not less else -1 if less and not more else 0
+
+
+def winner(text: str, labels: list[str], ask: str) -> str | None:
+    """The label `text` says is the `ask` (higher or lower) one, read by meaning: "Globex
+    is higher than Acme" and "Acme is lower than Globex" both say Globex is higher; one
+    label named alone is the one meant ("Globex, by 16,849"); two named with no
+    comparison between them ("Globex or Acme") say nothing (None)."""
+    named = _names(text, labels)
+    distinct = list(dict.fromkeys(lab for _, lab in named))
+    want = 1 if ask == "higher" else -1
+    if len(distinct) == 1:
+        direction = _comparison(text[named[0][0] :])
+        if direction in (0, want):
+            return distinct[0]
+        others = [lab for lab in labels if lab != distinct[0]]
+        return others[0] if len(others) == 1 else None
+    if len(distinct) == 2:
+        first = named[0][1]
+        second_at = next(at for at, lab in named if lab != first)
+        direction = _comparison(text[named[0][0] : second_at])
+        if direction == 0:
+            return None
+        return first if direction == want else next(lab for lab in distinct if lab != first)
+    return None
+
+
 def _lookup(grid: list[list[str]], row: str, column: str) -> Figure | None:
     for h, header in enumerate(grid[:3]):
         cols = [c for c, text in enumerate(header) if _norm(column) in _norm(text)]
@@ -88,7 +164,7 @@ class CrossDocument:
     """Grade a comparison across reports against the figures in the reports themselves."""
 
     name: ClassVar[str] = "cross_document"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     cost: ClassVar[Cost] = Cost.CPU
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
@@ -134,13 +210,19 @@ class CrossDocument:
         items = ref.get("items", []) if isinstance(ref, dict) else []
         labels = tuple(i["label"] for i in items if isinstance(i, dict) and "label" in i)
         named = isinstance(ref, dict) and ref.get("ask") in ("higher", "lower")
-        yield from figure_exploits(sample, labels, 0.5 if named else 0.0)  # half: the label
+        yield from figure_exploits(sample, labels)
+        if named:
+            from rewardsmith.verifiers.finance.claim_exploits import other_label_exploits
+
+            yield from other_label_exploits(sample, labels)
 
     def _grade(
         self, ref: dict[str, Any], labels: list[str], values: list[float], text: str
     ) -> Verdict:
-        tagged = tagged_answer(text)
-        answer = tagged if tagged is not None else text
+        text = model_text(text)
+        tags = all_tagged(text)
+        answer = tags[-1] if tags else text
+        after = text[text.rfind("</answer>") + len("</answer>") :] if tags else ""
         ask = ref["ask"]
         evidence: dict[str, Any] = {"values": dict(zip(labels, values, strict=True)), "ask": ask}
         parts: list[float] = []
@@ -149,14 +231,16 @@ class CrossDocument:
         if ask in ("higher", "lower"):
             pick = max if ask == "higher" else min
             gold_label = labels[values.index(pick(values))]
-            named = [
-                lab for lab in labels if re.search(rf"(?<!\w){re.escape(lab)}(?!\w)", answer, re.I)
-            ]
-            ok = named == [gold_label]
+            named = winner(answer, labels, ask)
+            elsewhere = [winner(t, labels, ask) for t in [*tags[:-1], after] if _names(t, labels)]
+            ok = named == gold_label and all(w == named for w in elsewhere)
             parts.append(float(ok))
-            evidence.update(gold_label=gold_label, named=named)
+            evidence.update(gold_label=gold_label, named=named, named_elsewhere=elsewhere)
             if not ok:
-                feedback.append(f"expected {gold_label}, the answer names {named or 'none'}")
+                feedback.append(
+                    f"expected {gold_label}, the answer names {named or 'no one label'}"
+                    + (f" and elsewhere {elsewhere}" if elsewhere else "")
+                )
             for lab in labels:
                 rest = re.sub(re.escape(lab), " ", rest, flags=re.I)
             gold_amount = max(values) - min(values) if len(values) == 2 else None
@@ -176,13 +260,23 @@ class CrossDocument:
                 "ratio": a / b if b else 0.0,
                 "change_pct": (b - a) / abs(a) * 100 if a else 0.0,
             }[ask]
-        # The text after the tag is read too: a different amount stated there is a hedge.
-        after = text[text.rfind("</answer>") + len("</answer>") :] if tagged is not None else ""
+        # Every tag and the text after the last one are read too: a different amount
+        # stated there is a hedge.
+        earlier = "".join(f"<answer>{t}</answer>" for t in tags[:-1])
+        rest = _COMPARED.sub(" ", _CITED.sub(" ", rest))  # "higher than", "(p. 1)" say no amount
         try:
-            got = answer_figure(f"<answer>{rest}</answer>{after}")
+            got = answer_figure(f"{earlier}<answer>{rest}</answer>{_CITED.sub(' ', after)}")
         except HedgedAnswer as hedge:
             got = None
             evidence["hedged"] = hedge.figures
+        expected = _currency(ref, self.limits)
+        given = currency_of(rest)
+        if got is not None and expected and given and given != expected:
+            evidence["currency"] = f"{given} given, {expected} expected"
+            got = None
+        if got is not None and COUNT_UNITS.search(rest):  # "16,849 thousand shares": no amount
+            evidence["unit"] = "a count, not an amount"
+            got = None
         unit = "%" if ask == "change_pct" else ""
         ok = got is not None and same_quantity(
             got, Figure(gold_amount, unit=unit, decimals=12), self.policy
@@ -203,7 +297,7 @@ class CrossDocument:
         return Verdict.graded(
             self.name,
             self.version,
-            sum(parts) / len(parts),
+            min(parts),  # every part must hold: the worst one is the score
             evidence=evidence,
             feedback="; ".join(feedback),
         )

@@ -37,6 +37,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from rewardsmith.verifiers.finance.quantities import stated_scale
+
 __all__ = [
     "SCALE_WORDS",
     "Figure",
@@ -69,10 +71,12 @@ SCALE_WORDS: dict[str, float] = {
     "mm": 1e6,
     "m": 1e6,
     "mio": 1e6,
+    "mln": 1e6,
     "billion": 1e9,
     "billions": 1e9,
     "bn": 1e9,
     "b": 1e9,
+    "bln": 1e9,
     "trillion": 1e12,
     "trillions": 1e12,
     "tn": 1e12,
@@ -83,13 +87,13 @@ _CURRENCIES = {"$": "$", "€": "€", "£": "£", "¥": "¥", "usd": "$", "eur"
 _DASHES = "-‐‑‒–—―−"  # hyphen, en dash, em dash, minus sign and friends
 _FOOTNOTE = re.compile(r"(\s*\[\d{1,2}\]|\s*\([a-z]\)|[*†‡§¹²³⁴⁵⁶⁷⁸⁹⁰]+)$")
 _CORE = re.compile(
-    r"""^(?P<neg>[-−–]|\()?\s*
+    r"""^\+?(?P<neg>[-−–]|\()?\s*
         (?P<cur>[$€£¥]|usd|eur|gbp)?\s*
         (?P<neg2>[-−–])?\s*
         (?P<num>\d{1,3}(?:[,\u2009\u202f ]\d{3})+(?:\.\d+)?   # 1,234,567.89
               |\d{1,3}(?:\.\d{3})+,\d+                          # 1.234.567,89
               |\d+(?:\.\d+)?|\.\d+)
-        \s*(?P<scale>thousands?|millions?|billions?|trillions?|mn|mm|mio|bn|tn|k|m|b)?\.?
+        \s*(?P<scale>thousands?|millions?|billions?|trillions?|mln|mn|mm|mio|bln|bn|tn|k|m|b)?\.?
         \s*(?P<unit>%|percent|bps?|basis\ points?)?
         \s*(?P<close>\))?\s*(?P<trail>[-−])?$""",
     re.VERBOSE | re.IGNORECASE,
@@ -174,9 +178,9 @@ def _unit(unit: str | None, currency: str | None) -> str:
 # start a column name ("2023 % change" is a year, then the header "% change").
 _FIND = re.compile(
     r"""(?<![\w.,])
-        \(?[-−–]?(?:[$€£¥]\s?)?[-−–]?
+        \(?[-−–+]?(?:[$€£¥]\s?)?[-−–]?
         (?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d+|\d+(?:\.\d+)?)
-        (?:\s?(?:thousand|million|billion|trillion|mn|bn|tn|k|m|b)\b)?
+        (?:\s?(?:thousand|million|billion|trillion|mln|mn|bln|bn|tn|k|m|b)\b)?
         (?:%|\s%(?!\s?(?:change|chg|growth|var))|\s?(?:percent\b|bps?\b|basis\ points?\b))?
         (?:\)|[-−](?![\d\w]))?""",
     re.VERBOSE | re.IGNORECASE,
@@ -212,24 +216,10 @@ def find_figure_spans(text: str) -> list[tuple[Figure, int, int]]:
     return found
 
 
-_HEADER_SCALE = re.compile(
-    r"(?:in|\$|€|£|usd|eur|gbp)\s*(?:[$€£]\s*)?(thousands?|millions?|billions?|'?000s?|mn|bn|m|k)\b"
-    r"|\((?:[$€£]\s*)?('?000s?|thousands?|millions?|billions?|mn|bn|m|k)\)"
-    r"|[$€£](m|mn|bn|k)\b",
-    re.IGNORECASE,
-)
-
-
 def scale_from_header(text: str) -> float:
-    """The multiplier a caption or header declares for a table ("in thousands" → 1000).
-
-    Returns 1.0 when the text declares no scale.
-    """
-    match = _HEADER_SCALE.search(unicodedata.normalize("NFKC", text[:10_000]))
-    if match is None:
-        return 1.0
-    word = next(g for g in match.groups() if g).lower()
-    return SCALE_WORDS.get(word.lstrip("'"), SCALE_WORDS.get(word, 1.0))
+    """The multiplier a caption or header declares for a table ("in thousands" → 1000),
+    as `quantities.stated_scale` reads it. Returns 1.0 when the text declares no scale."""
+    return stated_scale(text)
 
 
 _YEAR = re.compile(r"\(?(?:FY\s?)?(?:19|20)\d{2}\)?")

@@ -30,9 +30,14 @@ listed as ``hedged``. A restatement of the same quantity ("$122,445 thousand, or
 million") is not a hedge, nor is "from 150,239 to 122,445".
 
 Figures below `ignore_below` written without unit, scale or decimals ("3 segments") are
-not checked. Invented figures are named in the evidence; the score is the share of claims
-grounded, where a claim is one quantity cited on one page, however often it is repeated
-(fifty copies of a grounded sentence do not dilute an invented figure).
+not checked. Invented figures are named in the evidence. Every claim must hold (a claim
+being one quantity cited on one page, however often it is repeated): the score is 1 when
+every claim is grounded and 0 otherwise, so grounded figures never dilute an invented one.
+A completion that cites no figure fails. Words are read with `quantities`: a figure's page
+is the first citation after it in its sentence (else the last before it); "a net loss of",
+"fell", "a decrease of" make a figure negative, grounded only by a negative printed figure
+or one on a cost or loss row; a percentage is grounded only by a percentage; a currency
+other than the page's grounds nothing; a rounded figure must name one row in its clause.
 A figure cited on a page with no text layer (a scan) cannot be checked: it is listed under
 ``unchecked_scanned`` and left out of the score; if nothing is left, the verdict is an
 infrastructure error (the reference is unusable), never a 0 or a 1.
@@ -56,6 +61,21 @@ from rewardsmith.verifiers.finance.figures import (
     restates,
     scale_from_header,
 )
+from rewardsmith.verifiers.finance.grounding_ties import (
+    DERIVING,
+    QUANTITY_NOUN,
+    YEAR_AS_AMOUNT,
+    cited_year,
+    column_years,
+    derived,
+    unchecked_claims,
+)
+from rewardsmith.verifiers.finance.quantities import (
+    currency_of,
+    model_text,
+    negative_after,
+    negative_in_words,
+)
 from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document, problem_verdict
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
@@ -78,6 +98,7 @@ _GENERIC = frozenset(
     ("a", "an", "and", "the", "of", "for", "in", "on", "at", "to", "by", "from", "was",
      "were", "is", "are", "total", "totals", "net", "other")
 )  # fmt: skip
+_DASH_CELL = re.compile(r"(?<!\S)[-–—](?!\S)")
 _HEDGE_BETWEEN = re.compile(r"^\s*(or|and/or|/|-|–|—|to)\s*$", re.IGNORECASE)
 _CLAUSE = re.compile(r"[,;:]|\b(and|while|whereas|but)\b", re.IGNORECASE)
 
@@ -93,7 +114,20 @@ class Cited:
     hedged: bool
     """It is one of several different quantities offered for one claim."""
     words: frozenset[str] = frozenset()
-    """The words of its sentence, lower case (a rounded figure must name its row)."""
+    """The words of its own clause, lower case (a rounded figure must name its row)."""
+    negative: bool = False
+    """The words before it make it negative ("a net loss of", "fell", "a decrease of")."""
+    currency: str = ""
+    """The currency written with it ("€", "$"), "" when none."""
+    context: frozenset[str] = frozenset()
+    """The words of its sentence: where its row is named when its clause names none
+    ("Revenue was $122,445 thousand, that is $122.4 million")."""
+    year: int | None = None
+    """The year it is said to be for ("150,239 in 2023"), None when none is written."""
+    why: str = ""
+    """Set for a claim no printed digit can check (an amount in words, a multiple)."""
+    derives: bool = False
+    """Its clause says it is a change, difference or share ("fell by", "84.2% of")."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +136,8 @@ class Printed:
 
     figure: Figure
     label: frozenset[str]
+    year: int | None = None
+    """The year of its column, from a header line of years above it."""
 
 
 def label_words(text: str) -> frozenset[str]:
@@ -112,34 +148,71 @@ def label_words(text: str) -> frozenset[str]:
 def printed_figures(page_text: str) -> list[Printed]:
     """Every figure on a page (years aside) with its row label: the words before the first
     figure on its line ("Region A4 4,827 4,896": both figures are Region A4's)."""
-    out = []
+    out: list[Printed] = []
+    years: list[int] = []
     for line in page_text.splitlines():
+        years = column_years(line) or years
         spans = [s for s in find_figure_spans(line) if not is_year(s[0])]
         if spans:
             label = label_words(unicodedata.normalize("NFKC", line)[: spans[0][1]])
-            out += [Printed(figure, label) for figure, _, _ in spans]
+            for k, (figure, start, end) in enumerate(spans):
+                column = k + len(_DASH_CELL.findall(line[:start]))  # a dash cell is a column
+                # A column's year, else the year its own line gives it ("Revenue for 2024
+                # was $122,445 thousand").
+                year = (
+                    years[column] if column < len(years) else cited_year(line[:start], line[end:])
+                )
+                out.append(Printed(figure, label, year))
     return out
 
 
 def cited_figures(text: str) -> list[Cited]:
-    """Every figure in the text with its cited page and wording, citations excluded."""
+    """Every figure in the text with its cited page and wording, citations excluded. A
+    figure's page is the first citation after it in its sentence, else the last before
+    it ("Revenue was 122,445 (p. 1) and total assets 26,079 (p. 2)": one page each)."""
     out: list[Cited] = []
-    for sentence in _SENTENCE.split(text):
-        pages = [int(m) for m in _CITATION.findall(sentence)]
-        bare = _CITATION.sub(" ", sentence)
+    for sentence in _SENTENCE.split(model_text(text)):
+        cites = [(m.start(), int(m.group(1))) for m in _CITATION.finditer(sentence)]
+        bare = _CITATION.sub(lambda m: " " * len(m.group(0)), sentence)
         spans = find_figure_spans(bare)
         hedged = _hedged(bare, spans)
+        page_of_all = cites[0][1] if len(cites) == 1 else None
+        for span in unchecked_claims(bare):
+            why = f"{span!r}: an amount no printed digit can check"
+            out.append(Cited(Figure(0.0, text=span), page_of_all, False, False, why=why))
         previous_end = 0
-        named = label_words(bare)
         for i, (figure, start, end) in enumerate(spans):
             before = bare[previous_end:start]
             clause = _CLAUSE.split(before)[-1] if _CLAUSE.search(before) else before
-            words = clause if clause.strip() else bare[:start]
+            words = clause if clause.strip(" $€£¥") else bare[:start]
             outflow = bool(OUTFLOW_WORDS.search(words))
-            page = pages[0] if pages else None
-            out.append(Cited(figure, page, outflow, i in hedged, named))
+            after = [page for at, page in cites if at >= end]
+            earlier = [page for at, page in cites if at < start]
+            page = after[0] if after else earlier[-1] if earlier else None
+            currency = _currency(figure, bare[max(0, start - 6) : end + 16])
+            negative = negative_in_words(bare[:start]) or negative_after(bare[end:])
+            context = label_words(bare)
+            year = cited_year(_CLAUSE.split(bare[:start])[-1], bare[end:])
+            if is_year(figure) and YEAR_AS_AMOUNT.search(bare[:start]):
+                figure = Figure(figure.value, text=f"{figure.text} (as an amount)")
+            out.append(
+                Cited(figure, page, outflow, i in hedged, label_words(words), negative, currency,
+                      context, year, derives=_derives(figure, clause, bare[end:]))
+            )  # fmt: skip
             previous_end = end
     return out[:MAX_FIGURES]
+
+
+def _derives(figure: Figure, clause: str, after: str) -> bool:
+    """ "fell by $27,794", "a change of 18.5%", "84.2% of total assets": a derived figure."""
+    share = figure.unit == "%" and re.match(r"\s*of\b", after) is not None
+    return share or DERIVING.search(clause) is not None
+
+
+def _currency(figure: Figure, around: str) -> str:
+    if figure.unit not in ("", "%", "bp"):
+        return figure.unit
+    return currency_of(around) if figure.unit == "" else ""
 
 
 def _hedged(text: str, spans: list[tuple[Figure, int, int]]) -> set[int]:
@@ -163,12 +236,24 @@ def _significant(figure: Figure) -> int:
     return len(digits.lstrip("0"))
 
 
-def _grounded_by(cited: Cited, printed: Printed, page_scale: float) -> bool:
+def _same_kind(figure: Figure, pdf: Figure) -> bool:
+    """A percentage is grounded by a percentage, an amount by an amount."""
+    return (figure.unit in ("%", "bp")) == (pdf.unit in ("%", "bp"))
+
+
+def _grounded_by(cited: Cited, printed: Printed, page_scale: float, rounding: bool) -> bool:
     figure, pdf = cited.figure, printed.figure
-    if figure.unit in ("%", "bp") and pdf.unit not in ("%", "bp", ""):
+    if not _same_kind(figure, pdf):
         return False
-    magnitude = cited.outflow and pdf.value < 0 < figure.value  # a cost cited by its size
-    value = abs(pdf.value) if magnitude else pdf.value
+    if cited.year and printed.year and cited.year != printed.year:
+        return False  # "Revenue was 150,239 in 2024": that is the 2023 column
+    if cited.negative and figure.value > 0:  # "a net loss of 899", "fell 18.5%"
+        if pdf.value > 0 and not OUTFLOW_WORDS.search(" ".join(printed.label)):
+            return False  # a profit printed positive is no loss
+        value = abs(pdf.value)
+    else:
+        magnitude = cited.outflow and pdf.value < 0 < figure.value  # a cost cited by its size
+        value = abs(pdf.value) if magnitude else pdf.value
     # The same digits ground a figure written without a scale word ("122,445" as
     # printed); with one ("12,035 million"), the quantity must match.
     if figure.scale == 1.0 and math.isclose(figure.value, value, rel_tol=1e-9, abs_tol=1e-12):
@@ -178,7 +263,7 @@ def _grounded_by(cited: Cited, printed: Printed, page_scale: float) -> bool:
         quantity = value * scale
         if math.isclose(figure.absolute, quantity, rel_tol=1e-9):
             return True
-        if _significant(figure) >= 2 and figure.scale and printed.label <= cited.words:
+        if rounding and _significant(figure) >= 2 and figure.scale and printed.label <= cited.words:
             rounded = round(quantity / figure.scale, figure.decimals)
             if math.isclose(rounded, figure.value, rel_tol=1e-9, abs_tol=1e-12):
                 return True
@@ -187,10 +272,10 @@ def _grounded_by(cited: Cited, printed: Printed, page_scale: float) -> bool:
 
 @dataclass(frozen=True)
 class Grounding:
-    """Score the share of cited figures found in the PDF (on the cited page if given)."""
+    """Pass when every cited figure is found in the PDF (on the cited page if given)."""
 
     name: ClassVar[str] = "grounding"
-    version: ClassVar[str] = "4"
+    version: ClassVar[str] = "5"
     cost: ClassVar[Cost] = Cost.CPU
     takes_structured_reference: ClassVar[bool] = True  # JSON-text references are decoded
 
@@ -217,9 +302,12 @@ class Grounding:
                 Failure.INPUT_TOO_LARGE,
                 feedback=f"completion longer than {MAX_COMPLETION_CHARS} characters",
             )
-        cited = [c for c in cited_figures(text) if self._checked(c.figure)]
+        cited = [c for c in cited_figures(text) if c.why or self._checked(c.figure)]
         if not cited:
-            return Verdict.skipped(self.name, self.version, "the completion cites no figures")
+            # Nothing cited, nothing grounded: an empty or refusing answer earns nothing.
+            return Verdict.failed(
+                self.name, self.version, Failure.FORMAT, feedback="the completion cites no figures"
+            )
         cited_pages = {c.page for c in cited}
         pages = None if None in cited_pages else sorted(p for p in cited_pages if p is not None)
         result = load_document(path, pages, tables=False, limits=self.limits)
@@ -250,16 +338,21 @@ class Grounding:
 
     def exploits(self, sample: Sample) -> Iterator[Exploit]:
         """Gamed variants of a grounded answer (`finance.exploits.grounding_exploits`)."""
+        from rewardsmith.verifiers.finance.claim_exploits import grounding_word_exploits
         from rewardsmith.verifiers.finance.prose_exploits import grounding_exploits
 
         yield from grounding_exploits(sample, self)
+        yield from grounding_word_exploits(sample)
 
     def _checked(self, figure: Figure) -> bool:
         plain = figure.unit == "" and figure.scale == 1.0 and figure.decimals == 0
         return not (plain and abs(figure.value) < self.ignore_below) and not is_year(figure)
 
     def _grade(self, cited: list[Cited], text: dict[int, str]) -> Verdict:
-        on_page = {n: (printed_figures(t), scale_from_header(t)) for n, t in text.items()}
+        on_page = {
+            n: (printed_figures(t), scale_from_header(t), currency_of(t), label_words(t))
+            for n, t in text.items()
+        }
         # One quantity cited on one page is one claim however often it is repeated: a
         # grounded figure written fifty times must not dilute an invented one to 2%. The
         # claim is invented when any of its mentions is.
@@ -279,7 +372,7 @@ class Grounding:
             f"{i['figure']} ({'p. ' + str(i['page']) if i['page'] else 'anywhere'}: {i['why']})"
             for i in invented[:5]
         )
-        score = 1 - len(invented) / len(claims)
+        score = 0.0 if invented else 1.0  # every claim must hold: the worst claim's score
         return Verdict.graded(
             self.name,
             self.version,
@@ -289,15 +382,45 @@ class Grounding:
         )
 
     @staticmethod
-    def _why_not(c: Cited, on_page: dict[int, tuple[list[Printed], float]]) -> str:
+    def _why_not(
+        c: Cited, on_page: dict[int, tuple[list[Printed], float, str, frozenset[str]]]
+    ) -> str:
+        if c.why:
+            return c.why
         if c.hedged:
             return "hedged: one of several different figures offered for one claim"
         if c.page is not None and c.page not in on_page:
             return "no such page"
         where = [c.page] if c.page is not None else list(on_page)
-        if any(_grounded_by(c, f, on_page[n][1]) for n in where for f in on_page[n][0]):
-            return ""
+        for n in where:
+            printed, scale, currency, page_words = on_page[n]
+            if c.currency and currency not in ("", "?", c.currency):
+                continue  # a figure in euros is not grounded by a page in dollars
+            # A rounded figure must name one row: listing many labels names none.
+            named = _named_rows(printed, c.words)
+            if not named:  # its clause names no row: its sentence may
+                c = dataclasses.replace(c, words=c.context)
+                named = _named_rows(printed, c.words)
+            nouns = {w for w in c.words | c.context if QUANTITY_NOUN.fullmatch(w)}
+            if not named and nouns and not nouns & page_words:
+                continue  # it names a quantity ("revenue", "turnover") no row here prints
+            # A row the claim names ties even exact digits to it ("Cash was 26,079" is not
+            # grounded by total assets); a claim that names no row is read on the page.
+            tied = [p for p in printed if not named or not p.label or p.label in named]
+            if any(_grounded_by(c, f, scale, len(named) == 1) for f in tied):
+                return ""
+            rows = _named_rows(printed, c.context)
+            terms = [(p.label, p.figure, p.year) for p in printed if p.label in rows]
+            if c.derives and derived(c.figure, c.negative, terms, scale):
+                return ""  # a difference, ratio or growth of figures on the rows it names
         return "not found"
+
+
+def _named_rows(printed: list[Printed], words: frozenset[str]) -> set[frozenset[str]]:
+    """The row labels `words` name, the most specific only ("income tax expense" names
+    that row, not also "Other income")."""
+    named = {p.label for p in printed if p.label and p.label <= words}
+    return {label for label in named if not any(label < other for other in named)}
 
 
 def _key(c: Cited) -> tuple[float, str, int | None]:

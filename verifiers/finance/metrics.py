@@ -101,32 +101,44 @@ def cell_triples(grid: list[list[str]], scale: float = 1.0) -> Counter[tuple[str
 def declared_scale(grid: list[list[str]]) -> float | None:
     """The scale the rows above a table's body declare ("$ in millions", "(in thousands)"
     in the corner cell), or None when they declare none."""
-    text = " ".join(c for row in grid[: detect_header(grid).body_start] for c in row)
+    # One cell a line: a cell that is the scale alone ("Millions") declares it too.
+    text = "\n".join(c for row in grid[: detect_header(grid).body_start] for c in row)
     scale = scale_from_header(text) if text.strip() else 1.0
     return None if scale == 1.0 else scale
 
 
-def table_scales(pred: list[list[str]], gold: list[list[str]]) -> tuple[float, float]:
+def table_scales(
+    pred: list[list[str]],
+    gold: list[list[str]],
+    gold_scale: float | None = None,
+    pred_scale: float | None = None,
+) -> tuple[float, float]:
     """The scales to read each table's bare amounts in. Where both tables declare one, each
     is read in its own: a copy of a table in thousands headed "$ in millions" states every
     amount 1,000 times too large. Where either declares none, the digits are compared as
     written (a table copied without its units row, or a reference whose caption was left
     outside it, says nothing against the other's)."""
-    p, g = declared_scale(pred), declared_scale(gold)
+    p, g = declared_scale(pred) or pred_scale, declared_scale(gold) or gold_scale
     return (p, g) if p is not None and g is not None else (1.0, 1.0)
 
 
-def cell_prf(pred: Table, gold: Table) -> PRF:
-    """Cell-level precision, recall and F1 on (row label, column header, value) triples."""
-    p, g = triples_of(pred.grid(), gold.grid())
+def cell_prf(
+    pred: Table, gold: Table, gold_scale: float | None = None, pred_scale: float | None = None
+) -> PRF:
+    """Cell-level precision, recall and F1 on (row label, column header, value) triples
+    (`gold_scale`: the scale the reference states outside its grid, "in thousands")."""
+    p, g = triples_of(pred.grid(), gold.grid(), gold_scale, pred_scale)
     return prf(sum((p & g).values()), sum(p.values()), sum(g.values()))
 
 
 def triples_of(
-    pred: list[list[str]], gold: list[list[str]]
+    pred: list[list[str]],
+    gold: list[list[str]],
+    gold_scale: float | None = None,
+    pred_scale: float | None = None,
 ) -> tuple[Counter[tuple[str, str, str]], Counter[tuple[str, str, str]]]:
     """`cell_triples` of both tables, each in the scale `table_scales` gives it."""
-    scale_p, scale_g = table_scales(pred, gold)
+    scale_p, scale_g = table_scales(pred, gold, gold_scale, pred_scale)
     return cell_triples(pred, scale_p), cell_triples(gold, scale_g)
 
 

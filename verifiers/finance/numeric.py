@@ -12,7 +12,17 @@ The policy, in the order it is tried:
    "3 million", "5%") would pass everything within half of that digit (49% for a gold 0,
    $1.49 billion for a gold of 1 billion), so such a gold is matched as a quantity only.
 3. **Percent as ratio**: ``12.5%`` and ``0.125`` are the same answer (``percent_as_ratio``);
-   ``25 bp`` is ``0.25%``.
+   ``25 bp`` is ``0.25%``. A percent sign on a ratio is read as a percentage: ``0.815%``
+   is 0.00815, never the ratio 0.815.
+
+The answer is read with `quantities` (the reading every finance verifier shares): "122 445
+thousand" is one figure, "(899) thousand" and "a loss of 899 thousand" are -899 thousand,
+"a decrease of 18.5%" and "fell 18.5%" are -18.5% (unless the question itself asks for the
+size of a loss or a decrease), a bare figure takes the scale the question declares ("in
+thousands?"), and a currency other than the gold's (``"currency"`` in the reference, or
+its symbol) fails. The answer is one figure: two ``<answer>`` tags with different figures,
+a hedge in words inside the answer ("or", "maybe", "probably", "not sure"), or a
+different amount anywhere after the closing tag fail as hedges.
 
 Scale is reported separately and jointly, as in TAT-QA (Zhu et al. 2021): the evidence says
 whether the digits match (``number_match``), whether the stated scale matches
@@ -25,9 +35,11 @@ answer whose quantity is wrong.
     >>> check(Sample(id="1", completion="<answer>$1.2 billion</answer>",
     ...              reference={"answer": "1,200", "scale": "million"})).status
     <Status.PASS: 'pass'>
-    >>> v = check(Sample(id="2", completion="Net loss: 4,500", reference="(4,500)"))
+    >>> v = check(Sample(id="2", completion="Net income: 4,500", reference="(4,500)"))
     >>> v.status, v.feedback
     (<Status.FAIL: 'fail'>, 'the sign is wrong: expected -4500, got 4500')
+    >>> check(Sample(id="3", completion="A net loss of 4,500", reference="(4,500)")).status
+    <Status.PASS: 'pass'>
 """
 
 from __future__ import annotations
@@ -42,12 +54,20 @@ from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.finance.figures import (
     SCALE_WORDS,
     Figure,
+    find_figure_spans,
     find_figures,
     is_year,
     parse_figure,
     restates,
     scale_from_header,
     scale_name,
+)
+from rewardsmith.verifiers.finance.quantities import (
+    currency_of,
+    model_text,
+    negative_after,
+    negative_in_words,
+    stated_scale,
 )
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
@@ -64,13 +84,30 @@ __all__ = [
 
 MAX_ANSWER_CHARS = 100_000
 _MAX_TAIL = 4_000
-_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
-_WORDS = re.compile(r"\b[A-Za-z]{2,}\b(?<!thousand)(?<!million)(?<!billion)")
-_RETRACTING = re.compile(
-    r"\b(?:or|alternatively|otherwise|actually|wait|correction|rather|instead|i\s+mean|"
-    r"possibly|perhaps|maybe|might|could|unless|however|answer)\b",
+_HEDGE_WORDS = re.compile(
+    r"\b(?:alternatively|otherwise|maybe|perhaps|possibly|probably|likely|might|"
+    r"could|unless|guess|unsure|not\s+sure|uncertain|somewhere|between|unverified|not|"
+    r"(?:less|more|fewer|greater)\s+than|at\s+(?:least|most)|up\s+to|or\s+(?:more|less)|"
+    r"nearly|almost|give\s+or\s+take|plus\s+or\s+minus)\b"
+    r"|\?|±|\+\s*/\s*-|\+-",
     re.IGNORECASE,
 )
+"""Words that make a figure a bound, a range or a guess rather than the answer (an
+approximation, "about", "approximately", "~", is not one; "or" between two figures is a
+hedge only when they differ, which the figures say)."""
+_POINTS = re.compile(r"percentage\s+points?|\bp\.?p\.?\b|\bppts?\b", re.IGNORECASE)
+COUNT_UNITS = re.compile(
+    r"\b(?:shares|units|customers|clients|employees|people|staff|tonnes|tons|barrels|users|"
+    r"subscribers|stores|items|vehicles|contracts|transactions|kg|km|mwh|gwh|hours|days)\b",
+    re.IGNORECASE,
+)
+_ZERO = re.compile(r"^\s*(?:[-–—]|nil|none|zero)\s*\.?\s*$", re.IGNORECASE)
+_MAGNITUDE_ASKED = re.compile(
+    r"\b(?:loss(?:es)?|deficit|decrease|decline|drop|fall|reduction|shortfall|outflow)\b"
+    r"|how\s+much\s+did\s+.{0,60}\b(?:fall|decline|decrease|drop)",
+    re.IGNORECASE,
+)
+_MAX_TAGS = 50
 MIN_ROUNDED_DIGITS = 2
 """Significant digits a gold needs before answers that round to it pass (FinQA rounding)."""
 
@@ -107,7 +144,7 @@ def _candidates(got: Figure, gold: Figure, policy: TolerancePolicy) -> list[floa
         unit = got.unit
     gold_unit = "%" if gold.unit in ("%", "bp") else ""
     if unit == "%" and gold_unit == "" and policy.percent_as_ratio:
-        return [value / 100, value]
+        return [value / 100]  # "0.815%" is 100 times smaller than the ratio 0.815
     if unit != "%" and gold_unit == "%" and policy.percent_as_ratio:
         return [value * 100, value]
     return [value]
@@ -124,7 +161,17 @@ def same_quantity(got: Figure, gold: Figure, policy: TolerancePolicy = Tolerance
             rounded = round(value / gold.scale, gold.decimals) * gold.scale
             if math.isclose(rounded, target, rel_tol=1e-9, abs_tol=1e-12):
                 return True
+        if policy.round_to_gold and _restated_coarser(got, target):
+            return True
     return False
+
+
+def _restated_coarser(got: Figure, target: float) -> bool:
+    """ "$122.4 million" for 122,445 thousand: a scale-word restatement of three or more
+    significant digits that the gold rounds to at the answer's precision."""
+    if got.scale == 1.0 or got.unit in ("%", "bp") or significant_digits(got) < 3:
+        return False
+    return abs(target / got.scale - got.value) <= 0.5 * 10.0**-got.decimals * (1 + 1e-9)
 
 
 def gold_figure(reference: Any) -> Figure | None:
@@ -187,47 +234,157 @@ def _amounts(span: str) -> list[Figure]:
     return amounts or figures
 
 
+_OFFERED = re.compile(
+    r"\b(?:or|also|too|alternatively|actually|instead|rather|could|might|maybe|perhaps|"
+    r"possibly|plausible|wait|correction|answer|otherwise|either)\b|\?",
+    re.IGNORECASE,
+)
+_CITE = re.compile(r"[(\[]?\b(?:p\.|pp\.|pg\.|page|source)[:\s]*\d{1,5}\b[)\]]?", re.I)
+
+
 def _stated_after(tail: str, figure: Figure) -> Figure | None:
-    """A different amount stated after the marked answer, as a second answer or a
-    retraction ("</answer> (or 150,239)", "</answer> Actually 150,239.", "Answer: ..."):
-    in a sentence with a word that offers or retracts one, or with at most two other words.
-    A percentage beside an amount, a year, or the same quantity again is not one."""
-    for sentence in _SENTENCE.split(tail[:_MAX_TAIL]):
+    """A different amount offered after the marked answer as a second answer or a
+    retraction ("</answer> Though 150,239 is also plausible", "Actually 150,239", a bare
+    "(150,239)"): in a sentence with a word that offers or retracts one, or with at most
+    two other words. Context ("For comparison, 2023 revenue was 150,239"), a page cite, a
+    percentage beside an amount, a year, or the same quantity again is not one."""
+    for sentence in re.split(r"(?<=[.;!])\s+|\n+", _CITE.sub(" ", tail[:_MAX_TAIL])):
         others = [f for f in _amounts(sentence) if not is_year(f) and not restates(figure, f)]
-        if others and (_RETRACTING.search(sentence) or len(_WORDS.findall(sentence)) <= 2):
+        words = re.findall(r"\b[A-Za-z]{2,}\b", sentence)
+        if others and (_OFFERED.search(sentence) or len(words) <= 2):
             return others[0]
     return None
 
 
-def answer_figure(text: str) -> Figure | None:
+def all_tagged(text: str) -> list[str]:
+    """The contents of every ``<answer>...</answer>``, in order (linear time)."""
+    out, at = [], 0
+    while (start := text.find("<answer>", at)) >= 0:
+        end = text.find("</answer>", start)
+        if end < 0:
+            break
+        out.append(text[start + len("<answer>") : end])
+        at = end + len("</answer>")
+    return out[:_MAX_TAGS]
+
+
+def _signed(span: str, figure: Figure, start: int, magnitude_asked: bool) -> Figure:
+    """`figure` with the sign its words give it ("a loss of 899", "fell 18.5%")."""
+    end = start + len(figure.text)
+    if magnitude_asked or figure.value <= 0:
+        return figure
+    if not (negative_in_words(span[:start]) or negative_after(span[end:])):
+        return figure
+    return Figure(-figure.value, figure.scale, figure.unit, figure.decimals, figure.text)
+
+
+def prompt_text(sample: Sample) -> str:
+    """The question as text (the last user message of a chat prompt)."""
+    if isinstance(sample.prompt, str):
+        return sample.prompt
+    users = [m for m in sample.prompt if getattr(m, "role", "") == "user"]
+    content = getattr(users[-1], "content", "") if users else ""
+    return content if isinstance(content, str) else ""
+
+
+def answer_span(text: str) -> str:
+    """The part of `text` that states the answer: the last tag, the last "answer:" line,
+    or the end of free text."""
+    tags = all_tagged(text)
+    marked = list(re.finditer(r"answer\s*(?:is)?\s*[:=]\s*([^\n]*)", text, re.IGNORECASE))
+    return tags[-1] if tags else marked[-1].group(1) if marked else text[-2000:]
+
+
+def _unit_clash(reference: Any, gold: Figure, text: str) -> str:
+    """Why the answer's unit is not the gold's: percentage points for a percentage, a
+    count ("shares") for an amount, a currency on a percentage, or another currency."""
+    span = answer_span(model_text(text))
+    unit = str(reference.get("unit", "")) if isinstance(reference, dict) else ""
+    if _POINTS.search(span) and gold.unit == "%" and not _POINTS.search(unit):
+        return "percentage points given for a percentage"
+    counted = COUNT_UNITS.search(span)
+    if counted and counted.group(0).lower() not in unit.lower():
+        return f"{counted.group(0)} given for the gold's amount"
+    if gold.unit in ("%", "bp") and currency_of(span):
+        return "a currency given for a percentage"
+    return _currency_clash(reference, gold, text)
+
+
+def _currency_clash(reference: Any, gold: Figure, text: str) -> str:
+    """ "€ given, $ expected" when the answer names a currency other than the gold's."""
+    named = reference.get("currency") if isinstance(reference, dict) else None
+    expected = (
+        currency_of(str(named)) if named else gold.unit if gold.unit not in ("", "%", "bp") else ""
+    )
+    given = currency_of(answer_span(model_text(text)))
+    if expected and given and given != expected:
+        return f"{given} given, {expected} expected"
+    return ""
+
+
+def answer_figure(text: str, prompt: str = "") -> Figure | None:
     """The model's figure: inside ``<answer>``, after "answer:", or the last one written.
 
-    A scale stated after the figure ("1,200 (in thousands)") applies when the figure has none.
-    A marked answer holding several different figures raises `HedgedAnswer` (restating the
-    same quantity, "$1.2 billion (1,200 million)", is not a hedge; a year beside the amount
-    is a date), and so does a different amount stated after it (`_stated_after`); free text
-    is read for its last figure, so the reasoning before it may hold any numbers.
+    A scale stated after the figure ("1,200 (in thousands)") applies when the figure has
+    none, and else the scale the question declares (`prompt`: "in thousands?"). The words
+    before the figure give its sign (`quantities.negative_in_words`) unless the question
+    asks for the size of a loss or a decrease. A marked answer holding several different
+    figures, a hedge in words, several tags that differ, or a different amount after it
+    raise `HedgedAnswer` (restating the same quantity, "$1.2 billion (1,200 million)", is
+    not a hedge; a year beside the amount is a date); free text is read for its last
+    figure, so the reasoning before it may hold any numbers.
     """
-    tagged = tagged_answer(text)
+    text = model_text(text)
+    tags = all_tagged(text)
     marked = list(re.finditer(r"answer\s*(?:is)?\s*[:=]\s*([^\n]*)", text, re.IGNORECASE))
-    span = tagged if tagged is not None else marked[-1].group(1) if marked else text[-2000:]
-    figures = _amounts(span)
-    if not figures:
-        return None
+    span = tags[-1] if tags else marked[-1].group(1) if marked else text[-2000:]
+    spans = [s for s in find_figure_spans(span) if not is_year(s[0])] or find_figure_spans(span)
+    if not spans:
+        return Figure(0.0, text=span.strip()) if _ZERO.match(span) else None
+    is_marked = bool(tags) or bool(marked)
     # A marked answer starts with its figure; free text ends with its conclusion.
-    figure = figures[0] if tagged is not None or marked else figures[-1]
-    if (tagged is not None or marked) and not all(restates(figure, f) for f in figures[1:]):
-        raise HedgedAnswer([f.text for f in figures][:10])
-    if tagged is not None or marked:
-        end = text.rfind("</answer>") + len("</answer>") if tagged is not None else marked[-1].end()
-        other = _stated_after(text[end:], figure)
-        if other is not None:
-            raise HedgedAnswer([figure.text, other.text])
-    if figure.scale == 1.0:
-        header_scale = scale_from_header(span)
-        if header_scale != 1.0:
-            return Figure(figure.value, header_scale, figure.unit, figure.decimals, figure.text)
+    figure, start, _ = spans[0] if is_marked else spans[-1]
+    if is_marked:
+        _refuse_hedges(text, span, tags, marked, figure, [f for f, _, _ in spans])
+    figure = _signed(span, figure, start, bool(_MAGNITUDE_ASKED.search(prompt)))
+    if figure.scale == 1.0 and figure.unit not in ("%", "bp"):
+        scale = scale_from_header(span)
+        scale = scale if scale != 1.0 else stated_scale(prompt)
+        if scale != 1.0:
+            return Figure(figure.value, scale, figure.unit, figure.decimals, figure.text)
     return figure
+
+
+def _same_stated(a: Figure, b: Figure) -> bool:
+    """The same quantity written twice: equal, or two scaled restatements ("$1.2 billion",
+    "1,200 million"); a bare "1" does not restate "0 thousand"."""
+    if math.isclose(a.absolute, b.absolute, rel_tol=1e-9, abs_tol=1e-12):
+        return True
+    return a.scale != 1.0 and b.scale != 1.0 and restates(a, b)
+
+
+def _refuse_hedges(
+    text: str,
+    span: str,
+    tags: list[str],
+    marked: list[re.Match[str]],
+    figure: Figure,
+    figures: list[Figure],
+) -> None:
+    """Raise `HedgedAnswer` when the marked answer offers more than one figure."""
+    if not all(restates(figure, f) for f in figures[1:]):
+        raise HedgedAnswer([f.text for f in figures][:10])
+    if _HEDGE_WORDS.search(span):
+        raise HedgedAnswer([figure.text, _HEDGE_WORDS.search(span).group(0)])  # type: ignore[union-attr]
+    earlier = tags[:-1] if tags else [m.group(1) for m in marked[:-1]]
+    for other in earlier:  # an earlier answer must state the same quantity, not round to it
+        found = _amounts(other)
+        if not found or not all(_same_stated(figure, f) for f in found):
+            raise HedgedAnswer([figure.text, other.strip()[:40]])
+    end = text.rfind("</answer>") + len("</answer>") if tags else marked[-1].end()
+    after = _stated_after(text[end:], figure)
+    if after is not None:
+        raise HedgedAnswer([figure.text, after.text])
 
 
 @dataclass(frozen=True)
@@ -268,7 +425,7 @@ class NumericAnswer:
                 feedback=f"answer longer than {MAX_ANSWER_CHARS} characters",
             )
         try:
-            got = answer_figure(text)
+            got = answer_figure(text, prompt_text(sample))
         except HedgedAnswer as hedge:
             return Verdict.failed(
                 self.name, self.version, evidence={"hedged": hedge.figures}, feedback=str(hedge)
@@ -277,13 +434,22 @@ class NumericAnswer:
             return Verdict.failed(
                 self.name, self.version, Failure.FORMAT, feedback="no figure found in the answer"
             )
+        wrong_unit = _unit_clash(sample.reference, gold, text)
+        if wrong_unit:
+            return Verdict.failed(
+                self.name, self.version, evidence={"unit": wrong_unit},
+                feedback=f"the unit is wrong: {wrong_unit}",
+            )  # fmt: skip
         return self._grade(got, gold)
 
     def exploits(self, sample: Sample) -> Iterator[Exploit]:
-        """Wrong scale, lost sign and hedged variants of a right answer."""
+        """Wrong scale, lost sign, hedged, second-tag, hedged-in-words, figure-after-tag,
+        wrong-currency and ratio-as-percent variants of a right answer."""
+        from rewardsmith.verifiers.finance.claim_exploits import figure_word_exploits
         from rewardsmith.verifiers.finance.exploits import figure_exploits
 
         yield from figure_exploits(sample)
+        yield from figure_word_exploits(sample)
 
     def _grade(self, got: Figure, gold: Figure) -> Verdict:
         joint = same_quantity(got, gold, self.policy)

@@ -38,9 +38,11 @@ from rewardsmith.verifiers.finance.exploits import table_exploits
 from rewardsmith.verifiers.finance.grits import grits_con, grits_top
 from rewardsmith.verifiers.finance.headers import detect_header
 from rewardsmith.verifiers.finance.metrics import cell_prf, grid_similarity, triples_of
+from rewardsmith.verifiers.finance.quantities import scale_of_word, stated_scale
 from rewardsmith.verifiers.finance.reference import (
     ExtractedTable,
     ExtractionLimits,
+    load_document,
     pdf_spec,
     problem_verdict,
     read_pdf_table,
@@ -88,7 +90,8 @@ class TableMatch:
             pred = read_table(sample.completion_text)
         except TableFormatError as exc:
             return Verdict.failed(self.name, self.version, Failure.FORMAT, feedback=str(exc))
-        evidence = self._measure(pred, gold)
+        scales = self._gold_scale(sample.reference), _prose_scale(sample.completion_text)
+        evidence = self._measure(pred, gold, *scales)
         return Verdict.graded(
             self.name,
             self.version,
@@ -102,8 +105,28 @@ class TableMatch:
         bounds hold for ``score_by="cell_f1"``, so other measures get none."""
         if self.score_by == "cell_f1":
             yield from table_exploits(sample)
+            if self._gold_scale(sample.reference) is not None:  # a scale to contradict
+                from rewardsmith.verifiers.finance.claim_exploits import scale_phrase_exploits
 
-    def _measure(self, pred: Table, gold: Table) -> dict[str, Any]:
+                yield from scale_phrase_exploits(sample)
+
+    def _gold_scale(self, reference: Any) -> float | None:
+        """The scale the reference states outside its grid: ``"scale"`` beside an inline
+        table, or the caption of the PDF page ("(in thousands of dollars)")."""
+        if isinstance(reference, dict) and isinstance(reference.get("scale"), str):
+            scale = scale_of_word(reference["scale"])
+            return scale if scale != 1.0 else None
+        spec = pdf_spec(reference)
+        if spec is None:
+            return None
+        found = load_document(spec[0], [spec[1]], tables=False, limits=self.limits)
+        text = found.document.text.get(spec[1], "") if found.document else ""
+        scale = stated_scale(text)
+        return scale if scale != 1.0 else None
+
+    def _measure(
+        self, pred: Table, gold: Table, gold_scale: float | None, pred_scale: float | None
+    ) -> dict[str, Any]:
         pred_grid, gold_grid = pred.grid(), gold.grid()
         heads = detect_header(pred_grid), detect_header(gold_grid)
         head = tuple(h.body_start for h in heads)
@@ -112,7 +135,9 @@ class TableMatch:
         }
         for measure in dict.fromkeys((self.score_by, *self.report)):
             evidence.update(_MEASURE[measure](pred, gold, head))
-        p, g = triples_of(pred_grid, gold_grid)
+        if "cell_f1" in evidence:  # read in the scale each table states
+            evidence.update(_cells(pred, gold, head, gold_scale, pred_scale))
+        p, g = triples_of(pred_grid, gold_grid, gold_scale, pred_scale)
         evidence["missing"] = [list(t) for t in (g - p)][:20]
         evidence["extra"] = [list(t) for t in (p - g)][:20]
         return evidence
@@ -146,8 +171,24 @@ class TableMatch:
 Head = tuple[int, int]
 
 
-def _cells(pred: Table, gold: Table, _: Head) -> dict[str, Any]:
-    result = cell_prf(pred, gold)
+def _prose_scale(completion: str) -> float | None:
+    """The scale the completion's prose declares for its table ("All figures in millions."):
+    read from the lines that are no table rows (no "|", no HTML)."""
+    prose = "\n".join(
+        line for line in completion.splitlines() if "|" not in line and "<" not in line
+    )
+    scale = stated_scale(prose) if prose.strip() else 1.0
+    return scale if scale != 1.0 else None
+
+
+def _cells(
+    pred: Table,
+    gold: Table,
+    _: Head,
+    gold_scale: float | None = None,
+    pred_scale: float | None = None,
+) -> dict[str, Any]:
+    result = cell_prf(pred, gold, gold_scale, pred_scale)
     return {"cell_f1": result.f1, "cell_precision": result.precision, "cell_recall": result.recall}
 
 

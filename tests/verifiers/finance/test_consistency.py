@@ -1,5 +1,5 @@
-"""Consistency with no reference: totals, balance sheets and growth rates, in model tables
-and in real PDFs (the bundled reports and the NICS report)."""
+"""Consistency of the answer's table (a PDF reference sets how much it must check): totals,
+balance sheets and growth rates, in model tables and in real PDFs (the bundled reports)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from rewardsmith.verifiers.finance.consistency import Consistency, check_table
+from rewardsmith.verifiers.finance.exploits import markdown
+from rewardsmith.verifiers.finance.reference import ExtractedTable, ExtractionLimits, read_pdf_table
 from rewardsmith.verifiers.finance.tables import read_table
 from rewardsmith.verifiers.types import Failure, Sample, Status
 
@@ -25,6 +27,20 @@ INCOME = """Item,2024,2023,% change
 Revenue,"122,445","150,239",-18.5%
 Cost of sales,"(44,943)","(43,084)",-4.3%
 Operating result,"77,502","107,155",-27.7%"""
+
+
+def _restated(reference: dict) -> str:
+    """The PDF's table written out as the answer (the right answer to "restate and check")."""
+    found = read_pdf_table(reference["pdf"], reference.get("page", 1), 0, ExtractionLimits())
+    assert isinstance(found, ExtractedTable), found
+    return markdown(found.table.grid())
+
+
+def test_an_empty_answer_to_a_pdf_task_earns_nothing(bundled: Path) -> None:
+    reference = {"pdf": str(bundled / "acme.pdf"), "page": 2, "table": 0}
+    for answer in ("", "I will not do this.", "Cash rose 65.1% from 7,289 to 12,035."):
+        verdict = Consistency()(Sample(id="p", completion=answer, reference=reference))
+        assert verdict.score == 0.0, answer
 
 
 def _run(completion: str, **config: object) -> object:
@@ -47,7 +63,8 @@ def test_consistent_balance_sheet_passes() -> None:
 )
 def test_broken_arithmetic_is_found(old: str, new: str, kind: str) -> None:
     verdict = _run(BALANCE.replace(old, new))
-    assert verdict.status is Status.PARTIAL  # type: ignore[attr-defined]
+    # Every check must hold: the checks that do hold do not dilute a broken one.
+    assert verdict.status is Status.FAIL and verdict.score == 0.0  # type: ignore[attr-defined]
     assert kind in {c["kind"] for c in verdict.evidence["failed"]}  # type: ignore[attr-defined]
 
 
@@ -83,9 +100,11 @@ def test_rounded_statements_get_rounding_slack() -> None:
     ],
 )
 def test_growth_claims_in_prose(claim: str, ok: bool) -> None:
-    verdict = _run(claim)
+    verdict = _run(f"{BALANCE}\n\n{claim}")  # read beside the answer's table
     assert verdict.status is (Status.PASS if ok else Status.FAIL)  # type: ignore[attr-defined]
-    assert verdict.evidence["kinds"] == ["growth_claim"]  # type: ignore[attr-defined]
+    assert "growth_claim" in verdict.evidence["kinds"]  # type: ignore[attr-defined]
+    alone = _run(claim)  # prose is not a table: nothing to check, no reward
+    assert alone.status is Status.FAIL and alone.failure is Failure.FORMAT  # type: ignore[attr-defined]
 
 
 def test_nothing_to_check_is_not_applicable() -> None:
@@ -110,7 +129,9 @@ def test_huge_table_is_bounded() -> None:
 def test_bundled_pdf_tables_are_consistent(bundled: Path, parsed: dict, company: str) -> None:
     for page, kinds in ((1, ["growth", "total"]), (2, ["balance", "total"]), (3, ["total"])):
         reference = {"pdf": str(bundled / f"{company}.pdf"), "page": page, "table": 0}
-        verdict = Consistency()(Sample(id="p", completion="", reference=reference))
+        verdict = Consistency()(
+            Sample(id="p", completion=_restated(reference), reference=reference)
+        )
         assert verdict.status is Status.PASS, (page, verdict.feedback)
         assert verdict.evidence["kinds"] == kinds
 
@@ -118,9 +139,8 @@ def test_bundled_pdf_tables_are_consistent(bundled: Path, parsed: dict, company:
 @pytest.mark.slow
 def test_nics_report_totals(shared_data: Path) -> None:
     pdf = shared_data / "pdf/pdfplumber/nics-background-checks-2015-11.pdf"
-    verdict = Consistency()(
-        Sample(id="nics", completion="", reference={"pdf": str(pdf), "page": 1})
-    )
+    reference = {"pdf": str(pdf), "page": 1}
+    verdict = Consistency()(Sample(id="nics", completion=_restated(reference), reference=reference))
     assert verdict.status is Status.PASS and verdict.evidence["checks"] >= 20
 
 

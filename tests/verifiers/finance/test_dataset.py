@@ -72,7 +72,13 @@ def _right_answer(task: dict, tasks: dict, truth: dict) -> str:
         return f"<answer>{task['gold']['label']}, by {task['gold']['amount']:,}</answer>"
     if task["task"] == "chart_claims":
         return str(task["gold"])
-    return ""  # consistency reads the PDF table itself
+    # consistency: the balance sheet written out, which the PDF's own table must match
+    balance = truth[company]["balance"]
+    years = sorted(balance, reverse=True)
+    rows = [["Item", *years]] + [
+        [label, *(f"{balance[y][label]:,}" for y in years)] for label in balance[years[0]]
+    ]
+    return "\n".join(",".join(f'"{c}"' for c in row) for row in rows)
 
 
 @pytest.mark.slow

@@ -49,7 +49,8 @@ def test_invented_and_misplaced_figures_are_named(bundled: Path, truth: dict) ->
         f"Goodwill was 9,999 (p. 9)."  # no such page
     )
     verdict = _check(text, bundled / "acme.pdf")
-    assert verdict.status is Status.PARTIAL and verdict.score == 0.25
+    # Every claim must hold: one grounded figure does not dilute three that are not.
+    assert verdict.status is Status.FAIL and verdict.score == 0.0
     named = {(i["figure"], i["page"], i["why"]) for i in verdict.evidence["invented"]}
     assert named == {
         ("131,313", 1, "not found"),
@@ -64,9 +65,12 @@ def test_rounding_cannot_ground_a_one_digit_guess(bundled: Path) -> None:
     assert verdict.status is Status.FAIL
 
 
-def test_nothing_cited_is_not_applicable(bundled: Path) -> None:
-    verdict = _check("Revenue fell; costs rose in 3 segments.", bundled / "acme.pdf")
-    assert verdict.status is Status.SKIP and verdict.score is None
+@pytest.mark.parametrize(
+    "text", ["Revenue fell; costs rose in 3 segments.", "", "I will not do this."]
+)
+def test_nothing_cited_earns_nothing(bundled: Path, text: str) -> None:
+    verdict = _check(text, bundled / "acme.pdf")  # no figure, nothing grounded: no reward
+    assert verdict.status is Status.FAIL and verdict.score == 0.0
 
 
 @pytest.mark.parametrize(
@@ -135,13 +139,15 @@ def ifrs_pdf(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
 
 
 def _millions(value: int) -> str:
-    return f"${abs(value) / 1000:,.1f} million"
+    return f"€{abs(value) / 1000:,.1f} million"  # the statement is in thousands of euros
 
 
 NATURAL = [
     # (sentence template, label, grounded?)
     ("Cost of sales was {m} (p. 1).", "Cost of sales", True),
-    ("Cost of sales was ${t:,} thousand (p. 1).", "Cost of sales", True),
+    ("Cost of sales was €{t:,} thousand (p. 1).", "Cost of sales", True),
+    ("Cost of sales was ${t:,} thousand (p. 1).", "Cost of sales", False),  # not in dollars
+    ("Cost of sales was {t:,} thousand dollars (p. 1).", "Cost of sales", False),
     ("The company spent {m} on distribution costs (p. 1).", "Distribution costs", True),
     ("Administrative expenses amounted to {m} (p. 1).", "Administrative expenses", True),
     ("Finance costs of {m} were charged (p. 1).", "Finance costs", True),
@@ -149,7 +155,7 @@ NATURAL = [
     ("Cost of sales was {p} (p. 1).", "Cost of sales", True),  # as printed
     ("Revenue was {m} (p. 1).", "Revenue", True),
     ("Revenue was {neg} (p. 1).", "Revenue", False),  # the wrong sign
-    ("Cost of sales was ${t:,} million (p. 1).", "Cost of sales", False),  # the wrong scale
+    ("Cost of sales was €{t:,} million (p. 1).", "Cost of sales", False),  # the wrong scale
     ("Revenue was {m} (p. 1).", "Cost of sales", False),  # a cost is not a revenue
     ("Gross profit was {m} (p. 1).", "Distribution costs", False),  # nor a profit
 ]

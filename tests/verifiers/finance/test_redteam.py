@@ -291,8 +291,10 @@ def _negated_claims() -> tuple[list[tuple[str, object]], list[tuple[str, object]
             false.append((f"{series} never peaked in {top}.", reference))
             false.append((f"{series} was not at its lowest in {low}.", reference))
             false.append((f"{series} in {years[0]} was not {values[years[0]]:g}.", reference))
-            if other is not None:
-                true.append((f"{series} did not peak in {other}.", reference))
+            if other is not None:  # a true denial pays nothing alone (issue 31 red team:
+                # four free denials earned 1.0), but is no error beside an affirmed claim
+                true.append((f"{series} peaked in {top}. {series} did not peak in {other}.",
+                             reference))  # fmt: skip
             for a, b in itertools.pairwise(years):
                 change = values[b] - values[a]
                 if abs(change) > step / 2:

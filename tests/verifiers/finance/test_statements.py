@@ -117,7 +117,7 @@ def test_statement_pdfs_split_over_two_pages(name: str, tmp_path: Path) -> None:
     model = markdown(s.rows(default_layout(s, title=True, units=True, two_level=True)))
     verdict = TableMatch()(Sample(id="t", completion=model, reference=reference))
     assert verdict.status is Status.PASS, verdict.feedback  # both pages, merged
-    check = Consistency(min_checks=1)(Sample(id="c", completion="", reference=reference))
+    check = Consistency(min_checks=1)(Sample(id="c", completion=model, reference=reference))
     assert check.status is Status.PASS, check.evidence
 
 

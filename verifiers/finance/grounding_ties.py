@@ -1,0 +1,137 @@
+"""What ties a cited figure to the page beyond its digits (for `grounding`): the year it
+is said to be for, the figures it is derived from, and claims written so that no digit
+can be checked.
+
+- **Years** (`column_years`, `cited_year`): a page line of years ("Item 2024 2023 %
+  change") heads the columns below it, so "Revenue was 150,239 in 2024" is not grounded by
+  the 2023 column; a cited figure's year is the one written just after it ("150,239 in
+  2023", "(2023)") or the one year its clause names before it.
+- **Derived figures** (`derived`): a difference, ratio or growth of two figures printed on
+  rows the sentence names ("Revenue fell by $27,794 thousand", "84.2% of total assets",
+  "Cash rose 65.1%") is grounded by those figures, at the precision written.
+- **Unchecked claims** (`unchecked_claims`): amounts in words ("nine hundred million
+  dollars"), multiples and fractions ("7x", "doubled", "by a third") and a year written as
+  an amount ("Total assets were 2019") are claims no digit on the page can check: they fail.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+
+from rewardsmith.verifiers.finance.figures import Figure
+from rewardsmith.verifiers.finance.quantities import DOWN_WORDS, UP_WORDS
+
+__all__ = [
+    "DERIVING",
+    "YEAR_AS_AMOUNT",
+    "cited_year",
+    "column_years",
+    "derived",
+    "unchecked_claims",
+]
+
+_YEAR = re.compile(r"(?<![\w.,])(?:FY\s?)?((?:19|20)\d{2})(?![\w%,])")
+_AFTER_YEAR = re.compile(r"^\s*(?:in|for|during|of)?\s*\(?(?:FY\s?)?((?:19|20)\d{2})\b", re.I)
+_NUMBER_WORD = (
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
+    r"eighty|ninety|hundred"
+)
+_UNCHECKED = re.compile(
+    rf"\b(?:{_NUMBER_WORD})(?:[\s-]+(?:and\s+)?(?:{_NUMBER_WORD}))*\s+(?:hundred|thousand|"
+    r"million|billion)\b|\b\d+(?:\.\d+)?\s?(?:x|times)\b|\b(?:doubled|tripled|quadrupled|"
+    r"halved|twice|thrice)\b|\bby\s+(?:a\s+|one\s+)?(?:half|third|quarter|fifth)\b",
+    re.I,
+)
+YEAR_AS_AMOUNT = re.compile(
+    r"\b(?:was|were|is|are|totall?ed|reached|amounted\s+to|stood\s+at)\s+(?:[$€£¥]\s?)?$", re.I
+)
+"""Words before a year-shaped number that make it an amount ("Total assets were 2019")."""
+MAX_DERIVED_TERMS = 12
+QUANTITY_NOUN = re.compile(
+    r"\b(?:revenues?|sales|turnover|income|profits?|earnings|ebitda|margin|assets|"
+    r"liabilities|equity|funds|debt|borrowings|cash|expenses?|costs?|receivables|payables|"
+    r"dividends?|capex|capital)\b",
+    re.I,
+)
+"""Nouns of a financial quantity: a claim naming one must name a row the page prints."""
+DERIVING = re.compile(
+    rf"\b(?:by|of|difference|more|less|change[sd]?|growth|increase[sd]?|decrease[sd]?|"
+    rf"{UP_WORDS}|{DOWN_WORDS})\s*(?:[$€£¥]\s?)?$",
+    re.I,
+)
+"""Words just before a figure that make it a change, difference or share of others."""
+
+
+def column_years(line: str) -> list[int] | None:
+    """The years a header line names, in order, or None when it is no header of years."""
+    years = [int(y) for y in _YEAR.findall(line)]
+    words = re.sub(r"(?:FY\s?)?(?:19|20)\d{2}|%|[^A-Za-z%]+", " ", line).split()
+    return years if len(years) >= 2 and len(words) <= 4 else None
+
+
+def cited_year(before_in_clause: str, after: str) -> int | None:
+    """The year a cited figure is said to be for, or None."""
+    match = _AFTER_YEAR.match(after[:24])
+    if match:
+        return int(match.group(1))
+    years = set(_YEAR.findall(before_in_clause))
+    return int(years.pop()) if len(years) == 1 else None
+
+
+def unchecked_claims(sentence: str) -> list[str]:
+    """Spans of `sentence` that claim an amount no printed digit can check."""
+    return [m.group(0) for m in _UNCHECKED.finditer(sentence)][:10]
+
+
+Term = tuple[frozenset[str], Figure, int | None]
+"""A printed figure as a term: (its row label, the figure, its column year)."""
+
+
+def derived(figure: Figure, negative: bool, terms: list[Term], page_scale: float) -> bool:
+    """Is `figure` the change of one named row between its two years (an amount, or a
+    growth in %, with the sign its words give), or in % the ratio of two named rows in one
+    year, at the precision written? `terms` are the figures of the rows the sentence
+    names (one or two rows); a figure of one significant digit derives nothing."""
+    rows = {label for label, _, _ in terms}
+    if not 1 <= len(rows) <= 2 or _significant(figure) < 2:
+        return False
+    amounts = [(r, f, y) for r, f, y in terms if f.unit not in ("%", "bp") and y][
+        :MAX_DERIVED_TERMS
+    ]
+    stated = -abs(figure.value) if negative else figure.value
+    scale = figure.scale if figure.scale != 1.0 else page_scale
+
+    def value(f: Figure) -> float:
+        return f.absolute * (page_scale if f.scale == 1.0 else 1.0)
+
+    for (ra, a, ya), (rb, b, yb) in itertools.permutations(amounts, 2):
+        if ra == rb and ya is not None and yb is not None and ya > yb:  # new a, old b
+            change = value(a) - value(b)
+            if figure.unit == "%" and value(b):
+                if _rounds_to(change / abs(value(b)) * 100, stated, figure.decimals):
+                    return True
+            elif figure.unit not in ("%", "bp") and _rounds_to(
+                change / scale, stated, figure.decimals
+            ):
+                return True
+        share = value(a) / value(b) * 100 if value(b) else math.nan
+        if (
+            ra != rb
+            and ya == yb
+            and figure.unit == "%"
+            and _rounds_to(share, figure.value, figure.decimals)
+        ):
+            return True
+    return False
+
+
+def _significant(figure: Figure) -> int:
+    digits = round(abs(figure.value) * 10**figure.decimals)
+    return len(str(digits)) if digits else 0
+
+
+def _rounds_to(value: float, stated: float, decimals: int) -> bool:
+    return math.isfinite(value) and math.isclose(round(value, decimals), stated, abs_tol=1e-9)
