@@ -9,8 +9,9 @@ points run in children:
   failing the run on the first error (Blender itself would exit 0), and saves the scene
   after each step as ``step_<k>.blend``.
 - `inspect_blends` (phase 2, trusted code on hostile data, in a fresh child): opens each
-  saved file with scripts disabled and writes a JSON dump of what the scene holds, and
-  optionally a small deterministic Cycles preview;
+  saved file with scripts disabled and writes a JSON dump of what the scene holds, with
+  the truth render's statistics for the last (`_truth.py`: what the scene's own camera
+  shows, per object), and optionally a small deterministic Cycles preview;
 - `export_mesh` (for `cad_code`, trusted, in a fresh child): exports the saved scene's
   meshes to STL.
 
@@ -31,6 +32,13 @@ from typing import Any
 import bpy
 from bpy_extras.object_utils import world_to_camera_view
 from mathutils import Vector
+
+from rewardsmith.verifiers.blender._truth import (
+    index_render,
+    luminance_render,
+    truth_size,
+    truth_stats,
+)
 
 EXIT_SCRIPT_ERROR = 3
 EXIT_SYNTAX_ERROR = 4
@@ -149,7 +157,7 @@ def _box(points: list[Any]) -> list[Any]:
     ]
 
 
-def _object(obj: Any, depsgraph: Any, shown: set[str]) -> dict[str, Any]:
+def _object(obj: Any, depsgraph: Any, shown: set[str], clear: set[str]) -> dict[str, Any]:
     evaluated = obj.evaluated_get(depsgraph)  # with modifiers applied
     corners = [obj.matrix_world @ Vector(c) for c in evaluated.bound_box]
     low = [min(c[i] for c in corners) for i in range(3)]
@@ -172,8 +180,30 @@ def _object(obj: Any, depsgraph: Any, shown: set[str]) -> dict[str, Any]:
         "modifiers": [{"name": m.name, "type": m.type} for m in obj.modifiers],
         "materials": [s.material.name for k, s in enumerate(slots) if s.material and k in used],
         "parent": obj.parent.name if obj.parent else None,
-        "hidden": _hidden_from_render(obj, shown),
+        "hidden": _hidden_from_render(obj, shown) or _see_through(obj, used, clear),
     }
+
+
+def _see_through(obj: Any, used: set[int], clear: set[str]) -> str | None:
+    """Why the render does not show `obj`'s surface: every material its faces use is
+    transparent (see `_clear_materials`)."""
+    slots = obj.material_slots
+    names = [slots[k].material.name for k in used if k < len(slots) and slots[k].material]
+    if names and len(names) == len(used) and all(n in clear for n in names):
+        return "every material it uses is transparent (alpha under 0.5)"
+    return None
+
+
+def _clear_materials() -> set[str]:
+    """Materials whose rendered Principled BSDF has an unlinked alpha under 0.5: Cycles draws
+    nothing of such a surface, and the index pass skips it (its alpha threshold is 0.5)."""
+    clear = set()
+    for mat in bpy.data.materials:
+        node, _ = _surface_shader(mat.node_tree if mat.use_nodes else None)
+        alpha = node.inputs.get("Alpha") if node is not None else None
+        if alpha is not None and not alpha.is_linked and alpha.default_value < 0.5:
+            clear.add(mat.name)
+    return clear
 
 
 def _shown_collections(view_layer: Any) -> set[str]:
@@ -201,6 +231,9 @@ def _hidden_from_render(obj: Any, shown: set[str]) -> str | None:
         return "camera rays do not see it"
     if getattr(obj, "is_holdout", False):
         return "it is a holdout (renders as a hole)"
+    instancer = len(getattr(obj, "particle_systems", ())) or obj.instance_type != "NONE"
+    if instancer and not obj.show_instancer_for_render:
+        return "it is a particle emitter or instancer whose own mesh is not rendered"
     if obj.type == "MESH" and _reads_is_viewport(obj):
         return "its geometry nodes read Is Viewport (the render differs from what was measured)"
     return None
@@ -225,8 +258,22 @@ def _reads_is_viewport(obj: Any) -> bool:
 def _as_rendered() -> None:
     """Make the (viewport) evaluation the checks measure match the render's: a modifier
     shown only in the viewport, or only in the render, and viewport subdivision levels
-    would otherwise let a script show the check one mesh and the camera another."""
+    would otherwise let a script show the check one mesh and the camera another. Viewport
+    visibility is the viewport's only: an object, collection or layer hidden there is
+    still rendered, but the viewport depsgraph leaves it unevaluated (its transform read
+    as the identity, its modifiers skipped), so every viewport-only hide is cleared first;
+    what renders is decided by the render flags alone (`_hidden_from_render`)."""
+    for collection in bpy.data.collections:
+        collection.hide_viewport = False
+    pending = [bpy.context.view_layer.layer_collection]
+    while pending:
+        layer = pending.pop()
+        layer.hide_viewport = False
+        pending.extend(layer.children)
     for obj in bpy.data.objects:
+        obj.hide_viewport = False
+        if obj.name in bpy.context.view_layer.objects:
+            obj.hide_set(False)
         for modifier in obj.modifiers:
             modifier.show_viewport = modifier.show_render
             if hasattr(modifier, "render_levels") and hasattr(modifier, "levels"):
@@ -284,6 +331,13 @@ def _light(obj: Any, shown: set[str]) -> dict[str, Any]:
         "location": _vec(obj.matrix_world.translation),
         "direction": _vec(forward.normalized()),
         "hidden": _hidden_from_render(obj, shown),
+        "rays": {
+            ray: bool(getattr(obj, f"visible_{ray}", True))
+            for ray in ("diffuse", "glossy", "transmission", "volume_scatter")
+        },
+        "spot_size_deg": (
+            round(math.degrees(obj.data.spot_size), 6) if obj.data.type == "SPOT" else None
+        ),
     }
 
 
@@ -316,7 +370,11 @@ def _camera(scene: Any) -> dict[str, Any] | None:
         "direction": _vec(forward.normalized()),
         "lens": round(float(cam.data.lens), 6),
         "sensor": round(float(max(cam.data.sensor_width, cam.data.sensor_height)), 6),
+        "sensor_width": round(float(cam.data.sensor_width), 6),
+        "sensor_height": round(float(cam.data.sensor_height), 6),
+        "sensor_fit": cam.data.sensor_fit,
         "projection": cam.data.type,
+        "dof_fstop": round(float(cam.data.dof.aperture_fstop), 6) if cam.data.dof.use_dof else None,
     }
 
 
@@ -345,6 +403,11 @@ def _render(scene: Any) -> dict[str, Any]:
         "resolution_percentage": r.resolution_percentage,
         "samples": scene.cycles.samples if r.engine == "CYCLES" else None,
         "film_transparent": bool(r.film_transparent),
+        "border": [r.border_min_x, r.border_min_y, r.border_max_x, r.border_max_y]
+        if r.use_border
+        else None,
+        "exposure": round(float(scene.view_settings.exposure), 6),
+        "film_exposure": round(float(scene.cycles.film_exposure), 6),
     }
 
 
@@ -355,7 +418,8 @@ def dump_scene() -> dict[str, Any]:
     depsgraph = bpy.context.evaluated_depsgraph_get()
     objects = list(scene.objects)[:1000]
     shown = _shown_collections(bpy.context.view_layer)
-    dumped = [_object(o, depsgraph, shown) for o in objects]
+    clear = _clear_materials()
+    dumped = [_object(o, depsgraph, shown, clear) for o in objects]
     used = {name for o in dumped if not o["hidden"] for name in o["materials"]}
     camera = _camera(scene)
     if camera is not None:  # what of the scene the picture holds: not only where it points
@@ -411,7 +475,12 @@ def _render_views(views: list[dict[str, Any]], size: int, samples: int) -> None:
 
 
 def inspect_blends(
-    n_steps: int, preview_size: int = 0, preview_samples: int = 16, views: str = "[]"
+    n_steps: int,
+    preview_size: int = 0,
+    preview_samples: int = 16,
+    views: str = "[]",
+    truth_size_px: int = 48,
+    truth_samples: int = 4,
 ) -> None:
     """Dump each ``step_<k>.blend`` to ``scene.json``; render the last when asked (from
     the scene camera, and from each of `views`, a JSON list of {location, look_at})."""
@@ -427,10 +496,16 @@ def inspect_blends(
             dumps.append(None)
             continue
         dumps.append(dump_scene())
-    rendered = False
-    if preview_size and dumps and dumps[-1] is not None:
+    rendered, final = False, dumps[-1] if dumps else None
+    scene = bpy.context.scene
+    camera, shape = scene.camera, truth_size(scene, truth_size_px)
+    seen = final is not None and camera is not None and camera.type == "CAMERA"
+    luminance = luminance_render(shape, truth_samples) if seen else None
+    if preview_size and final is not None:
         rendered = _preview(preview_size, preview_samples, "/box/preview.png")
         _render_views(json.loads(views), preview_size, preview_samples)
+    if luminance is not None and final is not None:
+        final["truth"] = truth_stats(luminance, *index_render(shape, camera))  # last
     with open("/box/scene.json", "w", encoding="utf-8") as handle:
         # NaN coordinates (a hostile scene can hold them) go out as NaN tokens, which the
         # trusted side reads and fails every comparison on.

@@ -4,7 +4,9 @@ Two sandboxed runs per sample, both forked from one warm server that has importe
 and reset it to empty factory settings (`_inside`), so no child pays for either:
 
 1. the model's scripts run in order (``run_steps``); each step's scene is saved;
-2. a fresh child opens the saved files with scripts disabled and dumps them to JSON, and
+2. a fresh child opens the saved files with scripts disabled and dumps them to JSON, with
+   the truth render's statistics for the last (`_truth.py`: a 48 px, 4-sample seeded
+   Cycles render from the scene's own camera, per-object coverage and luminance), and
    renders the preview when asked (``inspect_blends``).
 
 The scoring process only ever reads JSON and PNG bytes that come back.
