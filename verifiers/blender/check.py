@@ -18,7 +18,7 @@ stage:
 Then the truth render gates them (`truth.py`): lighting checks fail on a dark render,
 camera checks when none of the task's objects shows, material checks when no object
 showing the material is in the picture, or when it is see-through or glows. A light
-that lights nothing (rays off, black, no energy, a cone under a degree) meets no spec.
+that lights nothing (rays off, black, no energy, a cone under 3 degrees) meets no spec.
 
     >>> from rewardsmith.verifiers.blender.spec import SceneSpec
     >>> spec = SceneSpec(lights=[{"type": "SUN"}])
@@ -175,7 +175,7 @@ def _light_matches(light: dict[str, Any], spec: LightSpec, tol: Tolerances) -> l
 
 def _dark(light: dict[str, Any]) -> list[str]:
     """Why the light lights nothing, whatever its values: its rays off, black, no energy,
-    or a spot cone under a degree."""
+    or a spot cone under 3 degrees (Blender clamps a 0.5 degree cone to 1)."""
     found = []
     rays = light.get("rays") or {}
     if rays and not (rays.get("diffuse", True) or rays.get("glossy", True)):
@@ -189,7 +189,7 @@ def _dark(light: dict[str, Any]) -> list[str]:
     if isinstance(energy, int | float) and not energy > 0:
         found.append(f"its energy is {energy}: it emits nothing")
     cone = light.get("spot_size_deg")
-    if isinstance(cone, int | float) and cone < 1.0:
+    if isinstance(cone, int | float) and cone < 3.0:  # Blender clamps to 1 degree
         found.append(f"its cone is {cone:g} degrees wide: it lights almost nothing")
     return found
 
