@@ -24,8 +24,8 @@ A dump without ``truth`` (an earlier step of a trajectory, or a scene with no ca
 judged on its values alone.
 
     >>> render_problems({"resolution_x": 640, "resolution_y": 480,
-    ...                  "resolution_percentage": 1}, None, None, None)
-    ['renders 6 x 5 pixels (resolution_percentage 1); at least 64 a side']
+    ...                  "resolution_percentage": 1}, {"projection": "ORTHO"}, None, None)
+    ['renders 6 x 4 pixels (resolution_percentage 1); at least 64 a side']
 """
 
 from __future__ import annotations
@@ -132,6 +132,8 @@ def render_problems(
 ) -> list[str]:
     """What about the render settings is outside the task or sane bounds (see above).
     `spec` is the `SceneSpec` (or None); `lens_tol` its lens tolerance in mm."""
+    if camera is None:
+        return ["the scene has no active camera: nothing renders"]
     stated = bool(spec and spec.render and (spec.render.resolution_x or spec.render.resolution_y))
     lens = spec.camera.lens if spec is not None and spec.camera is not None else None
     return (
