@@ -30,7 +30,7 @@ import bpy
 import numpy as np
 from PIL import Image
 
-__all__ = ["index_render", "luminance_render", "truth_stats", "truth_size"]
+__all__ = ["index_render", "luminance_render", "truth_size", "truth_stats"]
 
 _LUMA = np.array([0.2126, 0.7152, 0.0722])
 _MAX_INDEX = 30000
@@ -110,7 +110,10 @@ def _index_material() -> Any:
         node.operation = "DIVIDE"
         node.inputs[1].default_value = 255.0
     combine = tree.nodes.new("ShaderNodeCombineXYZ")
-    emission, output = tree.nodes.new("ShaderNodeEmission"), tree.nodes.new("ShaderNodeOutputMaterial")
+    emission, output = (
+        tree.nodes.new("ShaderNodeEmission"),
+        tree.nodes.new("ShaderNodeOutputMaterial"),
+    )
     links = tree.links
     links.new(info.outputs["Object Index"], low.inputs[0])
     links.new(info.outputs["Object Index"], high.inputs[0])
@@ -150,9 +153,7 @@ def index_render(shape: tuple[int, int], camera: Any) -> tuple[np.ndarray, dict[
     return codes.astype(np.int64), names
 
 
-def truth_stats(
-    luminance: np.ndarray, index: np.ndarray, names: dict[int, str]
-) -> dict[str, Any]:
+def truth_stats(luminance: np.ndarray, index: np.ndarray, names: dict[int, str]) -> dict[str, Any]:
     """Per-object pixels and mean luminance; the frame's mean luminance."""
     height, width = luminance.shape
     objects = {}

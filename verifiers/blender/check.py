@@ -345,9 +345,7 @@ def check_scene(dump: dict[str, Any], spec: SceneSpec) -> list[Check]:
             got = render.get(field)
             checks.append(Check("render", f"render.{field}", got == want, f"is {got}, want {want}"))
     if spec.camera is not None or spec.render is not None or spec.image is not None:
-        problems = render_problems(
-            dump.get("render") or {}, dump.get("camera"), spec, tol.lens_mm
-        )
+        problems = render_problems(dump.get("render") or {}, dump.get("camera"), spec, tol.lens_mm)
         checks.append(Check("render", "render settings", not problems, "; ".join(problems)))
     return gate_on_truth(checks, dump, spec)
 

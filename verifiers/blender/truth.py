@@ -164,7 +164,7 @@ def gate_on_truth(checks: list[Any], dump: dict[str, Any], spec: Any) -> list[An
     count, lit = _pixels(truth, named)
     if not count:
         lit = float(truth.get("luminance", 0.0))
-    users = {}
+    users: dict[str, list[str]] = {}
     for o in meshes:
         for m in o.get("materials", []):
             users.setdefault(m, []).append(o["name"])

@@ -56,5 +56,5 @@ def hollowed(mesh: trimesh.Trimesh, wall: float, vent: float | None = None) -> t
     centre = void.centroid
     height = float(mesh.bounds[1][2] - centre[2]) + wall
     drill = trimesh.creation.cylinder(vent / 2, height * 2, sections=12)
-    drill.apply_translation(centre + [0.0, 0.0, height])
+    drill.apply_translation(centre + np.array([0.0, 0.0, height]))
     return _boolean("difference", [shell, drill])

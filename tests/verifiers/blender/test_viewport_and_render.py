@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (tables of one-line Blender snippets read best unwrapped)
 """Issue 32: what renders is judged, whatever the viewport shows; the render itself is
 measured (truth render: luminance and an object-index render from the scene's camera).
 
@@ -9,6 +10,7 @@ crop border, real depth of field, an explicit 36 mm sensor) must still pass.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -113,9 +115,11 @@ _SPOT = (
 )
 
 
-@pytest.mark.parametrize(("cone", "passes"), [(0.5, False), (1.0, False), (2.5, False), (30.0, True), (60.0, True)])
+@pytest.mark.parametrize(
+    ("cone", "passes"), [(0.5, False), (1.0, False), (2.5, False), (30.0, True), (60.0, True)]
+)
 def test_a_pin_prick_spot_lights_nothing(gold_sphere: Task, cone: float, passes: bool) -> None:
-    spec = json.loads(open(gold_sphere.reference).read())
+    spec = json.loads(Path(gold_sphere.reference).read_text())
     spec["lights"].append({"type": "SPOT", "energy": 1000})
     code = _SPOT + f"import math\nspot.data.spot_size = math.radians({cone})"
     verdict = run(gold_sphere, code, reference=spec)

@@ -48,7 +48,9 @@ def write(mesh: trimesh.Trimesh, path: Path) -> str:
 @pytest.mark.parametrize("vent", VENTS, ids=["sealed", "vented"])
 @pytest.mark.parametrize("wall", WALLS)
 @pytest.mark.parametrize("part", sorted(PARTS))
-def test_a_hollowed_part_earns_nothing(tmp_path: Path, part: str, wall: float, vent: float | None) -> None:
+def test_a_hollowed_part_earns_nothing(
+    tmp_path: Path, part: str, wall: float, vent: float | None
+) -> None:
     solid = PARTS[part]()
     size = float(solid.extents.max())
     shell = hollowed(solid, wall * size, None if vent is None else vent * size)
