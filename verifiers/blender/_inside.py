@@ -499,7 +499,7 @@ def inspect_blends(
     rendered, final = False, dumps[-1] if dumps else None
     scene = bpy.context.scene
     camera, shape = scene.camera, truth_size(scene, truth_size_px)
-    seen = final is not None and camera is not None and camera.type == "CAMERA"
+    seen = final is not None and camera is not None and camera.type == "CAMERA" and truth_size_px
     luminance = luminance_render(shape, truth_samples) if seen else None
     if preview_size and final is not None:
         rendered = _preview(preview_size, preview_samples, "/box/preview.png")

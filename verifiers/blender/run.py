@@ -47,8 +47,10 @@ def run_scripts(
     preview_size: int = 0,
     preview_samples: int = 16,
     views: list[dict[str, Any]] | None = None,
+    truth_size: int = 48,
 ) -> BlenderRun:
-    """Phase 1 then (when it succeeded) phase 2; see the module docstring."""
+    """Phase 1 then (when it succeeded) phase 2; see the module docstring. `truth_size` 0
+    leaves the truth render out (for the benchmark that measures its cost only)."""
     n = len(scripts)
     files = {f"step_{k}.py": s.encode("utf-8", "replace") for k, s in enumerate(scripts)}
     blends = tuple(f"step_{k}.blend" for k in range(n))
@@ -66,7 +68,7 @@ def run_scripts(
     inspect = run_python(
         "from rewardsmith.verifiers.blender._inside import inspect_blends\n"
         f"inspect_blends({n}, {int(preview_size)}, {int(preview_samples)}, "
-        f"{json.dumps(views)!r})",
+        f"{json.dumps(views)!r}, {int(truth_size)})",
         readonly_files=dict(build.files),
         limits=limits,
         collect=("scene.json", "preview.png", *view_files) if preview_size else ("scene.json",),
