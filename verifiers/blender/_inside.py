@@ -30,7 +30,6 @@ import traceback
 from typing import Any
 
 import bpy
-from bpy_extras.object_utils import world_to_camera_view
 from mathutils import Vector
 
 from rewardsmith.verifiers.blender._truth import (
@@ -39,6 +38,7 @@ from rewardsmith.verifiers.blender._truth import (
     truth_size,
     truth_stats,
 )
+from rewardsmith.verifiers.blender._view import camera_of, in_frame, light_of, render_of, vec
 
 EXIT_SCRIPT_ERROR = 3
 EXIT_SYNTAX_ERROR = 4
@@ -108,10 +108,6 @@ def run_steps(n_steps: int) -> None:
 # --------------------------------------------------------------------------- phase 2
 
 
-def _vec(v: Any) -> list[float]:
-    return [round(float(x), 6) for x in v]
-
-
 def _value(v: Any) -> Any:
     if isinstance(v, int | float):
         return round(float(v), 6)
@@ -173,10 +169,10 @@ def _object(obj: Any, depsgraph: Any, shown: set[str], clear: set[str]) -> dict[
     return {
         "name": obj.name,
         "type": obj.type,
-        "location": _vec(obj.matrix_world.translation),
-        "dimensions": _vec(dimensions),
-        "bbox_min": _vec(low),
-        "bbox_max": _vec(high),
+        "location": vec(obj.matrix_world.translation),
+        "dimensions": vec(dimensions),
+        "bbox_min": vec(low),
+        "bbox_max": vec(high),
         "modifiers": [{"name": m.name, "type": m.type} for m in obj.modifiers],
         "materials": [s.material.name for k, s in enumerate(slots) if s.material and k in used],
         "parent": obj.parent.name if obj.parent else None,
@@ -296,7 +292,7 @@ def _material(mat: Any) -> dict[str, Any]:
             for name in _PRINCIPLED_INPUTS
             if name in node.inputs
         }
-    out["diffuse_color"] = _vec(mat.diffuse_color)
+    out["diffuse_color"] = vec(mat.diffuse_color)
     return out
 
 
@@ -319,98 +315,6 @@ def _surface_shader(tree: Any) -> tuple[Any, str]:
     return node, "Principled BSDF"
 
 
-def _light(obj: Any, shown: set[str]) -> dict[str, Any]:
-    forward = obj.matrix_world.to_3x3() @ Vector((0.0, 0.0, -1.0))
-    strength, tint = _light_nodes(obj.data)
-    color = [c * t for c, t in zip(obj.data.color, tint, strict=True)]
-    return {
-        "name": obj.name,
-        "type": obj.data.type,
-        "energy": None if strength is None else round(float(obj.data.energy * strength), 6),
-        "color": _vec(color),
-        "location": _vec(obj.matrix_world.translation),
-        "direction": _vec(forward.normalized()),
-        "hidden": _hidden_from_render(obj, shown),
-        "rays": {
-            ray: bool(getattr(obj, f"visible_{ray}", True))
-            for ray in ("diffuse", "glossy", "transmission", "volume_scatter")
-        },
-        "spot_size_deg": (
-            round(math.degrees(obj.data.spot_size), 6) if obj.data.type == "SPOT" else None
-        ),
-    }
-
-
-def _light_nodes(light: Any) -> tuple[float | None, list[float]]:
-    """(strength, colour) the light's node tree multiplies its energy and colour by: (1,
-    white) without nodes, None where the tree is not a plain constant Emission (what it
-    emits cannot be read as a value)."""
-    tree = light.node_tree if getattr(light, "use_nodes", False) else None
-    if tree is None:
-        return 1.0, [1.0, 1.0, 1.0]
-    output = next((n for n in tree.nodes if n.type == "OUTPUT_LIGHT" and n.is_active_output), None)
-    if output is None or not output.inputs["Surface"].is_linked:
-        return 0.0, [1.0, 1.0, 1.0]
-    node = output.inputs["Surface"].links[0].from_node
-    if node.type != "EMISSION" or node.mute or any(i.is_linked for i in node.inputs):
-        return None, [1.0, 1.0, 1.0]
-    return float(node.inputs["Strength"].default_value), list(node.inputs["Color"].default_value)[
-        :3
-    ]
-
-
-def _camera(scene: Any) -> dict[str, Any] | None:
-    cam = scene.camera
-    if cam is None or cam.type != "CAMERA":
-        return None
-    forward = cam.matrix_world.to_3x3() @ Vector((0.0, 0.0, -1.0))
-    return {
-        "name": cam.name,
-        "location": _vec(cam.matrix_world.translation),
-        "direction": _vec(forward.normalized()),
-        "lens": round(float(cam.data.lens), 6),
-        "sensor": round(float(max(cam.data.sensor_width, cam.data.sensor_height)), 6),
-        "sensor_width": round(float(cam.data.sensor_width), 6),
-        "sensor_height": round(float(cam.data.sensor_height), 6),
-        "sensor_fit": cam.data.sensor_fit,
-        "projection": cam.data.type,
-        "dof_fstop": round(float(cam.data.dof.aperture_fstop), 6) if cam.data.dof.use_dof else None,
-    }
-
-
-def _in_frame(scene: Any, dumped: dict[str, Any]) -> bool:
-    """Whether any corner or the centre of the object's world box projects inside the scene
-    camera's frame (Blender's own projection: lens, sensor, shift, projection type) and
-    between its clipping distances."""
-    cam = scene.camera
-    low, high = dumped["bbox_min"], dumped["bbox_max"]
-    points = [[(low, high)[(k >> i) & 1][i] for i in range(3)] for k in range(8)]
-    points.append([(a + b) / 2 for a, b in zip(low, high, strict=True)])
-    near, far = cam.data.clip_start, cam.data.clip_end
-    for point in points:
-        x, y, depth = world_to_camera_view(scene, cam, Vector(point))
-        if 0.0 <= x <= 1.0 and 0.0 <= y <= 1.0 and near <= depth <= far:
-            return True
-    return False
-
-
-def _render(scene: Any) -> dict[str, Any]:
-    r = scene.render
-    return {
-        "engine": r.engine,
-        "resolution_x": r.resolution_x,
-        "resolution_y": r.resolution_y,
-        "resolution_percentage": r.resolution_percentage,
-        "samples": scene.cycles.samples if r.engine == "CYCLES" else None,
-        "film_transparent": bool(r.film_transparent),
-        "border": [r.border_min_x, r.border_min_y, r.border_max_x, r.border_max_y]
-        if r.use_border
-        else None,
-        "exposure": round(float(scene.view_settings.exposure), 6),
-        "film_exposure": round(float(scene.cycles.film_exposure), 6),
-    }
-
-
 def dump_scene() -> dict[str, Any]:
     """What the open scene holds, as plain values (the record the spec is checked against)."""
     _as_rendered()
@@ -421,19 +325,21 @@ def dump_scene() -> dict[str, Any]:
     clear = _clear_materials()
     dumped = [_object(o, depsgraph, shown, clear) for o in objects]
     used = {name for o in dumped if not o["hidden"] for name in o["materials"]}
-    camera = _camera(scene)
+    camera = camera_of(scene)
     if camera is not None:  # what of the scene the picture holds: not only where it points
         camera["in_frame"] = [
             o["name"]
             for o in dumped
-            if o["type"] == "MESH" and not o["hidden"] and _in_frame(scene, o)
+            if o["type"] == "MESH" and not o["hidden"] and in_frame(scene, o)
         ]
     return {
         "objects": dumped,
         "materials": [_material(m) for m in bpy.data.materials if m.name in used][:1000],
-        "lights": [_light(o, shown) for o in objects if o.type == "LIGHT"],
+        "lights": [
+            light_of(o, _hidden_from_render(o, shown)) for o in objects if o.type == "LIGHT"
+        ],
         "camera": camera,
-        "render": _render(scene),
+        "render": render_of(scene),
     }
 
 
