@@ -173,11 +173,27 @@ def _object(obj: Any, depsgraph: Any, shown: set[str], clear: set[str]) -> dict[
         "dimensions": vec(dimensions),
         "bbox_min": vec(low),
         "bbox_max": vec(high),
-        "modifiers": [{"name": m.name, "type": m.type} for m in obj.modifiers],
+        "modifiers": [{"name": m.name, "type": m.type} for m in obj.modifiers if _renders(m)],
         "materials": [s.material.name for k, s in enumerate(slots) if s.material and k in used],
         "parent": obj.parent.name if obj.parent else None,
         "hidden": _hidden_from_render(obj, shown) or _see_through(obj, used, clear),
     }
+
+
+def _simplify_cap() -> int | None:
+    """The render's subdivision cap (Simplify), or None when it is off."""
+    r = bpy.context.scene.render
+    return int(r.simplify_subdivision_render) if r.use_simplify else None
+
+
+def _renders(modifier: Any) -> bool:
+    """Whether the render applies the modifier: shown in the render, and a subdivision not
+    capped to level 0 by the scene's Simplify."""
+    if not modifier.show_render:
+        return False
+    levels = getattr(modifier, "render_levels", None)
+    cap = _simplify_cap()
+    return levels is None or cap is None or min(levels, cap) > 0
 
 
 def _see_through(obj: Any, used: set[int], clear: set[str]) -> str | None:
@@ -227,6 +243,8 @@ def _hidden_from_render(obj: Any, shown: set[str]) -> str | None:
         return "camera rays do not see it"
     if getattr(obj, "is_holdout", False):
         return "it is a holdout (renders as a hole)"
+    if obj.type != "LIGHT" and getattr(obj, "is_shadow_catcher", False):
+        return "it is a shadow catcher (renders only the shadows on it)"
     instancer = len(getattr(obj, "particle_systems", ())) or obj.instance_type != "NONE"
     if instancer and not obj.show_instancer_for_render:
         return "it is a particle emitter or instancer whose own mesh is not rendered"
@@ -273,7 +291,9 @@ def _as_rendered() -> None:
         for modifier in obj.modifiers:
             modifier.show_viewport = modifier.show_render
             if hasattr(modifier, "render_levels") and hasattr(modifier, "levels"):
-                modifier.levels = modifier.render_levels
+                cap = _simplify_cap()  # the render applies Simplify's cap; measure that
+                levels = modifier.render_levels
+                modifier.levels = levels if cap is None else min(levels, cap)
         data = obj.data
         if obj.type in ("CURVE", "SURFACE", "FONT") and data.render_resolution_u:
             data.resolution_u = data.render_resolution_u

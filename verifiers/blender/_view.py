@@ -107,4 +107,18 @@ def render_of(scene: Any) -> dict[str, Any]:
         else None,
         "exposure": round(float(scene.view_settings.exposure), 6),
         "film_exposure": round(float(scene.cycles.film_exposure), 6),
+        "gamma": round(float(scene.view_settings.gamma), 6),
+        "view_transform": scene.view_settings.view_transform,
+        "look": scene.view_settings.look,
+        "pixel_aspect": [round(float(r.pixel_aspect_x), 6), round(float(r.pixel_aspect_y), 6)],
+        "compositor": bool(r.use_compositing and getattr(scene, "compositing_node_group", None)),
+        "material_override": _override(),
     }
+
+
+def _override() -> str | None:
+    """The view layer's material override (it replaces every material in the render)."""
+    import bpy
+
+    override = bpy.context.view_layer.material_override
+    return override.name if override is not None else None

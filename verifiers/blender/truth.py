@@ -10,13 +10,17 @@ object-index render) says what does. From its statistics and the dump:
 - **camera**: at least one pixel must show one of the task's objects (a camera aimed right
   whose picture holds none of them: crop border, clipping, shift, a 0.5 mm sensor looking
   past them) fails every camera check;
-- **materials**: some object using the material must be in the picture; a material that is
+- **geometry**: a named mesh no pixel shows, while the camera shows something (occluded by
+  another object, or out of frame), fails its checks;
+- **materials**: some object using the material must be in the picture (and no view-layer
+  material override replaces it); a material that is
   see-through (alpha under 0.5) or glows (emission above `GLOW_MAX`, unless the task asks
   for emission) fails its checks.
 
 `render_problems` checks the render settings against the task or sane bounds (one
 ``render settings`` check in the render stage): the output size after
-``resolution_percentage``, a crop border, exposure, film exposure, depth of field, and the
+``resolution_percentage``, a crop border, exposure, film exposure, a compositor, a debug
+view transform (False Color, Raw), gamma, pixel aspect, depth of field, and the
 lens as a 35 mm equivalent (``lens * 36 / sensor``: a 0.5 mm sensor makes a 50 mm lens a
 3,600 mm one).
 
@@ -43,6 +47,8 @@ MIN_SIDE = 64
 EXPOSURE = (-3.0, 3.0)
 FILM_EXPOSURE = (0.125, 8.0)
 MIN_FSTOP = 0.5
+GAMMA = (0.5, 2.0)
+PIXEL_ASPECT = (0.5, 2.0)
 LENS_35MM = (8.0, 1200.0)
 
 
@@ -101,11 +107,30 @@ def _film_problems(render: dict[str, Any]) -> list[str]:
         area = max(0.0, border[2] - border[0]) * max(0.0, border[3] - border[1])
         if area < 0.99:
             found.append(f"a crop border renders {area:.1%} of the frame")
+    found += _colour_problems(render)
     exposure, film = render.get("exposure", 0.0), render.get("film_exposure", 1.0)
     if not EXPOSURE[0] <= exposure <= EXPOSURE[1]:
         found.append(f"exposure {exposure:g} stops (sane: {EXPOSURE[0]:g} to {EXPOSURE[1]:g})")
     if not FILM_EXPOSURE[0] <= film <= FILM_EXPOSURE[1]:
         found.append(f"film exposure {film:g} (sane: {FILM_EXPOSURE[0]:g} to {FILM_EXPOSURE[1]:g})")
+    return found
+
+
+def _colour_problems(render: dict[str, Any]) -> list[str]:
+    """What between the render and the saved picture rewrites it: a compositor, a debug
+    view transform or look, a gamma far from 1, non-square pixels."""
+    found = []
+    if render.get("compositor"):
+        found.append("a compositor node tree rewrites the rendered picture")
+    transform, look = render.get("view_transform", "AgX"), str(render.get("look", "None"))
+    if transform in ("False Color", "Raw") or "False Color" in look:
+        found.append(f"the view transform is {transform!r} (look {look!r}): not a picture")
+    gamma = render.get("gamma", 1.0)
+    if not GAMMA[0] <= gamma <= GAMMA[1]:
+        found.append(f"display gamma {gamma:g} (sane: {GAMMA[0]:g} to {GAMMA[1]:g})")
+    aspect = render.get("pixel_aspect") or [1.0, 1.0]
+    if not PIXEL_ASPECT[0] <= aspect[0] / max(aspect[1], 1e-9) <= PIXEL_ASPECT[1]:
+        found.append(f"pixel aspect {aspect[0]:g}:{aspect[1]:g} stretches the picture")
     return found
 
 
@@ -168,10 +193,16 @@ def gate_on_truth(checks: list[Any], dump: dict[str, Any], spec: Any) -> list[An
     for o in meshes:
         for m in o.get("materials", []):
             users.setdefault(m, []).append(o["name"])
+    override = (dump.get("render") or {}).get("material_override")
     out = []
     for check in checks:
         why = None
-        if check.stage == "lighting" and lit < LIT_MIN:
+        owner = _object_of(check.what, spec)
+        if owner is not None and _unseen(owner, truth, dump):
+            why = f"{owner!r} shows in no pixel of the render (occluded, out of frame)"
+        elif check.stage == "materials" and override:
+            why = f"the view layer's material override {override!r} replaces it in the render"
+        elif check.stage == "lighting" and lit < LIT_MIN:
             why = f"the render is dark where the objects are (luminance {lit:.4f} < {LIT_MIN})"
         elif check.stage == "render" and check.what.startswith("camera") and named and not count:
             why = "none of the task's objects shows in the render (object-index pass)"
@@ -181,6 +212,22 @@ def gate_on_truth(checks: list[Any], dump: dict[str, Any], spec: Any) -> list[An
                 why = f"no object showing {name!r} is in the render"
         out.append(replace(check, ok=False, detail=why) if why and check.ok else check)
     return out
+
+
+def _object_of(what: str, spec: Any) -> str | None:
+    for name in spec.objects:
+        if what == f"object {name!r}" or what.startswith(f"{name}."):
+            return name
+    return None
+
+
+def _unseen(name: str, truth: dict[str, Any], dump: dict[str, Any]) -> bool:
+    """A named mesh the render shows in no pixel, while the camera shows some object (a
+    camera that sees nothing already fails as such)."""
+    found = next((o for o in dump.get("objects", []) if o.get("name") == name), None)
+    if found is None or found.get("type") != "MESH" or found.get("hidden"):
+        return False
+    return bool(truth.get("objects")) and name not in truth["objects"]
 
 
 def _material_of(what: str, spec: Any) -> str | None:

@@ -166,9 +166,17 @@ def _candidate_problem(candidate: str, reference: str, root: str | None) -> str 
         os.path.realpath(root)
     ):
         return "the mesh must be under the rollout output folder"
-    if resolved == os.path.realpath(reference):  # naming the answer key is not an answer
-        return "the completion names the reference mesh itself"
+    if resolved == os.path.realpath(reference) or _same_file(resolved, reference):
+        return "the completion names the reference mesh itself"  # not an answer
     return None
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths are one file (a hard link of the reference is the reference)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _reference(value: Any) -> dict[str, Any] | None:
