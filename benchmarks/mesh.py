@@ -120,13 +120,25 @@ _INSIDE = Path(_SPEC.origin)
 _FRESH = "import sys; sys.path.insert(0, '/box'); import _inside; _inside.{call}"
 
 
+def _fresh_modules() -> dict[str, bytes]:
+    """`_inside.py` and the two modules it imports, as flat files in the jail's /box (the
+    fresh interpreter imports them by file name, as it imports `_inside` itself)."""
+    files = {}
+    for name in ("_inside", "_view", "_truth"):
+        text = (_INSIDE.parent / f"{name}.py").read_text(encoding="utf-8")
+        for other in ("_view", "_truth"):
+            text = text.replace(f"from rewardsmith.verifiers.blender.{other} ", f"from {other} ")
+        files[f"{name}.py"] = text.encode()
+    return files
+
+
 def fresh_run(
     scripts: list[str], limits: Limits, size: int, samples: int, views: list[dict[str, Any]]
 ) -> BlenderRun:
     """The same two phases, each in a fresh interpreter that imports bpy itself."""
-    inside = _INSIDE.read_bytes()
+    inside = _fresh_modules()
     n = len(scripts)
-    files = {"_inside.py": inside, **{f"step_{k}.py": s.encode() for k, s in enumerate(scripts)}}
+    files = {**inside, **{f"step_{k}.py": s.encode() for k, s in enumerate(scripts)}}
     blends = tuple(f"step_{k}.blend" for k in range(n))
     call = f"run_steps({n})"
     build = run(
@@ -139,7 +151,7 @@ def fresh_run(
     collect = ("scene.json", "preview.png", *view_files) if size else ("scene.json",)
     inspect = run(
         ["python3", "-c", _FRESH.format(call=call)],
-        files={"_inside.py": inside, **build.files},
+        files={**inside, **build.files},
         limits=limits,
         collect=collect,
     )
