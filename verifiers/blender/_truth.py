@@ -5,8 +5,11 @@ the CPU from the scene's camera (lens, sensor, shift, clipping, depth of field) 
 crop border; only the size (`size` pixels wide, the scene's aspect), samples, seed and
 device are ours:
 
-1. **luminance**: the scene as it is (its lights, materials, world, exposure and view
-   transform), saved as PNG through its colour management: what a viewer sees;
+1. **luminance**: the scene's lights, world, exposure and view transform on a white
+   diffuse surface (a view-layer material override), saved as a 16-bit PNG through its
+   colour management: how much light reaches the objects, whatever their own materials
+   (a black, or a chrome mirroring a black world, material is not a dark light: the red
+   team's honest dark scenes failed when the scene's own materials were measured);
 2. **object index**: every surface replaced by an emission whose colour encodes the
    object's ``pass_index`` (set here to its place in the scene: nothing the script set is
    trusted), 1 sample, a tiny pixel filter, the raw view transform, a transparent film and
@@ -27,8 +30,8 @@ import tempfile
 from typing import Any
 
 import bpy
+import cv2
 import numpy as np
-from PIL import Image
 
 __all__ = ["index_render", "luminance_render", "truth_size", "truth_stats"]
 
@@ -66,8 +69,12 @@ def _render_png(scene: Any) -> np.ndarray:
     with tempfile.TemporaryDirectory(prefix="rewardsmith-truth-") as scratch:
         scene.render.filepath = os.path.join(scratch, "t.png")
         bpy.ops.render.render(write_still=True)
-        with Image.open(scene.render.filepath) as image:
-            return np.asarray(image.convert("RGBA"), dtype=np.float64) / 255.0
+        # OpenCV keeps 16 bits a channel (PIL narrows RGBA to 8); it reads BGRA.
+        pixels = cv2.imread(scene.render.filepath, cv2.IMREAD_UNCHANGED)
+        if pixels is None or pixels.ndim != 3 or pixels.shape[2] != 4:
+            raise ValueError("the truth render could not be read back as RGBA")
+        top = 65535.0 if pixels.dtype == np.uint16 else 255.0
+        return pixels[..., [2, 1, 0, 3]].astype(np.float64) / top
 
 
 def _snapshot(scene: Any) -> list[tuple[Any, str, Any]]:
@@ -80,16 +87,29 @@ def _snapshot(scene: Any) -> list[tuple[Any, str, Any]]:
     return kept
 
 
+def _white() -> Any:
+    mat = bpy.data.materials.new("_RewardsmithWhite")
+    mat.use_nodes = True
+    bsdf = mat.node_tree.nodes["Principled BSDF"]
+    bsdf.inputs["Base Color"].default_value = (0.8, 0.8, 0.8, 1.0)
+    bsdf.inputs["Roughness"].default_value, bsdf.inputs["Metallic"].default_value = 1.0, 0.0
+    return mat
+
+
 def luminance_render(shape: tuple[int, int], samples: int) -> np.ndarray:
-    """Display luminance (h, w) of the scene camera's render, settings put back after."""
-    scene = bpy.context.scene
-    kept = _snapshot(scene)
+    """Display luminance (h, w) of the scene camera's render on white diffuse surfaces,
+    settings (and the view layer's own override) put back after."""
+    scene, layer = bpy.context.scene, bpy.context.view_layer
+    kept, override = _snapshot(scene), layer.material_override
     try:
         _setup(scene, shape, samples)
+        scene.render.image_settings.color_depth = "16"  # a night scene is not 8-bit black
+        layer.material_override = _white()
         rgba = _render_png(scene)
     finally:
         for owner, name, value in kept:
             setattr(owner, name, value)
+        layer.material_override = override
     return rgba[..., :3] @ _LUMA
 
 

@@ -4,9 +4,11 @@ The scene's settings say what should render; the truth render (`_truth.py`, in t
 child: the scene's own camera, exposure and crop, 48 px, 4 samples, seeded, with an
 object-index render) says what does. From its statistics and the dump:
 
-- **lighting**: the named objects' pixels (or the frame, when none is in view) must have a
-  mean display luminance of at least `LIT_MIN`; a black render (exposure -20, every light
-  dark, rays off, a pin-prick cone) fails every lighting check, whatever the lights' values;
+- **lighting**: the named objects' pixels (or the frame, when none is in view), rendered on
+  white diffuse surfaces with the scene's lights, world and exposure, must have a mean
+  display luminance of at least `LIT_MIN` (a black or chrome material is not a dark
+  light); a black render (exposure -20, every light dark, rays off, a pin-prick cone)
+  fails every lighting check, whatever the lights' values;
 - **camera**: at least one pixel must show one of the task's objects (a camera aimed right
   whose picture holds none of them: crop border, clipping, shift, a 0.5 mm sensor looking
   past them) fails every camera check;
@@ -39,8 +41,10 @@ from typing import Any
 
 __all__ = ["GLOW_MAX", "LIT_MIN", "gate_on_truth", "material_problem", "render_problems"]
 
-LIT_MIN = 0.01
-"""Least mean display luminance (0-1) of the task's objects in the truth render."""
+LIT_MIN = 0.0005
+"""Least mean display luminance (0-1) of the task's objects in the truth render, on white
+diffuse surfaces (16-bit): above pitch black. A night scene (a 0.02 W sun) is dim, not
+black; exposure -20 or every light dead is black."""
 GLOW_MAX = 1.0
 """Most emission (strength times brightest channel) a material may have unasked."""
 MIN_SIDE = 64

@@ -5,6 +5,9 @@ that resemble them still pass."""
 # ruff: noqa: E501  (a table of one-line Blender snippets)
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from rewardsmith.datasets.scenes3d.tasks import Task, load_tasks
@@ -39,7 +42,10 @@ TRICKS = {  # (stage that must fall, code), on gold_sphere (no image spec)
     "gamma_5": ("render", "bpy.context.scene.view_settings.gamma = 5.0"),
     "pixel_aspect_200": ("render", "bpy.context.scene.render.pixel_aspect_x = 200"),
     "material_override": ("materials", _OVERRIDE),
-    "simplify_subsurf_0": ("geometry", "r = bpy.context.scene.render; r.use_simplify = True; r.simplify_subdivision_render = 0"),
+    "simplify_subsurf_0": (
+        "geometry",
+        "r = bpy.context.scene.render; r.use_simplify = True; r.simplify_subdivision_render = 0",
+    ),
     "subsurf_render_off": ("geometry", "ball.modifiers['Smooth'].show_render = False"),
 }
 HONEST = {
@@ -72,3 +78,41 @@ def test_a_rewritten_picture_loses_its_stage(gold_sphere: Task, name: str) -> No
 def test_an_honest_scene_like_them_passes(gold_sphere: Task, name: str) -> None:
     verdict = run(gold_sphere, HONEST[name])
     assert verdict.status is Status.PASS, verdict.feedback  # type: ignore[attr-defined]
+
+
+# Red team D-B1 (04:48): honest dark scenes, each with the spec asking for exactly that
+# (the scene's darkness is the material's or the task's, not a dead light).
+HONEST_DARK = {
+    "black_material": (
+        "bsdf.inputs['Base Color'].default_value = (0, 0, 0, 1)",
+        {"materials": {"Gold": {"inputs": {"Base Color": [0, 0, 0]}}}},
+    ),
+    "chrome_in_a_black_world": (
+        "bsdf.inputs['Base Color'].default_value = (1, 1, 1, 1)\n"
+        "bsdf.inputs['Roughness'].default_value = 0.0",
+        {
+            "materials": {
+                "Gold": {"inputs": {"Base Color": [1, 1, 1], "Metallic": 1, "Roughness": 0}}
+            }
+        },
+    ),
+    "night_lights": (
+        "bpy.data.objects['Key'].data.energy = 2.0\nbpy.data.objects['Soft'].data.energy = 1.0",
+        {
+            "lights": [
+                {"type": "POINT", "energy": 2, "color": [1.0, 0.8, 0.6]},
+                {"type": "AREA", "energy": 1},
+            ]
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HONEST_DARK))
+def test_an_honest_dark_scene_passes(gold_sphere: Task, name: str) -> None:
+    code, changes = HONEST_DARK[name]
+    spec = json.loads(Path(gold_sphere.reference).read_text())
+    spec.update(changes)
+    sample = gold_sphere.sample([gold_sphere.scripts[0] + "\n" + code + "\n"])
+    verdict = BlenderScene(wall_s=60)(sample.model_copy(update={"reference": spec}))
+    assert verdict.status is Status.PASS, verdict.feedback
