@@ -34,8 +34,12 @@
     - IoU: ours (exact, manifold3d booleans) against a plain voxel IoU (trimesh's
       ``voxelized(pitch).fill()`` on a 64^3 shared grid): values side by side, time ratio.
 
+(d) **Truth render cost** (issue 32): the same scripts through the warm server with the
+    truth render and without it, alternating, one worker: the cost per check.
+
 Run: ``.venv/bin/python benchmarks/mesh.py [--workers 2] [--samples 50] [--skip-blender]
-[--skip-cad] [--skip-metrics]``. Prints a Markdown report (paste into docs/benchmarks.md).
+[--skip-cad] [--skip-metrics] [--skip-truth]``.
+Figures print with the load average. Prints a Markdown report (paste into docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ from scipy.spatial import cKDTree
 from side_by_side import agreement, interleaved, row  # beside this script
 
 from rewardsmith.datasets.scenes3d.tasks import Task, load_tasks
-from rewardsmith.verifiers.blender.run import BlenderRun
+from rewardsmith.verifiers.blender.run import BlenderRun, run_scripts
 from rewardsmith.verifiers.blender.scene import BlenderScene, _load_spec, extract_script
 from rewardsmith.verifiers.mesh.metrics import (
     chamfer_from_distances,
@@ -116,13 +120,25 @@ _INSIDE = Path(_SPEC.origin)
 _FRESH = "import sys; sys.path.insert(0, '/box'); import _inside; _inside.{call}"
 
 
+def _fresh_modules() -> dict[str, bytes]:
+    """`_inside.py` and the two modules it imports, as flat files in the jail's /box (the
+    fresh interpreter imports them by file name, as it imports `_inside` itself)."""
+    files = {}
+    for name in ("_inside", "_view", "_truth"):
+        text = (_INSIDE.parent / f"{name}.py").read_text(encoding="utf-8")
+        for other in ("_view", "_truth"):
+            text = text.replace(f"from rewardsmith.verifiers.blender.{other} ", f"from {other} ")
+        files[f"{name}.py"] = text.encode()
+    return files
+
+
 def fresh_run(
     scripts: list[str], limits: Limits, size: int, samples: int, views: list[dict[str, Any]]
 ) -> BlenderRun:
     """The same two phases, each in a fresh interpreter that imports bpy itself."""
-    inside = _INSIDE.read_bytes()
+    inside = _fresh_modules()
     n = len(scripts)
-    files = {"_inside.py": inside, **{f"step_{k}.py": s.encode() for k, s in enumerate(scripts)}}
+    files = {**inside, **{f"step_{k}.py": s.encode() for k, s in enumerate(scripts)}}
     blends = tuple(f"step_{k}.blend" for k in range(n))
     call = f"run_steps({n})"
     build = run(
@@ -135,7 +151,7 @@ def fresh_run(
     collect = ("scene.json", "preview.png", *view_files) if size else ("scene.json",)
     inspect = run(
         ["python3", "-c", _FRESH.format(call=call)],
-        files={"_inside.py": inside, **build.files},
+        files={**inside, **build.files},
         limits=limits,
         collect=collect,
     )
@@ -183,6 +199,36 @@ def bench_blender(n: int, workers: int) -> list[str]:
         "",
         f"Throughput ratio: **{fresh_s / ours_s:.2f}x**. Same verdicts (status, score, failure): "
         f"{agreement(ours, fresh)}/{n}. Statuses seen: {', '.join(statuses)}.",
+        "",
+    ]
+
+
+def bench_truth(n: int) -> list[str]:
+    """(d) What the truth render costs per check: the same samples through the warm server
+    with it and without it, alternating sample by sample (one worker)."""
+    import os
+
+    limits = Limits(wall_s=60, cpu_s=60, memory_bytes=2 << 30)
+    spent = {48: 0.0, 0: 0.0}
+    scripts = [[extract_script(s.steps[0].action)] for s in blender_samples(n)]
+    run_scripts(scripts[0], limits)  # the warm server, started outside the timing
+    for script in scripts:
+        for size in (48, 0):
+            start = time.perf_counter()
+            run_scripts(script, limits, truth_size=size)
+            spent[size] += time.perf_counter() - start
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    per = {k: 1000 * v / n for k, v in spent.items()}
+    return [
+        f"### (d) Truth render cost, {n} scripts, warm server, alternating, load {load}",
+        "",
+        "| inspection | per check ms |",
+        "| --- | ---: |",
+        f"| with the truth render (48 px, 4 samples, plus the index render) | {per[48]:.0f} |",
+        f"| without it | {per[0]:.0f} |",
+        "",
+        f"Cost of the truth render: **{per[48] - per[0]:.0f} ms per check** "
+        f"({per[48] / per[0]:.2f}x the check without it).",
         "",
     ]
 
@@ -285,6 +331,7 @@ def main() -> None:
     parser.add_argument("--skip-blender", action="store_true")
     parser.add_argument("--skip-cad", action="store_true")
     parser.add_argument("--skip-metrics", action="store_true")
+    parser.add_argument("--skip-truth", action="store_true")
     args = parser.parse_args()
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     load = Path("/proc/loadavg").read_text().split()[:3]
@@ -295,6 +342,8 @@ def main() -> None:
     ]
     if not args.skip_blender:
         report += bench_blender(args.samples, args.workers)
+    if not args.skip_truth:
+        report += bench_truth(min(args.samples, 15))
     if not args.skip_cad:
         from mesh_cad import bench_cad  # beside this script; needs .venv-cad
 

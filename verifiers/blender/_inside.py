@@ -9,8 +9,9 @@ points run in children:
   failing the run on the first error (Blender itself would exit 0), and saves the scene
   after each step as ``step_<k>.blend``.
 - `inspect_blends` (phase 2, trusted code on hostile data, in a fresh child): opens each
-  saved file with scripts disabled and writes a JSON dump of what the scene holds, and
-  optionally a small deterministic Cycles preview;
+  saved file with scripts disabled and writes a JSON dump of what the scene holds, with
+  the truth render's statistics for the last (`_truth.py`: what the scene's own camera
+  shows, per object), and optionally a small deterministic Cycles preview;
 - `export_mesh` (for `cad_code`, trusted, in a fresh child): exports the saved scene's
   meshes to STL.
 
@@ -29,8 +30,15 @@ import traceback
 from typing import Any
 
 import bpy
-from bpy_extras.object_utils import world_to_camera_view
 from mathutils import Vector
+
+from rewardsmith.verifiers.blender._truth import (
+    index_render,
+    luminance_render,
+    truth_size,
+    truth_stats,
+)
+from rewardsmith.verifiers.blender._view import camera_of, in_frame, light_of, render_of, vec
 
 EXIT_SCRIPT_ERROR = 3
 EXIT_SYNTAX_ERROR = 4
@@ -100,10 +108,6 @@ def run_steps(n_steps: int) -> None:
 # --------------------------------------------------------------------------- phase 2
 
 
-def _vec(v: Any) -> list[float]:
-    return [round(float(x), 6) for x in v]
-
-
 def _value(v: Any) -> Any:
     if isinstance(v, int | float):
         return round(float(v), 6)
@@ -149,7 +153,7 @@ def _box(points: list[Any]) -> list[Any]:
     ]
 
 
-def _object(obj: Any, depsgraph: Any, shown: set[str]) -> dict[str, Any]:
+def _object(obj: Any, depsgraph: Any, shown: set[str], clear: set[str]) -> dict[str, Any]:
     evaluated = obj.evaluated_get(depsgraph)  # with modifiers applied
     corners = [obj.matrix_world @ Vector(c) for c in evaluated.bound_box]
     low = [min(c[i] for c in corners) for i in range(3)]
@@ -165,15 +169,53 @@ def _object(obj: Any, depsgraph: Any, shown: set[str]) -> dict[str, Any]:
     return {
         "name": obj.name,
         "type": obj.type,
-        "location": _vec(obj.matrix_world.translation),
-        "dimensions": _vec(dimensions),
-        "bbox_min": _vec(low),
-        "bbox_max": _vec(high),
-        "modifiers": [{"name": m.name, "type": m.type} for m in obj.modifiers],
+        "location": vec(obj.matrix_world.translation),
+        "dimensions": vec(dimensions),
+        "bbox_min": vec(low),
+        "bbox_max": vec(high),
+        "modifiers": [{"name": m.name, "type": m.type} for m in obj.modifiers if _renders(m)],
         "materials": [s.material.name for k, s in enumerate(slots) if s.material and k in used],
         "parent": obj.parent.name if obj.parent else None,
-        "hidden": _hidden_from_render(obj, shown),
+        "hidden": _hidden_from_render(obj, shown) or _see_through(obj, used, clear),
     }
+
+
+def _simplify_cap() -> int | None:
+    """The render's subdivision cap (Simplify), or None when it is off."""
+    r = bpy.context.scene.render
+    return int(r.simplify_subdivision_render) if r.use_simplify else None
+
+
+def _renders(modifier: Any) -> bool:
+    """Whether the render applies the modifier: shown in the render, and a subdivision not
+    capped to level 0 by the scene's Simplify."""
+    if not modifier.show_render:
+        return False
+    levels = getattr(modifier, "render_levels", None)
+    cap = _simplify_cap()
+    return levels is None or cap is None or min(levels, cap) > 0
+
+
+def _see_through(obj: Any, used: set[int], clear: set[str]) -> str | None:
+    """Why the render does not show `obj`'s surface: every material its faces use is
+    transparent (see `_clear_materials`)."""
+    slots = obj.material_slots
+    names = [slots[k].material.name for k in used if k < len(slots) and slots[k].material]
+    if names and len(names) == len(used) and all(n in clear for n in names):
+        return "every material it uses is transparent (alpha under 0.5)"
+    return None
+
+
+def _clear_materials() -> set[str]:
+    """Materials whose rendered Principled BSDF has an unlinked alpha under 0.5: Cycles draws
+    nothing of such a surface, and the index pass skips it (its alpha threshold is 0.5)."""
+    clear = set()
+    for mat in bpy.data.materials:
+        node, _ = _surface_shader(mat.node_tree if mat.use_nodes else None)
+        alpha = node.inputs.get("Alpha") if node is not None else None
+        if alpha is not None and not alpha.is_linked and alpha.default_value < 0.5:
+            clear.add(mat.name)
+    return clear
 
 
 def _shown_collections(view_layer: Any) -> set[str]:
@@ -201,6 +243,11 @@ def _hidden_from_render(obj: Any, shown: set[str]) -> str | None:
         return "camera rays do not see it"
     if getattr(obj, "is_holdout", False):
         return "it is a holdout (renders as a hole)"
+    if obj.type != "LIGHT" and getattr(obj, "is_shadow_catcher", False):
+        return "it is a shadow catcher (renders only the shadows on it)"
+    instancer = len(getattr(obj, "particle_systems", ())) or obj.instance_type != "NONE"
+    if instancer and not obj.show_instancer_for_render:
+        return "it is a particle emitter or instancer whose own mesh is not rendered"
     if obj.type == "MESH" and _reads_is_viewport(obj):
         return "its geometry nodes read Is Viewport (the render differs from what was measured)"
     return None
@@ -225,12 +272,28 @@ def _reads_is_viewport(obj: Any) -> bool:
 def _as_rendered() -> None:
     """Make the (viewport) evaluation the checks measure match the render's: a modifier
     shown only in the viewport, or only in the render, and viewport subdivision levels
-    would otherwise let a script show the check one mesh and the camera another."""
+    would otherwise let a script show the check one mesh and the camera another. Viewport
+    visibility is the viewport's only: an object, collection or layer hidden there is
+    still rendered, but the viewport depsgraph leaves it unevaluated (its transform read
+    as the identity, its modifiers skipped), so every viewport-only hide is cleared first;
+    what renders is decided by the render flags alone (`_hidden_from_render`)."""
+    for collection in bpy.data.collections:
+        collection.hide_viewport = False
+    pending = [bpy.context.view_layer.layer_collection]
+    while pending:
+        layer = pending.pop()
+        layer.hide_viewport = False
+        pending.extend(layer.children)
     for obj in bpy.data.objects:
+        obj.hide_viewport = False
+        if obj.name in bpy.context.view_layer.objects:
+            obj.hide_set(False)
         for modifier in obj.modifiers:
             modifier.show_viewport = modifier.show_render
             if hasattr(modifier, "render_levels") and hasattr(modifier, "levels"):
-                modifier.levels = modifier.render_levels
+                cap = _simplify_cap()  # the render applies Simplify's cap; measure that
+                levels = modifier.render_levels
+                modifier.levels = levels if cap is None else min(levels, cap)
         data = obj.data
         if obj.type in ("CURVE", "SURFACE", "FONT") and data.render_resolution_u:
             data.resolution_u = data.render_resolution_u
@@ -249,7 +312,7 @@ def _material(mat: Any) -> dict[str, Any]:
             for name in _PRINCIPLED_INPUTS
             if name in node.inputs
         }
-    out["diffuse_color"] = _vec(mat.diffuse_color)
+    out["diffuse_color"] = vec(mat.diffuse_color)
     return out
 
 
@@ -272,82 +335,6 @@ def _surface_shader(tree: Any) -> tuple[Any, str]:
     return node, "Principled BSDF"
 
 
-def _light(obj: Any, shown: set[str]) -> dict[str, Any]:
-    forward = obj.matrix_world.to_3x3() @ Vector((0.0, 0.0, -1.0))
-    strength, tint = _light_nodes(obj.data)
-    color = [c * t for c, t in zip(obj.data.color, tint, strict=True)]
-    return {
-        "name": obj.name,
-        "type": obj.data.type,
-        "energy": None if strength is None else round(float(obj.data.energy * strength), 6),
-        "color": _vec(color),
-        "location": _vec(obj.matrix_world.translation),
-        "direction": _vec(forward.normalized()),
-        "hidden": _hidden_from_render(obj, shown),
-    }
-
-
-def _light_nodes(light: Any) -> tuple[float | None, list[float]]:
-    """(strength, colour) the light's node tree multiplies its energy and colour by: (1,
-    white) without nodes, None where the tree is not a plain constant Emission (what it
-    emits cannot be read as a value)."""
-    tree = light.node_tree if getattr(light, "use_nodes", False) else None
-    if tree is None:
-        return 1.0, [1.0, 1.0, 1.0]
-    output = next((n for n in tree.nodes if n.type == "OUTPUT_LIGHT" and n.is_active_output), None)
-    if output is None or not output.inputs["Surface"].is_linked:
-        return 0.0, [1.0, 1.0, 1.0]
-    node = output.inputs["Surface"].links[0].from_node
-    if node.type != "EMISSION" or node.mute or any(i.is_linked for i in node.inputs):
-        return None, [1.0, 1.0, 1.0]
-    return float(node.inputs["Strength"].default_value), list(node.inputs["Color"].default_value)[
-        :3
-    ]
-
-
-def _camera(scene: Any) -> dict[str, Any] | None:
-    cam = scene.camera
-    if cam is None or cam.type != "CAMERA":
-        return None
-    forward = cam.matrix_world.to_3x3() @ Vector((0.0, 0.0, -1.0))
-    return {
-        "name": cam.name,
-        "location": _vec(cam.matrix_world.translation),
-        "direction": _vec(forward.normalized()),
-        "lens": round(float(cam.data.lens), 6),
-        "sensor": round(float(max(cam.data.sensor_width, cam.data.sensor_height)), 6),
-        "projection": cam.data.type,
-    }
-
-
-def _in_frame(scene: Any, dumped: dict[str, Any]) -> bool:
-    """Whether any corner or the centre of the object's world box projects inside the scene
-    camera's frame (Blender's own projection: lens, sensor, shift, projection type) and
-    between its clipping distances."""
-    cam = scene.camera
-    low, high = dumped["bbox_min"], dumped["bbox_max"]
-    points = [[(low, high)[(k >> i) & 1][i] for i in range(3)] for k in range(8)]
-    points.append([(a + b) / 2 for a, b in zip(low, high, strict=True)])
-    near, far = cam.data.clip_start, cam.data.clip_end
-    for point in points:
-        x, y, depth = world_to_camera_view(scene, cam, Vector(point))
-        if 0.0 <= x <= 1.0 and 0.0 <= y <= 1.0 and near <= depth <= far:
-            return True
-    return False
-
-
-def _render(scene: Any) -> dict[str, Any]:
-    r = scene.render
-    return {
-        "engine": r.engine,
-        "resolution_x": r.resolution_x,
-        "resolution_y": r.resolution_y,
-        "resolution_percentage": r.resolution_percentage,
-        "samples": scene.cycles.samples if r.engine == "CYCLES" else None,
-        "film_transparent": bool(r.film_transparent),
-    }
-
-
 def dump_scene() -> dict[str, Any]:
     """What the open scene holds, as plain values (the record the spec is checked against)."""
     _as_rendered()
@@ -355,21 +342,24 @@ def dump_scene() -> dict[str, Any]:
     depsgraph = bpy.context.evaluated_depsgraph_get()
     objects = list(scene.objects)[:1000]
     shown = _shown_collections(bpy.context.view_layer)
-    dumped = [_object(o, depsgraph, shown) for o in objects]
+    clear = _clear_materials()
+    dumped = [_object(o, depsgraph, shown, clear) for o in objects]
     used = {name for o in dumped if not o["hidden"] for name in o["materials"]}
-    camera = _camera(scene)
+    camera = camera_of(scene)
     if camera is not None:  # what of the scene the picture holds: not only where it points
         camera["in_frame"] = [
             o["name"]
             for o in dumped
-            if o["type"] == "MESH" and not o["hidden"] and _in_frame(scene, o)
+            if o["type"] == "MESH" and not o["hidden"] and in_frame(scene, o)
         ]
     return {
         "objects": dumped,
         "materials": [_material(m) for m in bpy.data.materials if m.name in used][:1000],
-        "lights": [_light(o, shown) for o in objects if o.type == "LIGHT"],
+        "lights": [
+            light_of(o, _hidden_from_render(o, shown)) for o in objects if o.type == "LIGHT"
+        ],
         "camera": camera,
-        "render": _render(scene),
+        "render": render_of(scene),
     }
 
 
@@ -411,7 +401,12 @@ def _render_views(views: list[dict[str, Any]], size: int, samples: int) -> None:
 
 
 def inspect_blends(
-    n_steps: int, preview_size: int = 0, preview_samples: int = 16, views: str = "[]"
+    n_steps: int,
+    preview_size: int = 0,
+    preview_samples: int = 16,
+    views: str = "[]",
+    truth_size_px: int = 48,
+    truth_samples: int = 4,
 ) -> None:
     """Dump each ``step_<k>.blend`` to ``scene.json``; render the last when asked (from
     the scene camera, and from each of `views`, a JSON list of {location, look_at})."""
@@ -427,10 +422,16 @@ def inspect_blends(
             dumps.append(None)
             continue
         dumps.append(dump_scene())
-    rendered = False
-    if preview_size and dumps and dumps[-1] is not None:
+    rendered, final = False, dumps[-1] if dumps else None
+    scene = bpy.context.scene
+    camera, shape = scene.camera, truth_size(scene, truth_size_px)
+    seen = final is not None and camera is not None and camera.type == "CAMERA" and truth_size_px
+    luminance = luminance_render(shape, truth_samples) if seen else None
+    if preview_size and final is not None:
         rendered = _preview(preview_size, preview_samples, "/box/preview.png")
         _render_views(json.loads(views), preview_size, preview_samples)
+    if luminance is not None and final is not None:
+        final["truth"] = truth_stats(luminance, *index_render(shape, camera))  # last
     with open("/box/scene.json", "w", encoding="utf-8") as handle:
         # NaN coordinates (a hostile scene can hold them) go out as NaN tokens, which the
         # trusted side reads and fails every comparison on.

@@ -10,8 +10,15 @@ stage:
 - **lighting**: each light spec met by a distinct light (type, energy, colour, position,
   direction or look-at);
 - **render**: the camera (location, look-at or direction angle, focal length, and that the
-  scene's meshes are in its view: a camera facing away fails as such) and render settings.
+  scene's meshes are in its view: a camera facing away fails as such) and render settings
+  (the stated ones, and one ``render settings`` check of the output size, crop border,
+  exposure, depth of field and 35 mm equivalent lens against the task or sane bounds).
   The preview image comparison is added by the verifier (it needs the rendered file).
+
+Then the truth render gates them (`truth.py`): lighting checks fail on a dark render,
+camera checks when none of the task's objects shows, material checks when no object
+showing the material is in the picture, or when it is see-through or glows. A light
+that lights nothing (rays off, black, no energy, a cone under 3 degrees) meets no spec.
 
     >>> from rewardsmith.verifiers.blender.spec import SceneSpec
     >>> spec = SceneSpec(lights=[{"type": "SUN"}])
@@ -27,6 +34,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from rewardsmith.verifiers.blender.spec import CameraSpec, LightSpec, SceneSpec, Tolerances
+from rewardsmith.verifiers.blender.truth import gate_on_truth, material_problem, render_problems
 
 __all__ = ["STAGES", "Check", "check_scene", "stage_scores"]
 
@@ -126,7 +134,11 @@ def _material_checks(
             checks.append(
                 Check("materials", f"{name}[{key}]", ok, f"is {_fmt(got)}, want {_fmt(want)}")
             )
-    return checks or [Check("materials", f"material {name!r}", True)]
+    checks = checks or [Check("materials", f"material {name!r}", True)]
+    problem = material_problem(found, set(spec.inputs))
+    if problem:  # its values are right, but the render does not show them
+        return [Check(c.stage, c.what, False, problem) for c in checks]
+    return checks
 
 
 def _light_matches(light: dict[str, Any], spec: LightSpec, tol: Tolerances) -> list[str]:
@@ -134,6 +146,7 @@ def _light_matches(light: dict[str, Any], spec: LightSpec, tol: Tolerances) -> l
     wrong = []
     if light.get("hidden"):
         wrong.append(f"hidden from the render ({light['hidden']})")
+    wrong += _dark(light)
     if spec.name is not None and light.get("name") != spec.name:
         wrong.append(f"name {light.get('name')!r}")
     if spec.type is not None and light.get("type") != spec.type.upper():
@@ -158,6 +171,27 @@ def _light_matches(light: dict[str, Any], spec: LightSpec, tol: Tolerances) -> l
             if not angle <= tol.angle_deg:
                 wrong.append(f"{what} off by {angle:.1f} degrees")
     return wrong
+
+
+def _dark(light: dict[str, Any]) -> list[str]:
+    """Why the light lights nothing, whatever its values: its rays off, black, no energy,
+    or a spot cone under 3 degrees (Blender clamps a 0.5 degree cone to 1)."""
+    found = []
+    rays = light.get("rays") or {}
+    if rays and not (rays.get("diffuse", True) or rays.get("glossy", True)):
+        found.append("its diffuse and glossy ray visibility are off: it lights nothing")
+    try:
+        if max(float(c) for c in light.get("color", [1.0])) < 0.01:
+            found.append("its colour is black")
+    except (TypeError, ValueError):
+        found.append("its colour is not a number")
+    energy = light.get("energy")
+    if isinstance(energy, int | float) and not energy > 0:
+        found.append(f"its energy is {energy}: it emits nothing")
+    cone = light.get("spot_size_deg")
+    if isinstance(cone, int | float) and cone < 3.0:  # Blender clamps to 1 degree
+        found.append(f"its cone is {cone:g} degrees wide: it lights almost nothing")
+    return found
 
 
 def _distance(got: Any, want: Sequence[float]) -> float:
@@ -310,7 +344,10 @@ def check_scene(dump: dict[str, Any], spec: SceneSpec) -> list[Check]:
         for field, want in spec.render.model_dump(exclude_none=True).items():
             got = render.get(field)
             checks.append(Check("render", f"render.{field}", got == want, f"is {got}, want {want}"))
-    return checks
+    if spec.camera is not None or spec.render is not None or spec.image is not None:
+        problems = render_problems(dump.get("render") or {}, dump.get("camera"), spec, tol.lens_mm)
+        checks.append(Check("render", "render settings", not problems, "; ".join(problems)))
+    return gate_on_truth(checks, dump, spec)
 
 
 def stage_scores(checks: Sequence[Check]) -> dict[str, float]:

@@ -4,7 +4,9 @@ Two sandboxed runs per sample, both forked from one warm server that has importe
 and reset it to empty factory settings (`_inside`), so no child pays for either:
 
 1. the model's scripts run in order (``run_steps``); each step's scene is saved;
-2. a fresh child opens the saved files with scripts disabled and dumps them to JSON, and
+2. a fresh child opens the saved files with scripts disabled and dumps them to JSON, with
+   the truth render's statistics for the last (`_truth.py`: a 48 px, 4-sample seeded
+   Cycles render from the scene's own camera, per-object coverage and luminance), and
    renders the preview when asked (``inspect_blends``).
 
 The scoring process only ever reads JSON and PNG bytes that come back.
@@ -45,8 +47,10 @@ def run_scripts(
     preview_size: int = 0,
     preview_samples: int = 16,
     views: list[dict[str, Any]] | None = None,
+    truth_size: int = 48,
 ) -> BlenderRun:
-    """Phase 1 then (when it succeeded) phase 2; see the module docstring."""
+    """Phase 1 then (when it succeeded) phase 2; see the module docstring. `truth_size` 0
+    leaves the truth render out (for the benchmark that measures its cost only)."""
     n = len(scripts)
     files = {f"step_{k}.py": s.encode("utf-8", "replace") for k, s in enumerate(scripts)}
     blends = tuple(f"step_{k}.blend" for k in range(n))
@@ -64,7 +68,7 @@ def run_scripts(
     inspect = run_python(
         "from rewardsmith.verifiers.blender._inside import inspect_blends\n"
         f"inspect_blends({n}, {int(preview_size)}, {int(preview_samples)}, "
-        f"{json.dumps(views)!r})",
+        f"{json.dumps(views)!r}, {int(truth_size)})",
         readonly_files=dict(build.files),
         limits=limits,
         collect=("scene.json", "preview.png", *view_files) if preview_size else ("scene.json",),

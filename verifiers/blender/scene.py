@@ -192,7 +192,7 @@ class BlenderScene:
             "per_step_score": [
                 None if step is None else staged_score(step, self.staging) for step in per_step
             ],
-            "scene": {k: dump.get(k) for k in ("objects", "lights", "camera", "render")},
+            "scene": {k: dump.get(k) for k in ("objects", "lights", "camera", "render", "truth")},
         }
         feedback = "; ".join(f"{c.what}: {c.detail}" for c in failed[:8])
         if not failed:

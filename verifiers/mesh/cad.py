@@ -284,11 +284,15 @@ def _with_brep_iou(verdict: Verdict, report: dict[str, Any], compare: MeshCompar
     evidence = verdict.evidence
     if value is None or evidence.get("pose") != "raw" or evidence.get("problems"):
         return verdict
+    name, version = verdict.name, verdict.version
+    if value < compare.thresholds.solid_gate:  # the material gate, on the exact volumes
+        problem = f"the B-rep overlaps the reference's volume by IoU {value:.3g}"
+        updated = {**evidence, "problems": [problem], "iou_source": "brep"}
+        return Verdict.failed(name, version, evidence=updated, feedback=problem)
     figures = {**evidence["raw"], "iou": value}
     ramps = compare.thresholds.ramps(figures)
     score = compare.thresholds.score(ramps)
     updated = {**evidence, "ramps": ramps, "iou_source": "brep"}
-    name, version = verdict.name, verdict.version
     feedback = f"{verdict.feedback}, B-rep IoU {value:.4g}"
     if all(r >= 1.0 for r in ramps.values()):
         return Verdict.passed(name, version, evidence=updated, feedback=feedback)

@@ -18,7 +18,9 @@ level of the longest side, as well as alignment knows the pose).
 
 **Score.** See `thresholds.py`: ``mean(Chamfer, F-score, IoU ramps) * min(Hausdorff, p95
 ramps)``. The verdict passes when every ramp is 1, fails when the score is 0, is partial
-between. A candidate that fails a validity gate, the topology or the size scores 0.
+between. A candidate that fails a validity gate, the topology, the size or (where the
+reference is a solid) the material gate (IoU or volume ratio under ``solid_gate``: a
+hollowed shell) scores 0.
 
 **Presets.** ``preset="cadrille"`` measures as the cadrille and CAD-Recode evaluations do
 (8,192 points a side, both meshes normalised by their bounding box, no alignment, scale
@@ -51,7 +53,14 @@ from rewardsmith.verifiers.mesh.validity import Validity
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Status, Verdict
 
-__all__ = ["PRESETS", "MeshCompare", "Thresholds", "compare_files", "verdict_from_measurement"]
+__all__ = [
+    "PRESETS",
+    "MeshCompare",
+    "Thresholds",
+    "compare_files",
+    "solid_problems",
+    "verdict_from_measurement",
+]
 
 PRESETS: dict[str, dict[str, Any]] = {
     # cadrille's evaluate.py: 8,192 points a side, the prediction normalised by its bounding
@@ -157,9 +166,17 @@ def _candidate_problem(candidate: str, reference: str, root: str | None) -> str 
         os.path.realpath(root)
     ):
         return "the mesh must be under the rollout output folder"
-    if resolved == os.path.realpath(reference):  # naming the answer key is not an answer
-        return "the completion names the reference mesh itself"
+    if resolved == os.path.realpath(reference) or _same_file(resolved, reference):
+        return "the completion names the reference mesh itself"  # not an answer
     return None
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths are one file (a hard link of the reference is the reference)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _reference(value: Any) -> dict[str, Any] | None:
@@ -263,6 +280,24 @@ def _best_pose(
     return best
 
 
+def solid_problems(
+    gate: float, figures: dict[str, Any], cand: dict[str, Any], reference: dict[str, Any]
+) -> list[str]:
+    """The material gate (see `thresholds.py`): where the reference is a solid, a part with
+    under `gate` of its volume, or of its overlap, is not the part, however its surface
+    reads. Applies only when the reference is closed (an open reference has no volume)."""
+    if not reference.get("topology", {}).get("closed"):
+        return []
+    found = []
+    ratio = figures.get("volume_ratio")
+    if ratio is not None and ratio < gate:
+        found.append(f"the part has {ratio:.3g} of the reference's volume (hollowed or thin?)")
+    value = figures.get("iou")
+    if cand.get("topology", {}).get("closed") and value is not None and value < gate:
+        found.append(f"the part overlaps the reference's volume by IoU {value:.3g}")
+    return found
+
+
 def _gate_problems(
     verifier: MeshCompare, measured: dict[str, Any], figures: dict[str, Any], ref: dict[str, Any]
 ) -> list[str]:
@@ -273,6 +308,7 @@ def _gate_problems(
         problems += Validity(**cand["validity"]).problems(expected_components=expected)
     if verifier.check_topology:
         problems += Topology(**cand["topology"]).differences(Topology(**reference["topology"]))
+    problems += solid_problems(verifier.thresholds.solid_gate, figures, cand, reference)
     wanted = ref.get("dimensions")
     if wanted is None and verifier.check_scale:
         wanted = reference["extents"]

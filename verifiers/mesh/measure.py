@@ -16,7 +16,7 @@ from rewardsmith.verifiers.mesh.load import MeshLoadError, load_mesh
 from rewardsmith.verifiers.mesh.metrics import surface_metrics
 from rewardsmith.verifiers.mesh.topology import measure_topology
 from rewardsmith.verifiers.mesh.validity import check_validity
-from rewardsmith.verifiers.mesh.volume import iou
+from rewardsmith.verifiers.mesh.volume import iou, volume_ratio
 
 __all__ = ["measure_pair"]
 
@@ -40,7 +40,12 @@ def _figures(a: trimesh.Trimesh, b: trimesh.Trimesh, settings: dict[str, Any]) -
         a, b, n_points=settings["n_points"], seed=settings["seed"], threshold=settings["fscore_tau"]
     )
     value, method = iou(a, b, settings["voxel_resolution"])
-    return {**metrics.to_dict(), "iou": value, "iou_method": method}
+    return {
+        **metrics.to_dict(),
+        "iou": value,
+        "iou_method": method,
+        "volume_ratio": volume_ratio(a, b),
+    }
 
 
 def measure_pair(candidate: str, reference: str, settings: dict[str, Any]) -> dict[str, Any]:

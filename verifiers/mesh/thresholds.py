@@ -11,6 +11,12 @@ so a part whose worst deviation is past the Hausdorff fail level earns 0 however
 rest of it is: a plate without its hole is not most of a plate with a hole. A comparison
 passes when every ramp is 1.
 
+**Material gate** (issue 32). Where both parts are solids, IoU and the volume ratio
+``min(V_a, V_b) / max(V_a, V_b)`` (normalised volumes) below `solid_gate` fail the part
+outright (`compare.py`): a block hollowed to a 0.1 mm wall has every outer face in place,
+so the surface ramps are 1 and its IoU of 0.02 only lowered the mean to 0.667. IoU still
+ramps the score above the gate.
+
 **Calibration** (`benchmarks/mesh_calibration.py`, on six parts generated with CadQuery;
 table in docs/benchmarks.md): the same part (other tessellation, six other poses after
 alignment) measured Hausdorff at most 0.0014 and p95 at most 0.00094 of the part's size;
@@ -54,6 +60,9 @@ class Thresholds:
     """At or above this the part scores 0: a feature is missing, moved or resized."""
     p95_pass: float = 0.002
     p95_fail: float = 0.01
+    solid_gate: float = 0.5
+    """Where both parts are solids, an IoU or a volume ratio below this fails the part
+    (it is missing that much of its material); not averaged into the score."""
 
     def __post_init__(self) -> None:
         for metric in (*SHAPE_METRICS, *FEATURE_METRICS):
@@ -64,6 +73,8 @@ class Thresholds:
                 raise ValueError(f"{metric}_pass must be below {metric}_fail (lower is better)")
             if metric not in _LOWER_IS_BETTER and good < bad:
                 raise ValueError(f"{metric}_pass must be above {metric}_fail")
+        if not 0.0 <= self.solid_gate <= 1.0:
+            raise ValueError("solid_gate is a fraction in [0, 1]")
 
     def ramps(self, figures: dict[str, Any]) -> dict[str, float]:
         """Each metric's score in [0, 1]: ``clip((x - fail) / (pass - fail), 0, 1)``."""

@@ -27,7 +27,7 @@ import numpy as np
 import trimesh
 from scipy.ndimage import binary_fill_holes
 
-__all__ = ["iou", "iou_exact", "iou_voxel"]
+__all__ = ["iou", "iou_exact", "iou_voxel", "volume_ratio"]
 
 
 def iou_exact(a: trimesh.Trimesh, b: trimesh.Trimesh) -> float:
@@ -98,3 +98,18 @@ def iou(a: trimesh.Trimesh, b: trimesh.Trimesh, resolution: int = 64) -> tuple[f
         except Exception:  # manifold3d refuses some near-manifold input: measure anyway
             pass
     return iou_voxel(a, b, resolution), "voxel"
+
+
+def volume_ratio(a: trimesh.Trimesh, b: trimesh.Trimesh) -> float | None:
+    """``min(V_a, V_b) / max(V_a, V_b)`` by the divergence theorem, or None unless both are
+    closed (watertight, consistently wound) with a positive volume. Independent of the
+    boolean engine and of any voxel grid: a shell whose vent is narrower than a voxel
+    fills solid on the grid, but its volume is what it is."""
+    if not (a.is_watertight and b.is_watertight and a.is_winding_consistent):
+        return None
+    if not b.is_winding_consistent:
+        return None
+    va, vb = float(a.volume), float(b.volume)
+    if not (va > 0 and vb > 0):
+        return None
+    return min(va, vb) / max(va, vb)

@@ -110,6 +110,11 @@ def test_light_pose_by_hand(light: dict[str, object], ok: bool) -> None:
 
 
 RENDER_TRUTH = {
+    "blender/viewport_hidden",
+    "blender/not_rendered",
+    "blender/dark_render",
+    "blender/render_settings",
+    "blender/glowing_material",
     "blender/hidden_from_render",
     "blender/dark_lights",
     "blender/decoy_material",

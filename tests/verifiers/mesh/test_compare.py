@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pickle
 import time
 from pathlib import Path
@@ -221,3 +222,19 @@ def test_verdict_round_trips_through_json(meshes: Path) -> None:
 
     v = judge(FEW, meshes / "7_8ths_cube.stl", str(meshes / "unit_cube.STL"))
     assert Verdict.from_dict(json.loads(json.dumps(v.to_dict()))) == v
+
+
+@pytest.mark.parametrize("how", ["hard_link", "symlink", "same_path"])
+def test_the_reference_under_another_name_is_refused(tmp_path: Path, how: str) -> None:
+    # Red team of issue 32: a hard link passed (only the same real path was refused).
+    ref = tmp_path / "ref.stl"
+    trimesh.creation.box(extents=[4, 2, 1]).export(ref)
+    got = tmp_path / "got.stl"
+    if how == "hard_link":
+        os.link(ref, got)
+    elif how == "symlink":
+        got.symlink_to(ref)
+    else:
+        got = ref
+    verdict = MeshCompare()(Sample(id="k", completion=str(got), reference=str(ref)))
+    assert verdict.score == 0.0 and "reference mesh itself" in verdict.feedback

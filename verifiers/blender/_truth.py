@@ -1,0 +1,192 @@
+"""The truth render: what the scene's own camera shows, measured (inside the Blender child).
+
+Trusted code on a hostile scene, imported by `_inside`. Two small seeded Cycles renders on
+the CPU from the scene's camera (lens, sensor, shift, clipping, depth of field) with its
+crop border; only the size (`size` pixels wide, the scene's aspect), samples, seed and
+device are ours:
+
+1. **luminance**: the scene's lights, world, exposure and view transform on a white
+   diffuse surface (a view-layer material override), saved as a 16-bit PNG through its
+   colour management: how much light reaches the objects, whatever their own materials
+   (a black, or a chrome mirroring a black world, material is not a dark light: the red
+   team's honest dark scenes failed when the scene's own materials were measured);
+2. **object index**: every surface replaced by an emission whose colour encodes the
+   object's ``pass_index`` (set here to its place in the scene: nothing the script set is
+   trusted), 1 sample, a tiny pixel filter, the raw view transform, a transparent film and
+   lights unseen by the camera, so each pixel decodes to the object the camera ray hit.
+   (Cycles' own object-index pass needs a multi-layer EXR, and OpenEXR's thread pool,
+   started in the warm server, is missing in a forked child: the write never returns.)
+   The index render comes last because it changes the scene; the luminance render puts
+   back what it changed, so a preview rendered after it sees the scene as saved.
+
+`truth_stats` gives per object the pixels that show it and their mean display luminance,
+and the mean luminance of the whole frame (pixels a crop border leaves out count as black).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+import bpy
+import cv2
+import numpy as np
+
+__all__ = ["index_render", "luminance_render", "truth_size", "truth_stats"]
+
+_LUMA = np.array([0.2126, 0.7152, 0.0722])
+_MAX_INDEX = 30000
+_KEPT = (
+    ("render", ("engine", "resolution_x", "resolution_y", "resolution_percentage")),
+    ("render", ("pixel_aspect_x", "pixel_aspect_y", "filepath")),
+    ("render.image_settings", ("file_format", "color_mode", "color_depth")),
+    ("cycles", ("device", "samples", "seed", "use_denoising")),
+)
+
+
+def truth_size(scene: Any, size: int) -> tuple[int, int]:
+    """(width, height) of the truth renders: `size` wide, the scene's frame aspect."""
+    r = scene.render
+    aspect = (r.resolution_y * r.pixel_aspect_y) / max(r.resolution_x * r.pixel_aspect_x, 1e-9)
+    return size, max(1, min(4 * size, round(size * aspect)))
+
+
+def _setup(scene: Any, shape: tuple[int, int], samples: int) -> None:
+    r = scene.render
+    r.engine = "CYCLES"
+    scene.cycles.device, scene.cycles.samples, scene.cycles.seed = "CPU", samples, 0
+    scene.cycles.use_denoising = False
+    r.resolution_x, r.resolution_y = shape
+    r.resolution_percentage = 100
+    r.pixel_aspect_x = r.pixel_aspect_y = 1.0
+    r.image_settings.file_format = "PNG"
+    r.image_settings.color_mode, r.image_settings.color_depth = "RGBA", "8"
+
+
+def _render_png(scene: Any) -> np.ndarray:
+    """Render, save as PNG through the scene's colour management, read back (h, w, 4)."""
+    with tempfile.TemporaryDirectory(prefix="rewardsmith-truth-") as scratch:
+        scene.render.filepath = os.path.join(scratch, "t.png")
+        bpy.ops.render.render(write_still=True)
+        # OpenCV keeps 16 bits a channel (PIL narrows RGBA to 8); it reads BGRA.
+        pixels = cv2.imread(scene.render.filepath, cv2.IMREAD_UNCHANGED)
+        if pixels is None or pixels.ndim != 3 or pixels.shape[2] != 4:
+            raise ValueError("the truth render could not be read back as RGBA")
+        top = 65535.0 if pixels.dtype == np.uint16 else 255.0
+        return pixels[..., [2, 1, 0, 3]].astype(np.float64) / top
+
+
+def _snapshot(scene: Any) -> list[tuple[Any, str, Any]]:
+    kept = []
+    for path, names in _KEPT:
+        owner = scene
+        for part in path.split("."):
+            owner = getattr(owner, part)
+        kept += [(owner, name, getattr(owner, name)) for name in names]
+    return kept
+
+
+def _white() -> Any:
+    mat = bpy.data.materials.new("_RewardsmithWhite")
+    mat.use_nodes = True
+    bsdf = mat.node_tree.nodes["Principled BSDF"]
+    bsdf.inputs["Base Color"].default_value = (0.8, 0.8, 0.8, 1.0)
+    bsdf.inputs["Roughness"].default_value, bsdf.inputs["Metallic"].default_value = 1.0, 0.0
+    return mat
+
+
+def luminance_render(shape: tuple[int, int], samples: int) -> np.ndarray:
+    """Display luminance (h, w) of the scene camera's render on white diffuse surfaces,
+    settings (and the view layer's own override) put back after."""
+    scene, layer = bpy.context.scene, bpy.context.view_layer
+    kept, override = _snapshot(scene), layer.material_override
+    try:
+        _setup(scene, shape, samples)
+        scene.render.image_settings.color_depth = "16"  # a night scene is not 8-bit black
+        layer.material_override = _white()
+        rgba = _render_png(scene)
+    finally:
+        for owner, name, value in kept:
+            setattr(owner, name, value)
+        layer.material_override = override
+    return rgba[..., :3] @ _LUMA
+
+
+def _index_material() -> Any:
+    """Emission of colour ``(i mod 256, i div 256, 0) / 255`` for pass index i."""
+    mat = bpy.data.materials.new("_RewardsmithIndex")
+    mat.use_nodes = True
+    tree = mat.node_tree
+    tree.nodes.clear()
+    info = tree.nodes.new("ShaderNodeObjectInfo")
+    low, high = tree.nodes.new("ShaderNodeMath"), tree.nodes.new("ShaderNodeMath")
+    low.operation, high.operation = "MODULO", "DIVIDE"
+    low.inputs[1].default_value = high.inputs[1].default_value = 256.0
+    floor = tree.nodes.new("ShaderNodeMath")
+    floor.operation = "FLOOR"
+    scale_low, scale_high = tree.nodes.new("ShaderNodeMath"), tree.nodes.new("ShaderNodeMath")
+    for node in (scale_low, scale_high):
+        node.operation = "DIVIDE"
+        node.inputs[1].default_value = 255.0
+    combine = tree.nodes.new("ShaderNodeCombineXYZ")
+    emission, output = (
+        tree.nodes.new("ShaderNodeEmission"),
+        tree.nodes.new("ShaderNodeOutputMaterial"),
+    )
+    links = tree.links
+    links.new(info.outputs["Object Index"], low.inputs[0])
+    links.new(info.outputs["Object Index"], high.inputs[0])
+    links.new(high.outputs[0], floor.inputs[0])
+    links.new(low.outputs[0], scale_low.inputs[0])
+    links.new(floor.outputs[0], scale_high.inputs[0])
+    links.new(scale_low.outputs[0], combine.inputs[0])
+    links.new(scale_high.outputs[0], combine.inputs[1])
+    links.new(combine.outputs[0], emission.inputs["Color"])
+    emission.inputs["Strength"].default_value = 1.0
+    links.new(emission.outputs[0], output.inputs["Surface"])
+    return mat
+
+
+def index_render(shape: tuple[int, int], camera: Any) -> tuple[np.ndarray, dict[int, str]]:
+    """(object index (h, w), 0 for nothing; index -> object name). Changes the scene: call
+    it last."""
+    scene, layer = bpy.context.scene, bpy.context.view_layer
+    names = {}
+    for k, obj in enumerate(scene.objects):
+        obj.pass_index = k + 1 if k < _MAX_INDEX else 0
+        names[k + 1] = obj.name
+        if obj.type == "LIGHT":
+            obj.visible_camera = False  # an area light seen by the camera is not an object
+    scene.camera = camera
+    layer.material_override = _index_material()
+    scene.render.film_transparent = True
+    scene.cycles.filter_width = 0.01
+    scene.view_settings.view_transform, scene.view_settings.look = "Raw", "None"
+    scene.view_settings.exposure, scene.view_settings.gamma = 0.0, 1.0
+    scene.cycles.film_exposure = 1.0
+    scene.display_settings.display_device = "sRGB"
+    _setup(scene, shape, 1)
+    rgba = _render_png(scene)
+    codes = np.rint(rgba[..., 0] * 255) + 256 * np.rint(rgba[..., 1] * 255)
+    codes[rgba[..., 3] < 0.5] = 0  # film showing through: no surface
+    return codes.astype(np.int64), names
+
+
+def truth_stats(luminance: np.ndarray, index: np.ndarray, names: dict[int, str]) -> dict[str, Any]:
+    """Per-object pixels and mean luminance; the frame's mean luminance."""
+    height, width = luminance.shape
+    objects = {}
+    if index.shape == luminance.shape:
+        for value in np.unique(index):
+            if int(value) in names:
+                mask = index == value
+                objects[names[int(value)]] = {
+                    "pixels": int(mask.sum()),
+                    "luminance": round(float(luminance[mask].mean()), 6),
+                }
+    return {
+        "size": [width, height],
+        "luminance": round(float(luminance.mean()), 6),
+        "objects": objects,
+    }

@@ -1,0 +1,241 @@
+"""Render truth on the scoring side: gate the checks on what the render shows.
+
+The scene's settings say what should render; the truth render (`_truth.py`, in the Blender
+child: the scene's own camera, exposure and crop, 48 px, 4 samples, seeded, with an
+object-index render) says what does. From its statistics and the dump:
+
+- **lighting**: the named objects' pixels (or the frame, when none is in view), rendered on
+  white diffuse surfaces with the scene's lights, world and exposure, must have a mean
+  display luminance of at least `LIT_MIN` (a black or chrome material is not a dark
+  light); a black render (exposure -20, every light dark, rays off, a pin-prick cone)
+  fails every lighting check, whatever the lights' values;
+- **camera**: at least one pixel must show one of the task's objects (a camera aimed right
+  whose picture holds none of them: crop border, clipping, shift, a 0.5 mm sensor looking
+  past them) fails every camera check;
+- **geometry**: a named mesh no pixel shows, while the camera shows something (occluded by
+  another object, or out of frame), fails its checks;
+- **materials**: some object using the material must be in the picture (and no view-layer
+  material override replaces it); a material that is
+  see-through (alpha under 0.5) or glows (emission above `GLOW_MAX`, unless the task asks
+  for emission) fails its checks.
+
+`render_problems` checks the render settings against the task or sane bounds (one
+``render settings`` check in the render stage): the output size after
+``resolution_percentage``, a crop border, exposure, film exposure, a compositor, a debug
+view transform (False Color, Raw), gamma, pixel aspect, depth of field, and the
+lens as a 35 mm equivalent (``lens * 36 / sensor``: a 0.5 mm sensor makes a 50 mm lens a
+3,600 mm one).
+
+A dump without ``truth`` (an earlier step of a trajectory, or a scene with no camera) is
+judged on its values alone.
+
+    >>> render_problems({"resolution_x": 640, "resolution_y": 480,
+    ...                  "resolution_percentage": 1}, {"projection": "ORTHO"}, None, None)
+    ['renders 6 x 4 pixels (resolution_percentage 1); at least 64 a side']
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+__all__ = ["GLOW_MAX", "LIT_MIN", "gate_on_truth", "material_problem", "render_problems"]
+
+LIT_MIN = 0.0005
+"""Least mean display luminance (0-1) of the task's objects in the truth render, on white
+diffuse surfaces (16-bit): above pitch black. A night scene (a 0.02 W sun) is dim, not
+black; exposure -20 or every light dead is black."""
+GLOW_MAX = 1.0
+"""Most emission (strength times brightest channel) a material may have unasked."""
+MIN_SIDE = 64
+EXPOSURE = (-3.0, 3.0)
+FILM_EXPOSURE = (0.125, 8.0)
+MIN_FSTOP = 0.5
+GAMMA = (0.5, 2.0)
+PIXEL_ASPECT = (0.5, 2.0)
+LENS_35MM = (8.0, 1200.0)
+
+
+def _unlinked(principled: dict[str, Any], key: str) -> float | list[float] | None:
+    entry = principled.get(key)
+    if not isinstance(entry, dict) or entry.get("linked"):
+        return None
+    return entry.get("value")
+
+
+def material_problem(found: dict[str, Any], asked: set[str]) -> str | None:
+    """Why the material does not render as its values say: see-through or glowing."""
+    principled = found.get("principled") or {}
+    alpha = _unlinked(principled, "Alpha")
+    if "Alpha" not in asked and isinstance(alpha, int | float) and alpha < 0.5:
+        return f"alpha {alpha:g}: the surface is see-through"
+    strength = _unlinked(principled, "Emission Strength")
+    colour = _unlinked(principled, "Emission Color")
+    if asked & {"Emission Strength", "Emission Color"}:
+        return None
+    if isinstance(strength, int | float) and isinstance(colour, list) and colour:
+        glow = strength * max(float(c) for c in colour[:3])
+        if glow > GLOW_MAX:
+            return f"emission {glow:g}: the surface glows instead of showing its colour"
+    return None
+
+
+def _lens_35mm(camera: dict[str, Any]) -> float | None:
+    try:
+        lens = float(camera["lens"])
+        if camera.get("sensor_fit") == "VERTICAL":
+            return lens * 24.0 / float(camera["sensor_height"])
+        return lens * 36.0 / float(camera["sensor_width"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+
+
+def _size_problems(render: dict[str, Any], stated: bool) -> list[str]:
+    try:
+        pct = float(render.get("resolution_percentage", 100))
+        x, y = float(render["resolution_x"]), float(render["resolution_y"])
+    except (KeyError, TypeError, ValueError):
+        return []
+    w, h = int(x * pct / 100), int(y * pct / 100)
+    if stated and pct != 100:
+        return [f"renders {w} x {h} pixels: resolution_percentage {pct:g}, not the stated size"]
+    if not stated and min(w, h) < MIN_SIDE:
+        return [f"renders {w} x {h} pixels (resolution_percentage {pct:g}); at least 64 a side"]
+    return []
+
+
+def _film_problems(render: dict[str, Any]) -> list[str]:
+    found = []
+    border = render.get("border")
+    if border:
+        area = max(0.0, border[2] - border[0]) * max(0.0, border[3] - border[1])
+        if area < 0.99:
+            found.append(f"a crop border renders {area:.1%} of the frame")
+    found += _colour_problems(render)
+    exposure, film = render.get("exposure", 0.0), render.get("film_exposure", 1.0)
+    if not EXPOSURE[0] <= exposure <= EXPOSURE[1]:
+        found.append(f"exposure {exposure:g} stops (sane: {EXPOSURE[0]:g} to {EXPOSURE[1]:g})")
+    if not FILM_EXPOSURE[0] <= film <= FILM_EXPOSURE[1]:
+        found.append(f"film exposure {film:g} (sane: {FILM_EXPOSURE[0]:g} to {FILM_EXPOSURE[1]:g})")
+    return found
+
+
+def _colour_problems(render: dict[str, Any]) -> list[str]:
+    """What between the render and the saved picture rewrites it: a compositor, a debug
+    view transform or look, a gamma far from 1, non-square pixels."""
+    found = []
+    if render.get("compositor"):
+        found.append("a compositor node tree rewrites the rendered picture")
+    transform, look = render.get("view_transform", "AgX"), str(render.get("look", "None"))
+    if transform in ("False Color", "Raw") or "False Color" in look:
+        found.append(f"the view transform is {transform!r} (look {look!r}): not a picture")
+    gamma = render.get("gamma", 1.0)
+    if not GAMMA[0] <= gamma <= GAMMA[1]:
+        found.append(f"display gamma {gamma:g} (sane: {GAMMA[0]:g} to {GAMMA[1]:g})")
+    aspect = render.get("pixel_aspect") or [1.0, 1.0]
+    if not PIXEL_ASPECT[0] <= aspect[0] / max(aspect[1], 1e-9) <= PIXEL_ASPECT[1]:
+        found.append(f"pixel aspect {aspect[0]:g}:{aspect[1]:g} stretches the picture")
+    return found
+
+
+def _camera_problems(camera: dict[str, Any] | None, lens: float | None, tol: float) -> list[str]:
+    if not camera or camera.get("projection", "PERSP") != "PERSP":
+        return []
+    found = []
+    fstop = camera.get("dof_fstop")
+    if isinstance(fstop, int | float) and fstop < MIN_FSTOP:
+        found.append(f"depth of field at f/{fstop:g}: almost nothing is in focus")
+    eq = _lens_35mm(camera)
+    if eq is None:
+        return found
+    if lens is not None and abs(eq - lens) > tol:
+        found.append(f"the lens is {eq:.4g} mm as a 35 mm equivalent (sensor "
+                     f"{camera.get('sensor_width')} mm); want {lens:g}")  # fmt: skip
+    elif lens is None and not LENS_35MM[0] <= eq <= LENS_35MM[1]:
+        found.append(f"the lens is {eq:.4g} mm as a 35 mm equivalent (sane: 8 to 1200)")
+    return found
+
+
+def render_problems(
+    render: dict[str, Any], camera: dict[str, Any] | None, spec: Any, lens_tol: float | None
+) -> list[str]:
+    """What about the render settings is outside the task or sane bounds (see above).
+    `spec` is the `SceneSpec` (or None); `lens_tol` its lens tolerance in mm."""
+    if camera is None:
+        return ["the scene has no active camera: nothing renders"]
+    stated = bool(spec and spec.render and (spec.render.resolution_x or spec.render.resolution_y))
+    lens = spec.camera.lens if spec is not None and spec.camera is not None else None
+    return (
+        _size_problems(render, stated)
+        + _film_problems(render)
+        + _camera_problems(camera, lens, lens_tol or 0.5)
+    )
+
+
+def _pixels(truth: dict[str, Any], names: list[str]) -> tuple[int, float]:
+    """(pixels showing any of `names`, their mean luminance)."""
+    shown = [truth["objects"][n] for n in names if n in truth.get("objects", {})]
+    count = sum(int(o["pixels"]) for o in shown)
+    if not count:
+        return 0, 0.0
+    return count, sum(o["pixels"] * o["luminance"] for o in shown) / count
+
+
+def gate_on_truth(checks: list[Any], dump: dict[str, Any], spec: Any) -> list[Any]:
+    """`checks` with those the truth render contradicts failed (see the module docstring)."""
+    truth = dump.get("truth")
+    if not truth:
+        return checks
+    meshes = [o for o in dump.get("objects", []) if o.get("type") == "MESH" and not o.get("hidden")]
+    named = [o["name"] for o in meshes if o.get("name") in spec.objects] or [
+        o["name"] for o in meshes
+    ]
+    count, lit = _pixels(truth, named)
+    if not count:
+        lit = float(truth.get("luminance", 0.0))
+    users: dict[str, list[str]] = {}
+    for o in meshes:
+        for m in o.get("materials", []):
+            users.setdefault(m, []).append(o["name"])
+    override = (dump.get("render") or {}).get("material_override")
+    out = []
+    for check in checks:
+        why = None
+        owner = _object_of(check.what, spec)
+        if owner is not None and _unseen(owner, truth, dump):
+            why = f"{owner!r} shows in no pixel of the render (occluded, out of frame)"
+        elif check.stage == "materials" and override:
+            why = f"the view layer's material override {override!r} replaces it in the render"
+        elif check.stage == "lighting" and lit < LIT_MIN:
+            why = f"the render is dark where the objects are (luminance {lit:.4f} < {LIT_MIN})"
+        elif check.stage == "render" and check.what.startswith("camera") and named and not count:
+            why = "none of the task's objects shows in the render (object-index pass)"
+        elif check.stage == "materials":
+            name = _material_of(check.what, spec)
+            if name is not None and not _pixels(truth, users.get(name, []))[0]:
+                why = f"no object showing {name!r} is in the render"
+        out.append(replace(check, ok=False, detail=why) if why and check.ok else check)
+    return out
+
+
+def _object_of(what: str, spec: Any) -> str | None:
+    for name in spec.objects:
+        if what == f"object {name!r}" or what.startswith(f"{name}."):
+            return name
+    return None
+
+
+def _unseen(name: str, truth: dict[str, Any], dump: dict[str, Any]) -> bool:
+    """A named mesh the render shows in no pixel, while the camera shows some object (a
+    camera that sees nothing already fails as such)."""
+    found = next((o for o in dump.get("objects", []) if o.get("name") == name), None)
+    if found is None or found.get("type") != "MESH" or found.get("hidden"):
+        return False
+    return bool(truth.get("objects")) and name not in truth["objects"]
+
+
+def _material_of(what: str, spec: Any) -> str | None:
+    for name in spec.materials:
+        if what == f"material {name!r}" or what.startswith(f"{name}["):
+            return name
+    return None
