@@ -1,0 +1,112 @@
+"""What a custom stdio checker may do: read the candidate's output as data, nothing more.
+
+A checker is the reference's code, but the output it reads is the candidate's. A checker
+that evaluates that output (``eval(output) == expected``) runs the candidate's code in the
+checker's jail, where it can return an object whose ``__eq__`` is always true, or write
+the checker's verdict file and exit. So a checker is refused when its reference loads
+(a ``bad_reference`` naming the construct) if it uses any way to turn text into code or
+to reach one dynamically:
+
+- the builtins ``eval``, ``exec``, ``compile``, ``__import__``, ``breakpoint``, ``input``,
+  ``globals``, ``locals``, ``vars``, and ``getattr``/``setattr``/``delattr`` with a name
+  that is not a string literal (``getattr(builtins, "ev" + "al")``);
+- any attribute of those names (``builtins.eval``, ``os.system``-style runners below);
+- a dunder attribute (``().__class__.__subclasses__()``, ``f.__globals__``);
+- importing a module that loads or runs code or processes: ``builtins``, ``importlib``,
+  ``pickle``, ``marshal``, ``shelve``, ``dill``, ``cloudpickle``, ``yaml``, ``code``,
+  ``codeop``, ``runpy``, ``ctypes``, ``subprocess``, ``os``, ``sys``, ``types``,
+  ``inspect``, ``pty``, ``multiprocessing``.
+
+``ast.literal_eval`` is allowed: it builds only literals (numbers, strings, tuples, lists,
+dicts, sets, booleans, None) and never runs code, so the candidate's output stays data.
+``json.loads``, ``float``, ``int``, ``str.split`` are the usual tools.
+
+    >>> refuse_dynamic("import ast\\ndef check(i, o, e):\\n    return ast.literal_eval(o) == 1")
+    >>> try:
+    ...     refuse_dynamic("def check(i, o, e):\\n    return eval(o) == eval(e)")
+    ... except CheckerRefused as exc:
+    ...     print(str(exc)[:32])
+    custom checker line 2: uses eval
+"""
+
+from __future__ import annotations
+
+import ast
+
+__all__ = ["CheckerRefused", "refuse_dynamic"]
+
+_EVALUATORS = frozenset(
+    {"eval", "exec", "compile", "__import__", "breakpoint", "input", "globals", "locals", "vars"}
+)
+_BY_NAME = frozenset({"getattr", "setattr", "delattr"})
+_CODE_MODULES = frozenset(
+    {
+        "builtins",
+        "importlib",
+        "pickle",
+        "marshal",
+        "shelve",
+        "dill",
+        "cloudpickle",
+        "yaml",
+        "code",
+        "codeop",
+        "runpy",
+        "ctypes",
+        "subprocess",
+        "os",
+        "sys",
+        "types",
+        "inspect",
+        "pty",
+        "multiprocessing",
+    }
+)
+_RULE = (
+    "a custom checker reads the candidate's output as data and must not evaluate it "
+    "(use ast.literal_eval, json.loads, float or int; see docs/code.md, Custom checkers)"
+)
+
+
+class CheckerRefused(ValueError):
+    """The checker could hand its verdict to the output it checks."""
+
+
+def refuse_dynamic(source: str) -> None:
+    """Raise `CheckerRefused` naming the first construct that could run the output."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise CheckerRefused(f"custom checker does not parse: {exc}") from None
+    for node in ast.walk(tree):
+        why = _why(node)
+        if why:
+            line = getattr(node, "lineno", "?")
+            raise CheckerRefused(f"custom checker line {line}: {why}: {_RULE}")
+
+
+def _why(node: ast.AST) -> str:
+    if isinstance(node, ast.Name) and node.id in _EVALUATORS:
+        return f"uses {node.id}"
+    if isinstance(node, ast.Attribute):
+        if node.attr in _EVALUATORS:
+            return f"uses .{node.attr}"
+        if node.attr.startswith("__") and node.attr.endswith("__"):
+            return f"reads the dunder attribute {node.attr}"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _BY_NAME:
+        name = node.args[1] if len(node.args) > 1 else None
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+            return f"{node.func.id} with a computed name"
+        if name.value in _EVALUATORS or name.value.startswith("__"):
+            return f"{node.func.id} of {name.value}"
+    modules: list[str] = []
+    if isinstance(node, ast.Import):
+        modules = [a.name for a in node.names]
+    elif isinstance(node, ast.ImportFrom):
+        modules = [node.module or ""]
+    for module in modules:
+        if module.split(".")[0] in _CODE_MODULES:
+            return f"imports {module}"
+    if isinstance(node, ast.Name) and node.id == "__builtins__":
+        return "uses __builtins__"
+    return ""
