@@ -106,10 +106,25 @@ def _provides(ref: dict[str, Any]) -> list[str]:
     return value
 
 
+def _runnable(prompt: str) -> str:
+    """The prompt as the judge runs it: one that ends in a bare ``def f(...):`` line gets
+    a body."""
+    try:
+        ast.parse(prompt)
+    except SyntaxError:
+        return prompt.rstrip() + "\n    pass\n"
+    return prompt
+
+
+def _prompt_names(prompt: str) -> set[str]:
+    """What the prompt defines."""
+    return _names.bound_names(_runnable(prompt))
+
+
 def _own_helpers(names: list[str], fmt: str, where: str) -> ReferenceError_:
     listed = ", ".join(names)
     return ReferenceError_(
-        f"the {fmt} tests use {listed}, which {where} does not define: a helper the tests "
+        f"the {fmt} tests use {listed}, which {where}: a helper the tests "
         "need comes from the reference, never from the candidate. Define it there, or list "
         "it in `provides` if the candidate must write it."
     )
@@ -147,18 +162,18 @@ def _humaneval(ref: dict[str, Any]) -> Suite:
         raise ReferenceError_("reference `test` must define check(candidate)")
     provides = _provides(ref)
     try:
-        trusted = _names.bound_names(prompt) | {entry, *provides}
+        trusted = _prompt_names(prompt) | {entry, *provides}
     except SyntaxError as exc:
         raise ReferenceError_(f"reference `prompt` does not parse: {exc}") from None
     helpers = _names.free_names(test, also_bound=trusted)
     if helpers:
-        raise _own_helpers(helpers, "humaneval", "neither the test nor the prompt")
+        raise _own_helpers(helpers, "humaneval", "neither the test nor the prompt defines")
     candidate = (entry, *provides)
     spec = {
         "format": "check",
         "test": test,
         "entry_point": entry,
-        "prelude": prompt,
+        "prelude": _runnable(prompt),
         "candidate_names": list(candidate),
         "modules": _names.stdlib_modules_used(test, also_bound=trusted),
     }
@@ -200,7 +215,7 @@ def _asserts(ref: dict[str, Any]) -> Suite:
     if entry:
         helpers = [n for n in free if n not in {entry, *provides}]
         if helpers:
-            raise _own_helpers(helpers, "asserts", "`setup`")
+            raise _own_helpers(helpers, "asserts", "`setup` does not define")
         candidate = (entry, *provides)
     else:
         candidate = tuple(dict.fromkeys([*free, *provides]))

@@ -21,7 +21,14 @@ import builtins
 import sys
 from collections.abc import Iterable
 
-__all__ = ["bound_names", "free_names", "imported_from", "star_imports", "stdlib_modules_used"]
+__all__ = [
+    "bound_names",
+    "free_names",
+    "imported_from",
+    "module_names",
+    "star_imports",
+    "stdlib_modules_used",
+]
 
 _STDLIB = frozenset(sys.stdlib_module_names)
 
@@ -46,6 +53,23 @@ def bound_names(source: str, *, skip_module: str | None = None) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and not (skip_module and node.module == skip_module):
             bound.update(a.asname or a.name for a in node.names if a.name != "*")
     return bound
+
+
+def module_names(source: str) -> list[str]:
+    """The names `source` binds at its top level (imports, definitions, assignments)."""
+    found: list[str] = []
+    for stmt in ast.parse(source).body:
+        found += sorted(bound_names(ast.unparse(_shallow(stmt))))
+    return list(dict.fromkeys(found))
+
+
+def _shallow(stmt: ast.stmt) -> ast.stmt:
+    """`stmt` without the body of a definition (whose locals are not module names)."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return ast.Assign(
+            targets=[ast.Name(stmt.name, ast.Store())], value=ast.Constant(0), lineno=0
+        )
+    return stmt
 
 
 def _loaded(sources: Iterable[str]) -> tuple[list[str], set[str]]:
