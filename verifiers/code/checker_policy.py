@@ -78,8 +78,16 @@ def refuse_dynamic(source: str) -> None:
         tree = ast.parse(source)
     except SyntaxError as exc:
         raise CheckerRefused(f"custom checker does not parse: {exc}") from None
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     for node in ast.walk(tree):
         why = _why(node)
+        if (
+            not why
+            and isinstance(node, ast.Name)
+            and node.id in _BY_NAME
+            and id(node) not in called
+        ):
+            why = f"passes {node.id} around (call it with a literal name)"
         if why:
             line = getattr(node, "lineno", "?")
             raise CheckerRefused(f"custom checker line {line}: {why}: {_RULE}")

@@ -177,11 +177,10 @@ def _humaneval(ref: dict[str, Any]) -> Suite:
         "candidate_names": list(candidate),
         "modules": _names.stdlib_modules_used(test, also_bound=trusted),
     }
-    lines = test.splitlines()
     shown = {
-        f"line {node.lineno}": _calls_in(lines[node.lineno - 1], {"candidate", *candidate})
+        f"line {node.lineno}": _calls_in(ast.unparse(node), {"candidate", *candidate})
         for node in ast.walk(tree)
-        if isinstance(node, ast.stmt)
+        if isinstance(node, ast.stmt) and not isinstance(node, ast.FunctionDef)
     }
     return Suite(
         "humaneval",

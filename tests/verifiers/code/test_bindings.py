@@ -126,7 +126,9 @@ def test_pytest_module_exposes_only_declared_names() -> None:
 def _check(helper: str, assertion: str, inside: bool = False) -> str:
     body = assertion.replace("add(", "candidate(")
     if inside:
-        return f"def check(candidate):\n    {helper.replace(chr(10), chr(10) + '    ')}\n    {body}\n"
+        return (
+            f"def check(candidate):\n    {helper.replace(chr(10), chr(10) + '    ')}\n    {body}\n"
+        )
     return f"{helper}\n\ndef check(candidate):\n    {body}\n"
 
 
@@ -140,8 +142,7 @@ def test_humaneval_helpers_the_test_binds_stay_its_own(kind: str, inside: bool) 
 
 
 POLY_PROMPT = (
-    "def poly(xs, x):\n    return sum(c * x ** i for i, c in enumerate(xs))\n\n"
-    "def add(a, b):\n"
+    "def poly(xs, x):\n    return sum(c * x ** i for i, c in enumerate(xs))\n\ndef add(a, b):\n"
 )
 POLY_TEST = "def check(candidate):\n    assert poly([candidate(1, 2)], 0) == 3\n"
 
@@ -169,7 +170,9 @@ def test_humaneval_without_prompt_a_missing_helper_is_a_bad_reference(test: str)
         parse_reference(ref)
     hack = _run(HACK + "def poly(*a):\n    return 3\ndef is_close(*a):\n    return True\n", ref)
     assert hack.failure is Failure.BAD_REFERENCE and not hack.score, hack
-    assert parse_reference({**ref, "provides": ["poly", "is_close", "Counter", "approx", "EXPECTED"]})
+    assert parse_reference(
+        {**ref, "provides": ["poly", "is_close", "Counter", "approx", "EXPECTED"]}
+    )
 
 
 def test_humaneval_helpers_listed_in_provides_are_the_candidates() -> None:
