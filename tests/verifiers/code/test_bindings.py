@@ -9,7 +9,6 @@ program 0.5 (measured with the `star before` rows).
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
 import pytest

@@ -39,7 +39,8 @@ REFUSED = [
 ]
 
 ALLOWED = [
-    "import ast\ndef check(i, o, e):\n    return ast.literal_eval(o.strip()) == ast.literal_eval(e)\n",
+    "import ast\ndef check(i, o, e):\n"
+    "    return ast.literal_eval(o.strip()) == ast.literal_eval(e)\n",
     "import json\ndef check(i, o, e):\n    return json.loads(o) == json.loads(e)\n",
     "def check(i, o, e):\n    return abs(float(o) - float(e)) < 1e-6\n",
     "import math\ndef check(i, o, e):\n    return math.isclose(float(o), float(e))\n",
