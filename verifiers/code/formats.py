@@ -217,6 +217,9 @@ def _asserts(ref: dict[str, Any]) -> Suite:
             raise _own_helpers(helpers, "asserts", "`setup` does not define")
         candidate = (entry, *provides)
     else:
+        modules = _names.attribute_bases(*asserts, also_bound=trusted)
+        if modules:
+            raise _own_helpers(modules, "asserts", "`setup` does not import")
         candidate = tuple(dict.fromkeys([*free, *provides]))
     spec = {
         "format": "asserts",
@@ -347,7 +350,8 @@ def _pytest_names(
     for source in files.values():
         taken += _names.imported_from(module, source)
         if _names.star_imports(module, source):
-            taken += _names.free_names(source)
+            modules = set(_names.attribute_bases(source))  # `np.x`: no function of its
+            taken += [n for n in _names.free_names(source) if n not in modules]
         own |= _names.bound_names(source, skip_module=module)
     candidate = tuple(dict.fromkeys(taken))
     star = [n for n in candidate if n not in own and not hasattr(builtins, n)]

@@ -22,6 +22,7 @@ import sys
 from collections.abc import Iterable
 
 __all__ = [
+    "attribute_bases",
     "bound_names",
     "free_names",
     "imported_from",
@@ -103,6 +104,14 @@ def stdlib_modules_used(*sources: str, also_bound: Iterable[str] = ()) -> list[s
     failed by a NameError in the test."""
     names, other = _unbound(sources, also_bound)
     return [n for n in names if n in _STDLIB and n not in other]
+
+
+def attribute_bases(*sources: str, also_bound: Iterable[str] = ()) -> list[str]:
+    """Unbound names `sources` read only as ``name.attribute``, other than standard
+    modules (``np.allclose`` with no import): never a candidate's function, so never the
+    candidate's to define."""
+    names, other = _unbound(sources, also_bound)
+    return [n for n in names if n not in _STDLIB and n not in other]
 
 
 def free_names(*sources: str, also_bound: Iterable[str] = ()) -> list[str]:

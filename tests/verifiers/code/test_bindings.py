@@ -234,10 +234,28 @@ def test_assert_helpers_from_setup_stay_its_own(kind: str, entry: str | None) ->
     assert _run(HACK, ref).score == 0.0
 
 
-def test_asserts_with_an_entry_point_and_a_missing_helper_are_a_bad_reference() -> None:
-    ref = {"format": "asserts", "entry_point": "add", "asserts": ["assert add(1, 2) == three()"]}
-    with pytest.raises(ReferenceError_, match="three"):
+@pytest.mark.parametrize(
+    "ref",
+    [
+        {"format": "asserts", "entry_point": "add", "asserts": ["assert add(1, 2) == three()"]},
+        {"format": "asserts", "asserts": ["assert np.allclose(add(1, 2), 3)"]},
+        {"format": "asserts", "entry_point": "add", "asserts": ["assert np.isclose(add(1, 2), 3)"]},
+    ],
+)
+def test_asserts_with_a_helper_no_trusted_code_defines_are_a_bad_reference(
+    ref: dict[str, Any],
+) -> None:
+    """A module the asserts read but do not import (`np`) is never the candidate's class."""
+    with pytest.raises(ReferenceError_, match="never from the candidate"):
         parse_reference(ref)
+
+
+def test_a_pytest_star_import_never_offers_a_module_the_file_forgot_to_import() -> None:
+    test = "from solution import *\ndef test_a():\n    assert np.isclose(add(1, 2), 3)\n"
+    ref = {"format": "pytest", "expected_tests": 1, "files": {"test_np.py": test}}
+    assert parse_reference(ref).candidate_names == ("add",)
+    hack = HACK_ADD + HELPERS["math (module)"][2] + "class np(metaclass=_M):\n    pass\n"
+    assert _run(hack, ref).score == 0.0
 
 
 # ----------------------------------------------------------------------------- exploits
