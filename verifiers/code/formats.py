@@ -220,6 +220,14 @@ def _asserts(ref: dict[str, Any]) -> Suite:
         modules = _names.attribute_bases(*asserts, also_bound=trusted)
         if modules:
             raise _own_helpers(modules, "asserts", "`setup` does not import")
+        undeclared = [n for n in free if n not in provides]
+        if len(undeclared) > 1:  # which is the candidate's and which a missing helper?
+            raise ReferenceError_(
+                f"the asserts use {', '.join(undeclared)}, which `setup` does not define: "
+                "name the candidate's function with `entry_point` (and any others it must "
+                "write in `provides`); a helper the tests need comes from `setup`, never "
+                "from the candidate"
+            )
         candidate = tuple(dict.fromkeys([*free, *provides]))
     spec = {
         "format": "asserts",

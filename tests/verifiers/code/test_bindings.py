@@ -240,6 +240,11 @@ def test_assert_helpers_from_setup_stay_its_own(kind: str, entry: str | None) ->
         {"format": "asserts", "entry_point": "add", "asserts": ["assert add(1, 2) == three()"]},
         {"format": "asserts", "asserts": ["assert np.allclose(add(1, 2), 3)"]},
         {"format": "asserts", "entry_point": "add", "asserts": ["assert np.isclose(add(1, 2), 3)"]},
+        {"format": "asserts", "asserts": ["assert Counter([add(1, 2)]) == Counter([3])"]},
+        {
+            "format": "asserts",
+            "asserts": ["assert add(1, 2) == 3", "assert approx(add(1, 1)) == 2"],
+        },
     ],
 )
 def test_asserts_with_a_helper_no_trusted_code_defines_are_a_bad_reference(
