@@ -10,8 +10,9 @@ Reference shapes (a dict; ``format`` picks one):
 - ``asserts`` (MBPP): ``asserts`` (a list of assert statements), optional ``setup`` (trusted
   code run in the judge first) and ``entry_point``: given, every other free name the
   asserts use must come from ``setup`` or ``provides``; without it, the one name the
-  asserts use and do not bind is the candidate's (several are a reference error). Standard modules used as
-  ``math.isclose`` without an import are imported by the judge, never the candidate's.
+  asserts use and do not bind is the candidate's (several are a reference error).
+  Standard modules used as ``math.isclose`` without an import are imported by the judge,
+  never the candidate's.
 - ``calls``: ``fn`` and ``cases``, each ``{"args": [...], "kwargs": {...}, "expected": v}``
   in JSON, or ``{"input": "(1, 2)", "output": "3"}`` as Python literals (tuples, sets).
   Optional ``rel_tol``/``abs_tol`` per case or for all. Compared outside every jail.

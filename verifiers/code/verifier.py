@@ -87,7 +87,7 @@ class CodeTests:
                 f"format {suite.format!r} is for Python; use stdio for {lang.name}",
             )
         text = sample.completion_text
-        code = extract_code(text, lang.name) if self.extract else text
+        code = extract_code(text, lang.name, suite.candidate_names) if self.extract else text
         if len(code) > self.max_code_chars:
             return Verdict.failed(
                 self.name,
