@@ -11,7 +11,8 @@ to reach one dynamically:
   ``globals``, ``locals``, ``vars``, and ``getattr``/``setattr``/``delattr`` with a name
   that is not a string literal (``getattr(builtins, "ev" + "al")``);
 - any attribute of those names (``builtins.eval``, ``os.system``-style runners below);
-- a dunder attribute (``().__class__.__subclasses__()``, ``f.__globals__``);
+- a dunder attribute (``().__class__.__subclasses__()``, ``f.__globals__``), and any
+  dunder name but ``__name__`` (``__builtins__``, ``__loader__``, ``__spec__``);
 - importing a module that loads or runs code or processes: ``builtins``, ``importlib``,
   ``pickle``, ``marshal``, ``shelve``, ``dill``, ``cloudpickle``, ``yaml``, ``code``,
   ``codeop``, ``runpy``, ``ctypes``, ``subprocess``, ``os``, ``sys``, ``types``,
@@ -99,7 +100,7 @@ def _why(node: ast.AST) -> str:
     if isinstance(node, ast.Attribute):
         if node.attr in _EVALUATORS:
             return f"uses .{node.attr}"
-        if node.attr.startswith("__") and node.attr.endswith("__"):
+        if _dunder(node.attr):
             return f"reads the dunder attribute {node.attr}"
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _BY_NAME:
         name = node.args[1] if len(node.args) > 1 else None
@@ -115,6 +116,10 @@ def _why(node: ast.AST) -> str:
     for module in modules:
         if module.split(".")[0] in _CODE_MODULES:
             return f"imports {module}"
-    if isinstance(node, ast.Name) and node.id == "__builtins__":
-        return "uses __builtins__"
+    if isinstance(node, ast.Name) and _dunder(node.id) and node.id != "__name__":
+        return f"uses {node.id}"  # __builtins__, __loader__, __spec__: ways to the loaders
     return ""
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")

@@ -36,6 +36,8 @@ REFUSED = [
     "def check(i, o, e):\n    return setattr(check, o, 1)\n",
     "import runpy\ndef check(i, o, e):\n    return o == e\n",
     "def check(i, o, e):\n    return breakpoint() or o == e\n",
+    "def check(i, o, e):\n    return __loader__.load_module('builtins').eval(o) == 1\n",
+    "def check(i, o, e):\n    return __spec__ and o == e\n",
 ]
 
 ALLOWED = [
