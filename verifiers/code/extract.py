@@ -10,7 +10,9 @@ task), the last block that defines one of them at its top level is the program, 
 earlier blocks that only define things (imports, functions, classes, constants) put before
 it: a helper given in its own block first is kept, and an "example usage" or test block
 after the solution no longer replaces it. Otherwise (stdio programs, HumanEval function
-bodies) the last block is the program; with no block, the whole text.
+bodies) the last block that is a program (not an example input or output, not comments
+only), preferring one that reads stdin (Python) or has a `main`; with no block, the whole
+text.
 
     >>> extract_code("Here:\\n```python\\nprint(1)\\n```\\nDone.", "python")
     'print(1)\\n'
@@ -56,7 +58,45 @@ def extract_code(text: str, language: str, names: Sequence[str] = ()) -> str:
         program = _around_definition(chosen, set(names))
         if program is not None:
             return program
-    return chosen[-1]
+    return _last_program(chosen, language)
+
+
+_READS_STDIN = re.compile(
+    r"\binput\s*\(|sys\.stdin|open\(\s*0|fileinput|readline|scanf|cin\b|stdin"
+)
+_MAIN = re.compile(r"\bmain\b")
+
+
+def _last_program(blocks: list[str], language: str) -> str:
+    """The last block that is a program, not data or a note: an example input or output
+    (`1 2`, `3`), comments only, a bare name. Among programs, the last that reads stdin
+    (Python) or has a `main` (compiled languages) is preferred: a test or run harness
+    after the solution is not it."""
+    programs = [b for b in blocks if _program_like(b, language)]
+    if not programs:
+        return blocks[-1]
+    marker = _READS_STDIN if language == "python" else _MAIN
+    preferred = [b for b in programs if marker.search(b)]
+    return (preferred or programs)[-1]
+
+
+def _program_like(body: str, language: str) -> bool:
+    code = [
+        line
+        for line in body.splitlines()
+        if line.strip() and not line.lstrip().startswith(("#", "//", "/*", "*", "$", ">>>"))
+    ]
+    if not code:
+        return False
+    if language != "python":
+        return re.search(r"[(){};=]", "\n".join(code)) is not None
+    tree = _parse(body)
+    if tree is None:
+        return False
+    return any(
+        not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant | ast.Name))
+        for stmt in tree.body
+    )
 
 
 def _tag(tag: str) -> str:

@@ -93,3 +93,43 @@ def test_the_float_checker_reads_numbers_as_a_c_judge_does(got: str, ok: bool) -
 def test_right_answers_in_every_layout_earn_full_reward(text: str) -> None:
     verdict = FAST(Sample(id="x", completion=text, reference=ADD_CALLS))
     assert verdict.score == 1.0, verdict.feedback
+
+
+SUM = "a, b = map(int, input().split())\nprint(a + b)\n"
+C_SUM = (
+    "#include <stdio.h>\n"
+    'int main(void) { int a, b; scanf("%d %d", &a, &b); printf("%d\\n", a + b); }\n'
+)
+HARNESS = "import subprocess\nprint(subprocess.run(['python', 'sol.py'], input=b'1 2'))\n"
+STDIO_RIGHT = [  # red team C-F6: what follows the program must not replace it
+    (fence(SUM, "") + "Example input:\n" + fence("1 2\n", "") + "Output:\n" + fence("3\n", "")),
+    (fence(SUM) + "Run it:\n" + fence("# $ echo '1 2' | python sol.py\n# 3\n")),
+    (fence(SUM) + "To test it:\n" + fence(HARNESS)),
+    (fence(SUM) + "Output:\n" + fence("3\n")),
+    (fence(SUM) + fence("$ python sol.py < in.txt\n", "")),
+    (fence(SUM) + fence("YES\n")),
+]
+
+
+@pytest.mark.parametrize("text", STDIO_RIGHT)
+def test_a_stdio_program_is_not_replaced_by_what_follows(text: str) -> None:
+    assert extract_code(text, "python") == SUM
+
+
+@pytest.mark.parametrize(
+    "after",
+    ["Input:\n" + fence("1 2\n", "") + "Output:\n" + fence("3\n", ""), fence("// prints 3\n", "c")],
+)
+def test_a_c_program_is_not_replaced_by_what_follows(after: str) -> None:
+    assert extract_code(fence(C_SUM, "c") + after, "c") == C_SUM
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("text", STDIO_RIGHT)
+def test_right_stdio_answers_in_every_layout_earn_full_reward(text: str) -> None:
+    ref = {
+        "format": "stdio",
+        "cases": [{"input": "1 2\n", "output": "3\n"}, {"input": "0 5\n", "output": "5\n"}],
+    }
+    verdict = FAST(Sample(id="s", completion=text, reference=ref))
+    assert verdict.score == 1.0, verdict.feedback
