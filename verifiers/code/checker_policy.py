@@ -13,10 +13,12 @@ to reach one dynamically:
 - any attribute of those names (``builtins.eval``, ``os.system``-style runners below);
 - a dunder attribute (``().__class__.__subclasses__()``, ``f.__globals__``), and any
   dunder name but ``__name__`` (``__builtins__``, ``__loader__``, ``__spec__``);
-- importing a module that loads or runs code or processes: ``builtins``, ``importlib``,
-  ``pickle``, ``marshal``, ``shelve``, ``dill``, ``cloudpickle``, ``yaml``, ``code``,
-  ``codeop``, ``runpy``, ``ctypes``, ``subprocess``, ``os``, ``sys``, ``types``,
-  ``inspect``, ``pty``, ``multiprocessing``.
+- importing any module but ``math``, ``cmath``, ``re``, ``json``, ``ast``, ``fractions``,
+  ``decimal``, ``itertools``, ``collections``, ``string``, ``functools``, ``statistics``,
+  ``heapq``, ``bisect``, ``numbers``, ``typing``, ``unicodedata``, ``difflib``,
+  ``textwrap`` (an allow-list: ``sympy.sympify``, ``pandas.eval``, ``timeit`` and
+  ``pickle`` all evaluate text);
+- ``exit`` and ``quit``.
 
 ``ast.literal_eval`` is allowed: it builds only literals (numbers, strings, tuples, lists,
 dicts, sets, booleans, None) and never runs code, so the candidate's output stays data.
@@ -37,32 +39,48 @@ import ast
 __all__ = ["CheckerRefused", "refuse_dynamic"]
 
 _EVALUATORS = frozenset(
-    {"eval", "exec", "compile", "__import__", "breakpoint", "input", "globals", "locals", "vars"}
-)
-_BY_NAME = frozenset({"getattr", "setattr", "delattr"})
-_CODE_MODULES = frozenset(
     {
-        "builtins",
-        "importlib",
-        "pickle",
-        "marshal",
-        "shelve",
-        "dill",
-        "cloudpickle",
-        "yaml",
-        "code",
-        "codeop",
-        "runpy",
-        "ctypes",
-        "subprocess",
-        "os",
-        "sys",
-        "types",
-        "inspect",
-        "pty",
-        "multiprocessing",
+        "eval",
+        "exec",
+        "compile",
+        "__import__",
+        "breakpoint",
+        "input",
+        "globals",
+        "locals",
+        "vars",
+        "exit",
+        "quit",
     }
 )
+_BY_NAME = frozenset({"getattr", "setattr", "delattr"})
+_ALLOWED_MODULES = frozenset(
+    {
+        "math",
+        "cmath",
+        "re",
+        "json",
+        "ast",
+        "fractions",
+        "decimal",
+        "itertools",
+        "collections",
+        "string",
+        "functools",
+        "statistics",
+        "heapq",
+        "bisect",
+        "numbers",
+        "typing",
+        "unicodedata",
+        "difflib",
+        "textwrap",
+        "__future__",
+    }
+)
+"""The only modules a checker may import: none of them turns text into code. A deny-list
+missed `sympy.sympify` and `parse_expr` (both call `eval` on the output), `pandas.eval`,
+`numexpr`, `timeit`, `cProfile.run`, `doctest`, `numpy.load(allow_pickle=True)`."""
 _RULE = (
     "a custom checker reads the candidate's output as data and must not evaluate it "
     "(use ast.literal_eval, json.loads, float or int; see docs/code.md, Custom checkers)"
@@ -114,8 +132,9 @@ def _why(node: ast.AST) -> str:
     elif isinstance(node, ast.ImportFrom):
         modules = [node.module or ""]
     for module in modules:
-        if module.split(".")[0] in _CODE_MODULES:
-            return f"imports {module}"
+        if module.split(".")[0] not in _ALLOWED_MODULES:
+            allowed = ", ".join(sorted(_ALLOWED_MODULES - {"__future__"}))
+            return f"imports {module} (a checker may import only {allowed})"
     if isinstance(node, ast.Name) and _dunder(node.id) and node.id != "__name__":
         return f"uses {node.id}"  # __builtins__, __loader__, __spec__: ways to the loaders
     return ""

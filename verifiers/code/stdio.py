@@ -179,7 +179,7 @@ def check_outputs(
         + "\nimport json as _j, sys as _s\n"
         + "def _one(i, o, e):\n"
         + "    try:\n        return bool(check(i, o, e))\n"
-        + "    except Exception:\n        return False\n"
+        + "    except BaseException:\n        return False\n"  # SystemExit too: the case fails
         + "_r = [_one(i, o, e) for i, o, e in _j.loads(_s.stdin.read())]\n"
         + "open('verdicts.json', 'w').write(_j.dumps(_r))\n"
     )

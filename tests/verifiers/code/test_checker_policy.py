@@ -38,6 +38,18 @@ REFUSED = [
     "def check(i, o, e):\n    return breakpoint() or o == e\n",
     "def check(i, o, e):\n    return __loader__.load_module('builtins').eval(o) == 1\n",
     "def check(i, o, e):\n    return __spec__ and o == e\n",
+    # red team C-X1: libraries that evaluate text (a deny-list missed them)
+    "import sympy\ndef check(i, o, e):\n    return sympy.sympify(o.strip()) == sympy.sympify(e)\n",
+    "from sympy.parsing.sympy_parser import parse_expr\ndef check(i, o, e):\n"
+    "    return parse_expr(o) == parse_expr(e)\n",
+    "import pandas as pd\ndef check(i, o, e):\n    return pd.eval(o) == int(e)\n",
+    "import numexpr\ndef check(i, o, e):\n    return numexpr.evaluate(o) == int(e)\n",
+    "import timeit\ndef check(i, o, e):\n    return timeit.timeit(o, number=1) >= 0\n",
+    "import cProfile\ndef check(i, o, e):\n    return cProfile.run(o) is None\n",
+    "import doctest\ndef check(i, o, e):\n    return o == e\n",
+    "import numpy as np\ndef check(i, o, e):\n    return np.load(o, allow_pickle=True) == 1\n",
+    "import operator\ndef check(i, o, e):\n    return operator.methodcaller(o)(e)\n",
+    "def check(i, o, e):\n    exit(0)\n",
 ]
 
 ALLOWED = [
@@ -48,6 +60,9 @@ ALLOWED = [
     "import math\ndef check(i, o, e):\n    return math.isclose(float(o), float(e))\n",
     "def check(i, o, e):\n    return sorted(o.split()) == sorted(e.split())\n",
     "def check(i, o, e):\n    return getattr(o, 'strip')() == e.strip()\n",
+    "from fractions import Fraction\ndef check(i, o, e):\n    return Fraction(o) == Fraction(e)\n",
+    "import re, collections\ndef check(i, o, e):\n"
+    "    return collections.Counter(re.findall(r'\\w+', o)) == collections.Counter(e.split())\n",
 ]
 
 
