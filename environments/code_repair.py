@@ -1,21 +1,27 @@
 """Code repair: the model is shown a broken function and its failing tests, and fixes it.
 
 Every program the model writes is compiled and tested in the sandbox by the `code_tests`
-verifier (through the environment's `Scorer`); the observation is that verifier's own
-feedback text (the failing tests, the traceback). The task's given program is the first
-attempt, so the model starts from its real test log. Each attempt's test score is that
-step's reward; the episode ends when every test passes or at the turn limit, with the
-last program graded.
+verifier (through the environment's `Scorer`). A task has two test sets: ``visible``
+(their feedback, expected values included, is the observation: the failing tests, the
+traceback) and ``reference`` (the hidden tests: they alone give the reward; the
+environment forces their ``hide_expected``, and the observation says only how many of
+them pass). A program that replays the expected values it was shown (a lookup table of
+the visible inputs) earns nothing from the hidden tests. The task's given program is the
+first attempt, so the model starts from its real test log. Each attempt's hidden-test
+score is that step's reward; the episode ends when every hidden test passes or at the
+turn limit, with the last program graded.
 
-The final reward is 0.8 x the tests of the last program + 0.2 x tests x `repair_progress`
-(the normalised gain of the logs from the given program to the last). The shaping term is
-multiplied by the tests, so deleting or stubbing the code, which can turn a crash into a
-clean run of failing tests, earns nothing from it.
+The final reward is the hidden tests of the last program x `repair_progress` (the
+normalised gain of the attempts from the given program to the last): the given program
+sent back unchanged (or any program no better than it) gains nothing and so earns
+nothing, and deleting or stubbing the code, which can turn a crash into a clean run of
+failing tests, passes no test and earns nothing either.
 
     >>> env = CodeRepair()
+    >>> calls = lambda *cases: {"format": "calls", "fn": "double",
+    ...                         "cases": [{"input": i, "output": o} for i, o in cases]}
     >>> task = {"id": "c", "prompt": "Fix `double`.", "broken": "def double(x): return x + 2",
-    ...         "reference": {"format": "calls", "fn": "double",
-    ...                       "cases": [{"input": "(3,)", "output": "6"}]}}
+    ...         "visible": calls(("(3,)", "6")), "reference": calls(("(5,)", "10"))}
     >>> state, prompt = env.reset(task)
     >>> env.step(state, "def double(x): return 2 * x").reward.value
     1.0
@@ -23,6 +29,7 @@ clean run of failing tests, earns nothing from it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -39,15 +46,7 @@ CODE_REPAIR_TASKS = (
 )
 TESTS_REWARD: dict[str, Any] = {"code_tests": {"weight": 1.0}}
 REPAIR_REWARD: dict[str, Any] = {
-    "grader": {
-        "weighted": {
-            "components": {
-                "tests": "code_tests",
-                "progress": {"product": {"tests": "code_tests", "gain": "repair_progress"}},
-            },
-            "weights": {"tests": 0.8, "progress": 0.2},
-        }
-    }
+    "grader": {"product": {"tests": "code_tests", "gain": "repair_progress"}}
 }
 _FENCE = "```"
 
@@ -64,14 +63,31 @@ class CodeRepair(ToolEnvironment):
         super().__init__(REPAIR_REWARD, limits or EpisodeLimits(max_turns=4), scorer)
 
     def reset(self, task: Mapping[str, Any]) -> tuple[EpisodeState, str]:
-        state, _ = super().reset(task)
+        state, _ = super().reset(_hidden(task))
         given = str(task["broken"])
-        probe = state.with_attempt(given, None, kind="probe")  # scored as a program
-        tested = self.score(TESTS_REWARD, probe)
-        log = self._log(tested)
-        state = state.with_attempt(given, log, kind="given", **_ran(tested))
+        hidden, log = self._test(state, given)
+        state = state.with_attempt(given, log, kind="given", **_ran(hidden))
         prompt = self.prompt(task) + f"\n\nTest results:\n{log}"
         return state, prompt
+
+    def _test(self, state: EpisodeState, program: str) -> tuple[Reward, str]:
+        """The hidden tests' reward for `program`, and the log the model sees: the visible
+        tests' feedback and the hidden tests' count."""
+        probe = state.with_attempt(program, None, kind="probe")  # scored as a program
+        hidden = self.score(TESTS_REWARD, probe)
+        visible = state.task.get("visible")
+        shown = hidden
+        if isinstance(visible, Mapping):
+            shown = self.score(TESTS_REWARD, _with_reference(probe, dict(visible)))
+        verdict = hidden.verdicts.get("code_tests")
+        log = self._log(shown)
+        if shown is not hidden and log == "all tests pass":
+            log = "all visible tests pass"
+        if verdict is not None and "total" in verdict.evidence:
+            log += f"\nhidden tests: {verdict.evidence['passed']}/{verdict.evidence['total']} pass"
+        else:
+            log += "\nhidden tests: did not run"
+        return hidden, log
 
     def prompt(self, task: Mapping[str, Any]) -> str:
         return (
@@ -80,8 +96,7 @@ class CodeRepair(ToolEnvironment):
         )
 
     def answer(self, state: EpisodeState, action: str) -> Transition:
-        reward = self.score(TESTS_REWARD, state.with_attempt(action, None, kind="program"))
-        log = self._log(reward)
+        reward, log = self._test(state, action)
         state = state.with_attempt(action, log, kind="program", **_ran(reward))
         verdict = reward.verdicts.get("code_tests")
         if verdict is not None and verdict.status is Status.PASS:
@@ -96,6 +111,18 @@ class CodeRepair(ToolEnvironment):
         if verdict.status is Status.PASS:
             return "all tests pass"
         return verdict.feedback or f"{verdict.status.value}: {verdict.failure}"
+
+
+def _hidden(task: Mapping[str, Any]) -> dict[str, Any]:
+    """The task with its reward tests' expected values hidden from all feedback."""
+    reference = task.get("reference")
+    if isinstance(reference, Mapping):
+        return {**task, "reference": {**reference, "hide_expected": True}}
+    return dict(task)
+
+
+def _with_reference(state: EpisodeState, reference: dict[str, Any]) -> EpisodeState:
+    return dataclasses.replace(state, task={**state.task, "reference": reference})
 
 
 def _ran(reward: Reward) -> dict[str, Any]:

@@ -31,6 +31,19 @@ CHECK = dedent(
         assert sorted([candidate(2, 2), candidate(1, 0)]) == [1, 4]
     """
 )
+PYTEST_STAR = dedent(
+    """
+    from collections import Counter
+    from pytest import approx
+    from solution import *
+
+    def test_float():
+        assert add(0.1, 0.2) == approx(0.3)
+
+    def test_counter():
+        assert Counter(str(add(12, 21))) == Counter("33")
+    """
+)
 SUM_CASES = [
     {"input": "1 2\n", "output": "3\n"},
     {"input": "0 0\n", "output": "0\n"},
@@ -53,6 +66,22 @@ def code_rows() -> list[dict[str, Any]]:
             "format": "calls",
             "fn": "add",
             "cases": [{"input": "(1, 2)", "output": "3"}, {"input": "(0, 0)", "output": "0"}],
+        },
+        "add-pytest-star": {  # helpers imported before `import *` (issue 30)
+            "format": "pytest",
+            "expected_tests": 2,
+            "files": {"test_add.py": PYTEST_STAR},
+        },
+        "add-calls-hidden": {  # the code-repair layout: visible tests apart, hidden paying
+            "format": "calls",
+            "fn": "add",
+            "hide_expected": True,
+            "cases": [{"input": "(10, 5)", "output": "15"}, {"input": "(-1, 1)", "output": "0"}],
+            "visible": {
+                "format": "calls",
+                "fn": "add",
+                "cases": [{"input": "(1, 2)", "output": "3"}, {"input": "(2, 2)", "output": "4"}],
+            },
         },
     }
     rows = [{"id": k, "task": "code", "completion": ADD, "reference": v} for k, v in refs.items()]

@@ -55,8 +55,8 @@ def test_stubbing_or_deleting_earns_no_shaping(repair_env: CodeRepair, program: 
     seen = repair_env.step(state, program)
     final = seen if seen.done else repair_env.truncate(seen.state, "token_budget")
     tests = final.reward.components["tests"].raw or 0.0
-    assert final.reward.value == pytest.approx(0.8 * tests + 0.2 * tests * _gain(final)), program
-    assert final.reward.value <= 0.8 * tests + 0.2 * tests
+    assert final.reward.value == pytest.approx(tests * _gain(final)), program
+    assert final.reward.value == 0.0, program
 
 
 def _gain(final: object) -> float:
@@ -107,3 +107,77 @@ def test_truncated_before_any_program_does_not_earn_the_given_program(
 ) -> None:
     state, _ = repair_env.reset(BY_ID["r-count"])  # the given program passes some tests
     assert repair_env.truncate(state, "token_budget").reward.value == 0.0
+
+
+# ----------------------------------------------------------------------------- issue 30
+
+
+def _final(env: CodeRepair, task: dict[str, object], program: str) -> float:
+    state, _ = env.reset(task)
+    seen = env.step(state, program)
+    final = seen if seen.done else env.truncate(seen.state, "token_budget")
+    return float(final.reward.value)
+
+
+def _echo_given(task: dict[str, object]) -> list[str]:
+    given = str(task["broken"])
+    return [given, f"```python\n{given}```", "# unchanged\n" + given, given.replace("    ", "\t")]
+
+
+@pytest.mark.parametrize("task_id", sorted(BY_ID))
+def test_the_given_program_sent_back_earns_nothing(repair_env: CodeRepair, task_id: str) -> None:
+    """Issue 24 measured 0.27-0.53 for this; a program no better than the given one gains
+    nothing, and the reward is the tests times the gain."""
+    for program in _echo_given(BY_ID[task_id]):
+        assert _final(repair_env, BY_ID[task_id], program) == 0.0, program
+
+
+def _lookup(task: dict[str, object]) -> str:
+    """Hard-codes the expected value of every visible input the feedback showed."""
+    visible = task["visible"]
+    assert isinstance(visible, dict)
+    rows = ", ".join(f"repr({c['input']}): {c['output']}" for c in visible["cases"])
+    return f"_SEEN = {{{rows}}}\ndef {visible['fn']}(*args):\n    return _SEEN.get(repr(args))\n"
+
+
+@pytest.mark.parametrize("task_id", sorted(BY_ID))
+def test_replaying_the_visible_expected_values_earns_nothing(
+    repair_env: CodeRepair, task_id: str
+) -> None:
+    task = BY_ID[task_id]
+    state, _ = repair_env.reset(task)
+    seen = repair_env.step(state, _lookup(task))
+    assert "all visible tests pass" in (seen.observation or ""), seen.observation
+    assert seen.reward is not None and seen.reward.value == 0.0
+    final = repair_env.truncate(seen.state, "token_budget")
+    assert final.reward.value == 0.0
+
+
+def test_hidden_expected_values_never_reach_an_observation(repair_env: CodeRepair) -> None:
+    for task in BY_ID.values():
+        hidden = task["reference"]
+        assert isinstance(hidden, dict)
+        texts = [c["input"].strip("(,)") for c in hidden["cases"]]
+        texts += [c["output"] for c in hidden["cases"]]
+        secrets = [t for t in texts if len(t) > 3]  # "0" or "2" is in any log
+        state, prompt = repair_env.reset(task)
+        seen = repair_env.step(state, "def nothing():\n    return 0\n")
+        for text in (prompt, seen.observation or ""):
+            assert "hidden tests:" in text
+            leaked = [s for s in secrets if s in text]
+            assert not leaked, (task["id"], leaked, text)
+
+
+def test_the_feedback_lookup_exploit_earns_no_more_than_its_limit() -> None:
+    from rewardsmith.verifiers.code import CodeTests
+    from rewardsmith.verifiers.code.exploits import generator
+    from rewardsmith.verifiers.types import Sample
+
+    verifier = CodeTests(wall_s=4.0, call_timeout_s=2.0, memory_mb=256)
+    fixed = "def mean(xs):\n    return sum(xs) / len(xs)\n"
+    reference = {**MEAN["reference"], "hide_expected": True, "visible": MEAN["visible"]}
+    right = Sample(id="m", completion=fixed, reference=reference)
+    made = list(generator("feedback_lookup")(right))
+    assert made and all(e.max_fraction == 0.0 for e in made)
+    for exploit in made:
+        assert verifier(exploit.sample).score == 0.0, exploit.description

@@ -5,8 +5,14 @@ Reference shapes (a dict; ``format`` picks one):
 - ``humaneval``: ``test`` (source defining ``check(candidate)``), ``entry_point``, and
   optionally ``prompt`` (trusted: run in the judge for helpers such as HumanEval/32's
   ``poly``, and put before a completion that does not define the entry point itself).
+  A helper the check uses must come from the test or the prompt (or be listed in
+  ``provides``): without one it is the reference's error, never the candidate's to define.
 - ``asserts`` (MBPP): ``asserts`` (a list of assert statements), optional ``setup`` (trusted
-  code run in the judge first).
+  code run in the judge first) and ``entry_point``: given, every other free name the
+  asserts use must come from ``setup`` or ``provides``; without it, the one name the
+  asserts use and do not bind is the candidate's (several are a reference error).
+  Standard modules used as ``math.isclose`` without an import are imported by the judge,
+  never the candidate's.
 - ``calls``: ``fn`` and ``cases``, each ``{"args": [...], "kwargs": {...}, "expected": v}``
   in JSON, or ``{"input": "(1, 2)", "output": "3"}`` as Python literals (tuples, sets).
   Optional ``rel_tol``/``abs_tol`` per case or for all. Compared outside every jail.
@@ -14,15 +20,25 @@ Reference shapes (a dict; ``format`` picks one):
   `stdio.CHECKERS`); ``checker_code`` for ``custom``. Any language.
 - ``pytest``: ``files`` (name -> source of test files) and ``expected_tests`` (how many
   tests must be collected); the candidate's module is ``module`` (default ``solution``).
+
+Every format takes ``provides`` (names besides the entry point the candidate must define,
+for tests that call several of its functions) and ``hide_expected`` (feedback never shows
+an expected value: see `outcome.conceal`). The names a test may take from the candidate
+are `Suite.candidate_names` (see `names`); a helper the test imported or defined keeps its
+binding whatever the candidate defines.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
+import dataclasses
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from rewardsmith.verifiers.code import names as _names
+from rewardsmith.verifiers.code.checker_policy import CheckerRefused, refuse_dynamic
 from rewardsmith.verifiers.code.values import EncodeError, encode
 
 __all__ = ["FORMATS", "ReferenceError_", "Suite", "parse_reference"]
@@ -47,6 +63,14 @@ class Suite:
     checker: str = "tokens"
     checker_code: str = ""
     expected_tests: int = 0
+    candidate_names: tuple[str, ...] = ()
+    """The names the tests may take from the candidate (entry point, ``provides``, what a
+    pytest file names from the candidate's module); nothing else of it reaches a test."""
+    hide_expected: bool = False
+    """Feedback never shows an expected value (`outcome.conceal`)."""
+    shown: dict[str, str] = field(default_factory=dict)
+    """Per record name, what hidden feedback shows as the input: the candidate's calls
+    only (an assert's source has its expected value in it)."""
 
 
 _AST_LOCK = threading.Lock()
@@ -67,7 +91,58 @@ def _parse_reference(ref: Any) -> Suite:
     fmt = ref.get("format")
     if fmt not in FORMATS:
         raise ReferenceError_(f"reference format {fmt!r} is not one of {', '.join(FORMATS)}")
-    return _PARSERS[fmt](ref)
+    suite = _PARSERS[fmt](ref)
+    hide = ref.get("hide_expected", False)
+    if not isinstance(hide, bool):
+        raise ReferenceError_("reference `hide_expected` must be true or false")
+    return dataclasses.replace(suite, hide_expected=hide)
+
+
+def _provides(ref: dict[str, Any]) -> list[str]:
+    value = ref.get("provides", [])
+    if not isinstance(value, list) or not all(
+        isinstance(n, str) and n.isidentifier() for n in value
+    ):
+        raise ReferenceError_("reference `provides` must be a list of identifiers")
+    return value
+
+
+def _runnable(prompt: str) -> str:
+    """The prompt as the judge runs it: one that ends in a bare ``def f(...):`` line gets
+    a body."""
+    try:
+        ast.parse(prompt)
+    except SyntaxError:
+        return prompt.rstrip() + "\n    pass\n"
+    return prompt
+
+
+def _prompt_names(prompt: str) -> set[str]:
+    """What the prompt defines."""
+    return _names.bound_names(_runnable(prompt))
+
+
+def _own_helpers(names: list[str], fmt: str, where: str) -> ReferenceError_:
+    listed = ", ".join(names)
+    return ReferenceError_(
+        f"the {fmt} tests use {listed}, which {where}: a helper the tests "
+        "need comes from the reference, never from the candidate. Define it there, or list "
+        "it in `provides` if the candidate must write it."
+    )
+
+
+def _calls_in(source: str, names: set[str]) -> str:
+    """The calls to `names` in `source`, as text (what hidden feedback shows)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ""
+    calls = [
+        ast.unparse(n)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names
+    ]
+    return "; ".join(dict.fromkeys(calls))[:300]
 
 
 def _text(ref: dict[str, Any], key: str, *, required: bool = True) -> str:
@@ -86,8 +161,36 @@ def _humaneval(ref: dict[str, Any]) -> Suite:
         raise ReferenceError_(f"reference `test` does not parse: {exc}") from None
     if not any(isinstance(n, ast.FunctionDef) and n.name == "check" for n in tree.body):
         raise ReferenceError_("reference `test` must define check(candidate)")
-    spec = {"format": "check", "test": test, "entry_point": entry, "prelude": prompt}
-    return Suite("humaneval", spec, prompt=prompt, entry_point=entry)
+    provides = _provides(ref)
+    try:
+        trusted = _prompt_names(prompt) | {entry, *provides}
+    except SyntaxError as exc:
+        raise ReferenceError_(f"reference `prompt` does not parse: {exc}") from None
+    helpers = _names.free_names(test, also_bound=trusted)
+    if helpers:
+        raise _own_helpers(helpers, "humaneval", "neither the test nor the prompt defines")
+    candidate = (entry, *provides)
+    spec = {
+        "format": "check",
+        "test": test,
+        "entry_point": entry,
+        "prelude": _runnable(prompt),
+        "candidate_names": list(candidate),
+        "modules": _names.stdlib_modules_used(test, also_bound=trusted),
+    }
+    shown = {
+        f"line {node.lineno}": _calls_in(ast.unparse(node), {"candidate", *candidate})
+        for node in ast.walk(tree)
+        if isinstance(node, ast.stmt) and not isinstance(node, ast.FunctionDef)
+    }
+    return Suite(
+        "humaneval",
+        spec,
+        prompt=prompt,
+        entry_point=entry,
+        candidate_names=candidate,
+        shown=shown,
+    )
 
 
 def _asserts(ref: dict[str, Any]) -> Suite:
@@ -100,8 +203,42 @@ def _asserts(ref: dict[str, Any]) -> Suite:
         except SyntaxError as exc:
             raise ReferenceError_(f"assert does not parse: {a[:80]!r}: {exc}") from None
     setup = _text(ref, "setup", required=False)
-    spec = {"format": "asserts", "asserts": asserts, "prelude": setup}
-    return Suite("asserts", spec, entry_point=ref.get("entry_point"))
+    entry = ref.get("entry_point")
+    if entry is not None and not (isinstance(entry, str) and entry.isidentifier()):
+        raise ReferenceError_("reference `entry_point` must be an identifier")
+    provides = _provides(ref)
+    try:
+        trusted = _names.bound_names(setup)
+    except SyntaxError as exc:
+        raise ReferenceError_(f"reference `setup` does not parse: {exc}") from None
+    free = _names.free_names(*asserts, also_bound=trusted)
+    if entry:
+        helpers = [n for n in free if n not in {entry, *provides}]
+        if helpers:
+            raise _own_helpers(helpers, "asserts", "`setup` does not define")
+        candidate = (entry, *provides)
+    else:
+        modules = _names.attribute_bases(*asserts, also_bound=trusted)
+        if modules:
+            raise _own_helpers(modules, "asserts", "`setup` does not import")
+        undeclared = [n for n in free if n not in provides]
+        if len(undeclared) > 1:  # which is the candidate's and which a missing helper?
+            raise ReferenceError_(
+                f"the asserts use {', '.join(undeclared)}, which `setup` does not define: "
+                "name the candidate's function with `entry_point` (and any others it must "
+                "write in `provides`); a helper the tests need comes from `setup`, never "
+                "from the candidate"
+            )
+        candidate = tuple(dict.fromkeys([*free, *provides]))
+    spec = {
+        "format": "asserts",
+        "asserts": asserts,
+        "prelude": setup,
+        "candidate_names": list(candidate),
+        "modules": _names.stdlib_modules_used(*asserts, also_bound=trusted),
+    }
+    shown = {f"assert {i}": _calls_in(a, set(candidate)) for i, a in enumerate(asserts)}
+    return Suite("asserts", spec, entry_point=entry, candidate_names=candidate, shown=shown)
 
 
 def _literal(text: Any, what: str) -> Any:
@@ -142,16 +279,9 @@ def _calls(ref: dict[str, Any]) -> Suite:
         except EncodeError as exc:
             raise ReferenceError_(f"case {i}: {exc}") from None
         tol = {k: float(case.get(k, ref.get(k, 0.0))) for k in ("rel_tol", "abs_tol")}
-        trusted.append(
-            {
-                "args": args,
-                "expected": expected,
-                **tol,
-                "hide_expected": bool(ref.get("hide_expected", False)),
-            }
-        )
+        trusted.append({"args": args, "expected": expected, **tol})
     spec = {"format": "calls", "calls": relayed}
-    return Suite("calls", spec, cases=tuple(trusted), entry_point=fn)
+    return Suite("calls", spec, cases=tuple(trusted), entry_point=fn, candidate_names=(fn,))
 
 
 def _stdio(ref: dict[str, Any]) -> Suite:
@@ -171,6 +301,11 @@ def _stdio(ref: dict[str, Any]) -> Suite:
     if checker not in CHECKERS:
         raise ReferenceError_(f"checker {checker!r} is not one of {', '.join(CHECKERS)}")
     code = _text(ref, "checker_code", required=checker == "custom")
+    if checker == "custom":
+        try:
+            refuse_dynamic(code)
+        except CheckerRefused as exc:
+            raise ReferenceError_(str(exc)) from None
     return Suite(
         "stdio",
         cases=tuple(out),
@@ -199,8 +334,37 @@ def _pytest(ref: dict[str, Any]) -> Suite:
     module = ref.get("module", "solution")
     if not isinstance(module, str) or not module.isidentifier():
         raise ReferenceError_("reference `module` must be a Python identifier")
-    spec = {"format": "pytest", "files": files, "module": module, "expected_tests": expected}
-    return Suite("pytest", spec, expected_tests=expected)
+    try:
+        candidate, star = _pytest_names(module, files, _provides(ref))
+    except SyntaxError as exc:
+        raise ReferenceError_(f"a test file does not parse: {exc}") from None
+    spec = {
+        "format": "pytest",
+        "files": files,
+        "module": module,
+        "expected_tests": expected,
+        "candidate_names": list(candidate),
+        "star_names": star,
+    }
+    return Suite("pytest", spec, expected_tests=expected, candidate_names=candidate)
+
+
+def _pytest_names(
+    module: str, files: dict[str, str], provides: list[str]
+) -> tuple[tuple[str, ...], list[str]]:
+    """The candidate's names the files take (by name, or free beside `import *`), and
+    those `import *` exports: never a builtin's name or one any test file binds itself."""
+    taken = list(provides)
+    own: set[str] = set()
+    for source in files.values():
+        taken += _names.imported_from(module, source)
+        if _names.star_imports(module, source):
+            modules = set(_names.attribute_bases(source))  # `np.x`: no function of its
+            taken += [n for n in _names.free_names(source) if n not in modules]
+        own |= _names.bound_names(source, skip_module=module)
+    candidate = tuple(dict.fromkeys(taken))
+    star = [n for n in candidate if n not in own and not hasattr(builtins, n)]
+    return candidate, star
 
 
 _PARSERS = {

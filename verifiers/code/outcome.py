@@ -8,12 +8,13 @@ test errored, else a wrong answer.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rewardsmith.verifiers.sandbox import LimitHit, SandboxResult
 from rewardsmith.verifiers.types import Failure, Status, Verdict
 
-__all__ = ["LIMIT_FAILURES", "candidate_evidence", "from_records", "text_excerpt"]
+__all__ = ["LIMIT_FAILURES", "candidate_evidence", "conceal", "from_records", "text_excerpt"]
 
 LIMIT_FAILURES = {
     LimitHit.WALL_TIME: Failure.TIME_LIMIT,
@@ -93,3 +94,31 @@ def _feedback(records: list[dict[str, Any]], passed: int, total: int) -> str:
         if first.get("input"):
             text += f" on {first['input'][:200]}"
     return text[:1000]
+
+
+_ERROR_NAME = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Raised|Gone))\b")
+
+
+def conceal(records: list[dict[str, Any]], shown: dict[str, str]) -> list[dict[str, Any]]:
+    """Records for a reference with ``hide_expected``: no expected value, no test source
+    (an assert's text holds its expected value; `shown` gives its calls instead), no
+    assertion message; an error keeps only its class name, a timeout its own words."""
+    out = []
+    for record in records:
+        kept = {k: v for k, v in record.items() if k not in ("expected", "message", "input")}
+        name, status = str(record.get("name", "")), record.get("status")
+        if name in shown:
+            if shown[name]:
+                kept["input"] = shown[name]
+        elif "input" in record:  # calls and stdio: the input is not secret
+            kept["input"] = record["input"]
+        message = str(record.get("message", ""))
+        if status == "fail":
+            kept["message"] = "wrong answer (expected values are hidden)"
+        elif status == "timeout":
+            kept["message"] = "timed out"
+        elif status == "error":
+            found = _ERROR_NAME.search(message)
+            kept["message"] = f"raised {found.group(1)}" if found else "error"
+        out.append(kept)
+    return out

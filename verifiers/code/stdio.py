@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -53,7 +54,14 @@ def _tokens(got: str, want: str, tol: float) -> bool:
     return got.split() == want.split()
 
 
+_NUMERAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+"""A number as a judge in C reads one: no `3_0`, no non-ASCII digits (Python's `float`
+accepts both)."""
+
+
 def _number(token: str) -> float | None:
+    if _NUMERAL.fullmatch(token) is None:
+        return None
     try:
         value = float(token)
     except ValueError:
@@ -171,7 +179,7 @@ def check_outputs(
         + "\nimport json as _j, sys as _s\n"
         + "def _one(i, o, e):\n"
         + "    try:\n        return bool(check(i, o, e))\n"
-        + "    except Exception:\n        return False\n"
+        + "    except BaseException:\n        return False\n"  # SystemExit too: the case fails
         + "_r = [_one(i, o, e) for i, o, e in _j.loads(_s.stdin.read())]\n"
         + "open('verdicts.json', 'w').write(_j.dumps(_r))\n"
     )

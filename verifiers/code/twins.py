@@ -33,7 +33,7 @@ from rewardsmith.verifiers.code.harness import program_source
 from rewardsmith.verifiers.code.values import decode, encode, exact_equal
 from rewardsmith.verifiers.sandbox import Limits, Program, fork_server
 
-__all__ = ["Twin", "deserved", "echoes", "fails", "prints", "raises", "returns"]
+__all__ = ["Twin", "deserved", "echoes", "fails", "prints", "raises", "returns", "table"]
 
 _TWINS = program_source("judge", "twins_main", extra=("twin_judge",))
 
@@ -45,8 +45,9 @@ class Twin:
     kind: str
     """``returns`` (every function returns a constant), ``raises`` (every call raises an
     ordinary builtin error), ``echoes`` (returns its first argument; prints its input),
-    ``prints`` (prints a text and exits 0) or ``fails`` (never answers: does not load,
-    exits early, exits non-zero)."""
+    ``prints`` (prints a text and exits 0), ``table`` (returns the value a table gives
+    for its arguments, else a default: a program that replays seen expected values) or
+    ``fails`` (never answers: does not load, exits early, exits non-zero)."""
     payload: str = ""
     """The constant (JSON of `values.encode`), the exception's name or the printed text."""
 
@@ -75,6 +76,19 @@ def fails() -> Twin:
     return Twin("fails")
 
 
+def table(rows: list[list[Any]], default: Any = None) -> Twin:
+    """`rows`: ``[encoded args, encoded value]`` pairs (`values.encode`)."""
+    return Twin("table", json.dumps({"rows": rows, "default": encode(default)}))
+
+
+def _looked_up(twin: Twin, args: list[Any]) -> Any:
+    data = json.loads(twin.payload)
+    for row_args, value in data["rows"]:
+        if repr(tuple(decode(row_args))) == repr(tuple(args)):
+            return decode(value)
+    return decode(data["default"])
+
+
 def deserved(suite: Suite, twins: Sequence[Twin], names: Sequence[str] = ()) -> list[float]:
     """The score each twin earns under `suite` (``names``: the functions a twin defines,
     for the judge formats)."""
@@ -86,11 +100,14 @@ def deserved(suite: Suite, twins: Sequence[Twin], names: Sequence[str] = ()) -> 
 
 
 def _calls_score(suite: Suite, twin: Twin) -> float:
-    if twin.kind not in ("returns", "echoes"):
+    if twin.kind not in ("returns", "echoes", "table"):
         return 0.0
     hits = 0
     for case in suite.cases:
-        got = twin.value if twin.kind == "returns" else (case["args"] or [None])[0]
+        if twin.kind == "table":
+            got = _looked_up(twin, case["args"])
+        else:
+            got = twin.value if twin.kind == "returns" else (case["args"] or [None])[0]
         tol = {"rel_tol": case["rel_tol"], "abs_tol": case["abs_tol"]}
         hits += exact_equal(got, case["expected"], **tol)
     return hits / len(suite.cases)

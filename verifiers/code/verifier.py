@@ -21,6 +21,7 @@ from rewardsmith.verifiers.code.languages import Language, language
 from rewardsmith.verifiers.code.outcome import (
     LIMIT_FAILURES,
     candidate_evidence,
+    conceal,
     from_records,
     text_excerpt,
 )
@@ -86,7 +87,7 @@ class CodeTests:
                 f"format {suite.format!r} is for Python; use stdio for {lang.name}",
             )
         text = sample.completion_text
-        code = extract_code(text, lang.name) if self.extract else text
+        code = extract_code(text, lang.name, suite.candidate_names) if self.extract else text
         if len(code) > self.max_code_chars:
             return Verdict.failed(
                 self.name,
@@ -141,7 +142,7 @@ class CodeTests:
         report = ran.report
         limit = ran.candidate.limit_hit
         if report is None:
-            return self._no_report(ran, limit, evidence)
+            return self._no_report(ran, limit, evidence, suite)
         hello = report.get("hello", {})
         if not hello.get("loaded"):
             return self._load_failure(hello, limit, evidence)
@@ -160,10 +161,16 @@ class CodeTests:
             records = function_tests.compare_calls(records, list(suite.cases))
         if suite.format == "pytest":
             records = _enforce_count(records, suite.expected_tests)
+        if suite.hide_expected:
+            records = conceal(records, suite.shown)
         return from_records(self.name, self.version, records, limit=limit, evidence=evidence)
 
     def _no_report(
-        self, ran: function_tests.FunctionRun, limit: Any, evidence: dict[str, Any]
+        self,
+        ran: function_tests.FunctionRun,
+        limit: Any,
+        evidence: dict[str, Any],
+        suite: Suite,
     ) -> Verdict:
         evidence["judge"] = candidate_evidence(ran.judge)
         if limit is not None:  # the candidate exhausted something: its fault
@@ -185,7 +192,7 @@ class CodeTests:
             )
         # Say why: the judge's last words (an import error, a crash) are the cause.
         last = ran.judge.stderr.decode(errors="replace").strip().splitlines()[-1:]
-        cause = f": {last[0][:500]}" if last else ""
+        cause = f": {last[0][:500]}" if last and not suite.hide_expected else ""
         return Verdict.errored(
             self.name,
             self.version,
@@ -265,6 +272,8 @@ class CodeTests:
         for record, ok in zip(records, checked, strict=True):
             if record["status"] == "ran":
                 record["status"] = "pass" if ok else "fail"
+        if suite.hide_expected:
+            records = conceal(records, {})
         return from_records(self.name, self.version, records, limit=limit, evidence=evidence)
 
     def _compile_failure(self, built: stdio.Build, evidence: dict[str, Any]) -> Verdict:

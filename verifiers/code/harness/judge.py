@@ -10,10 +10,15 @@ Nothing the candidate sends may steer the tests' control flow. An exception it r
 comes back as the builtin error of that name only when the class is an ordinary error (a
 test may expect a ValueError); StopIteration, StopAsyncIteration (which end a `map`, a
 `for`, an `async for`) and anything that is not a builtin error come back as
-`CandidateRaised`, a plain error. Its hello is checked field by field, and the names it
-lists are bound in the tests' namespace only where they shadow nothing: never a builtin
-(a candidate's `abs` must not become the test's), a dunder, or a name the trusted code
-defined.
+`CandidateRaised`, a plain error. Its hello is checked field by field. The tests see the
+candidate only through the names the reference declares (`spec["candidate_names"]`: the
+entry point, ``provides``, what a pytest file names from the module); of those, only the
+entry point may shadow anything, the others never a builtin (a candidate's `abs` must not
+become the test's), a dunder, or a name the trusted code defined. A pytest module exposes
+the declared names only, and `import *` exports `spec["star_names"]`, so a helper a test
+imported (``approx``, ``Counter``) keeps its binding in any import order. Standard modules
+the tests read without importing (`spec["modules"]`) are imported here, never taken from
+the candidate.
 """
 
 from __future__ import annotations
@@ -232,11 +237,9 @@ def run_pytest(
     import pytest
 
     module = types.ModuleType(spec["module"])
-    shadowing = {n: f for n, f in candidate.items() if hasattr(builtins, n)}
-    for name, value in candidate.items():
-        if name not in shadowing:  # `from solution import *` must not rebind `abs`
-            setattr(module, name, value)
-    module.__getattr__ = lambda name: _module_attribute(spec["module"], shadowing, name)  # type: ignore[method-assign]
+    for name, value in candidate.items():  # declared names only (`bind_candidate`)
+        setattr(module, name, value)
+    module.__all__ = [n for n in spec.get("star_names", []) if n in candidate]  # type: ignore[attr-defined]
     sys.modules[spec["module"]] = module
     sys.path.insert(0, os.getcwd())
     recorder = _PytestRecorder()
@@ -255,14 +258,6 @@ def run_pytest(
     ]
     pytest.main(args, plugins=[recorder])
     return recorder.records
-
-
-def _module_attribute(module: str, shadowing: dict[str, Any], name: str) -> Any:
-    """PEP 562: a name like a builtin is the candidate's only when a test names it
-    (``from solution import sum``, ``solution.sum``); `import *` does not consult this."""
-    if name in shadowing:
-        return shadowing[name]
-    raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
 
 class _PytestRecorder:
@@ -294,15 +289,17 @@ FORMATS = {"check": run_check, "asserts": run_asserts, "pytest": run_pytest}
 
 
 def bind_candidate(
-    ns: dict[str, Any], names: list[str], entry_point: str | None, make: Any
+    ns: dict[str, Any], names: list[str], spec: dict[str, Any], make: Any
 ) -> dict[str, Any]:
-    """Put the candidate's functions called `names` into the tests' namespace, each made by
-    `make(name)`, where they shadow nothing (see the module doc); every function the
-    candidate offers, by name (a pytest module exposes them all, builtin names only when
-    asked for by name)."""
+    """Put the candidate's functions that the reference declares (`names` are those the
+    candidate offers), each made by `make(name)`, into the tests' namespace where they
+    shadow nothing (see the module doc); return them all by name (a pytest module exposes
+    them, builtin names only to a test that asks by name)."""
+    entry_point = spec.get("entry_point")
+    declared = set(spec.get("candidate_names", [])) | ({entry_point} if entry_point else set())
     offered = {}
     for name in names:
-        if not name.isidentifier() or name.startswith("__"):
+        if name not in declared or not name.isidentifier() or name.startswith("__"):
             continue
         offered[name] = function = make(name)
         if name == entry_point or (name not in ns and not hasattr(builtins, name)):
@@ -312,6 +309,11 @@ def bind_candidate(
 
 def _prelude(spec: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
     ns: dict[str, Any] = {"__name__": "__judge__"}
+    for name in spec.get("modules", []):
+        try:
+            ns[name] = __import__(name)
+        except Exception as exc:
+            report["prelude_error"] = repr(exc)[:500]
     if spec.get("prelude"):
         try:
             exec(compile(spec["prelude"], "prelude.py", "exec"), ns)
@@ -347,7 +349,7 @@ def judge_main() -> None:
     if hello.get("loaded"):
         ns = _prelude(spec, report)
         entry = spec.get("entry_point")
-        candidate = bind_candidate(ns, hello.get("names", []), entry, lambda n: Proxy(link, n))
+        candidate = bind_candidate(ns, hello.get("names", []), spec, lambda n: Proxy(link, n))
         if entry and entry not in hello.get("names", []):
             report["missing_entry_point"] = entry
         else:

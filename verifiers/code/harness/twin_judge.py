@@ -62,7 +62,7 @@ def _run_twin(spec: dict[str, Any], source: str, names: list[str], out: str) -> 
         twin: dict[str, Any] = {"__name__": "solution", "decode": decode}
         exec(compile(source, "twin.py", "exec"), twin)
         ns = _prelude(spec, {})
-        candidate = bind_candidate(ns, names, spec.get("entry_point"), twin.__getitem__)
+        candidate = bind_candidate(ns, names, spec, twin.__getitem__)
         records = FORMATS[spec["format"]](spec, ns, candidate)
     finally:
         with open(out, "w") as f:
