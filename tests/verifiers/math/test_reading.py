@@ -1,0 +1,32 @@
+"""Issue 26: the completion as rendered, and the final answer as a careful grader reads
+it. The table is cases_read.yaml (many instances per class, both directions)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from rewardsmith.verifiers import Sample, Status
+from rewardsmith.verifiers.math import MathAnswer
+from tests.verifiers.math.case_table import Case, load_cases
+
+CASES = load_cases(Path(__file__).with_name("cases_read.yaml"))
+CHECK = MathAnswer()
+
+
+def test_every_class_has_many_cases_both_ways() -> None:
+    count = Counter((c.rule, c.expected) for c in CASES)
+    for rule in {c.rule for c in CASES}:
+        assert count[(rule, True)] >= 2 and count[(rule, False)] >= 3, rule
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_case(case: Case) -> None:
+    verdict = CHECK(Sample(id="case", completion=case.pred, reference=case.gold))
+    detail = f"{verdict.status} {verdict.failure} {verdict.feedback} {dict(verdict.evidence)}"
+    if case.expected:
+        assert verdict.status is Status.PASS, detail
+    else:  # checked and wrong: never a pass, and never a score-None verdict standing in for 0
+        assert verdict.status is Status.FAIL and verdict.score == 0.0, detail
