@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from rewardsmith.verifiers.math.boxes import box_starts, from_boxes, hedge_key, matching_braces
 from rewardsmith.verifiers.math.endings import cut_at_turn_end, final_text, finished
 from rewardsmith.verifiers.math.fast import choice_letter
-from rewardsmith.verifiers.math.tails import stated_after
+from rewardsmith.verifiers.math.tails import retracted, stated_after
 
 __all__ = [
     "Extraction", "extract_answer", "has_several_items", "matching_braces", "stated_answer"
@@ -170,10 +170,21 @@ def _from_boxes(text: str) -> Extraction | None:
         return None
     found = Extraction(boxes.answer, "boxed", boxes.problem, boxes.candidates)
     if boxes.problem is None and boxes.answer is not None:
-        other = _restated(text[boxes.last_end :][:20_000], boxes.answer)
-        if other is not None and hedge_key(other) != hedge_key(boxes.answer):
-            return Extraction(boxes.answer, "restated", "hedged", (boxes.answer, other))
+        return _last_word(text[boxes.last_end :][:20_000], found)
     return found
+
+
+def _last_word(tail: str, found: Extraction, depth: int = 0) -> Extraction:
+    """`found`, unless the text after it states another answer: a retraction ("On second
+    thought, it is 13") names the new final answer, anything else is a hedge."""
+    assert found.answer is not None
+    other = _restated(tail, found.answer)
+    if other is None or hedge_key(other) == hedge_key(found.answer):
+        return found
+    if depth < 3 and retracted(tail, other):
+        rest = tail[tail.find(other) + len(other) :]
+        return _last_word(rest, Extraction(other, "retracted"), depth + 1)
+    return Extraction(found.answer, "restated", "hedged", (found.answer, other))
 
 
 def _after_phrase(text: str) -> Extraction | None:

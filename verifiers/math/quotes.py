@@ -1,0 +1,69 @@
+"""Boxes that are not answers: quoted boxes and the echoed instruction's empty box.
+
+A box the model quotes or asks about is not its answer: ``You asked: is it
+\\boxed{12}? No, it is 13.`` answers 13. A box is quoted when
+
+* it sits inside quotation marks on its line (``"..."``, ``“...”``), or
+* its sentence is a question (a ``?`` follows it before the sentence ends), or
+* its sentence reports what someone else said or asked (``you asked``, ``you wrote``,
+  ``asked whether``, ``the question says``, ...).
+
+Such a box is unwrapped (its content stays as text), so the other rules read the rest.
+An instruction the model echoes (``put your final answer within \\boxed{}``) is no box at
+all: its empty box is taken out, so the answer the model states is read.
+
+    >>> unquote_boxes(r"You asked: is it \\boxed{12}? No, it is 13.")
+    'You asked: is it 12? No, it is 13.'
+    >>> drop_echoed_instructions(r"Put your final answer within \\boxed{}. It is 7.")
+    'Put your final answer within a box. It is 7.'
+"""
+
+from __future__ import annotations
+
+import re
+
+from rewardsmith.verifiers.math.boxes import matching_braces
+
+__all__ = ["drop_echoed_instructions", "unquote_boxes"]
+
+_BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_ECHO = re.compile(
+    r"\b(?:within|in|inside|into|using|with|as)\s+(?:an?\s+|the\s+)?\$*\\(?:boxed|fbox)\s*"
+    r"\{\s*(?:\}|(?:your\s+)?(?:final\s+)?answer\s*\}|\\?\.\.\.\s*\}|\\(?:l|c)?dots\s*\})\$*",
+    re.IGNORECASE,
+)
+_SENTENCE_START = re.compile(r"(?:[.!?](?:\s|$)|\n)(?![^\n]*(?:[.!?](?:\s|$)|\n))")
+_REPORTED = re.compile(
+    r"\byou\s+(?:asked|wrote|said|suggested|claimed|proposed|guessed)\b|\basked\s+(?:whether|if)\b"
+    r"|\b(?:wondering|asks?|asking)\s+(?:whether|if)\b|\bwhether\b"
+    r"|\bthe\s+(?:question|problem|prompt|statement)\s+(?:says|states|reads|claims|asks)\b",
+    re.IGNORECASE,
+)
+_QUESTION = re.compile(r"[^.!\n]{0,200}?\?")
+
+
+def drop_echoed_instructions(text: str) -> str:
+    """The text with each echoed "within \\boxed{}" written as words."""
+    return _ECHO.sub(lambda m: m.group().split("\\")[0].rstrip("$ ") + " a box", text)
+
+
+def _quoted(text: str, start: int, end: int) -> bool:
+    line_start = text.rfind("\n", 0, start) + 1
+    line = text[line_start:start]
+    if line.count('"') % 2 == 1 or line.rfind("“") > line.rfind("”"):
+        return True
+    sentence = re.split(r"[.!?](?:\s|$)", line)[-1]
+    return bool(_REPORTED.search(sentence) or _QUESTION.match(text, end))
+
+
+def unquote_boxes(text: str) -> str:
+    """The text with quoted boxes unwrapped (see the module docstring)."""
+    starts = list(_BOX.finditer(text))
+    if not starts:
+        return text
+    pairs = matching_braces(text)
+    for match in reversed(starts):
+        end = pairs.get(match.end() - 1)
+        if end is not None and _quoted(text, match.start(), end + 1):
+            text = text[: match.start()] + text[match.end() : end] + text[end + 1 :]
+    return text
