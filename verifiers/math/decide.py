@@ -31,6 +31,7 @@ from rewardsmith.verifiers.killable import CallOutcome, call_with_limits
 from rewardsmith.verifiers.math.cost import Cost, estimate, over_budget
 from rewardsmith.verifiers.math.fast import as_number, numbers_equal, other_choices, split_choice
 from rewardsmith.verifiers.math.normalize import normalise
+from rewardsmith.verifiers.math.numerals import Based, as_plain, based, in_base
 from rewardsmith.verifiers.math.spelling import decimal_comma
 from rewardsmith.verifiers.math.units import Conversion, conversion, split_unit
 from rewardsmith.verifiers.math.words import as_words
@@ -96,6 +97,10 @@ def decide(gold: str, answer: str, settings: Settings) -> Decision:
     gold, answer = decimal_comma(gold, answer)
     if _squashed(gold) == _squashed(answer):  # "204_5" is "204_5" whatever it means
         return Decision(True, {"rule": "same_text", "path": "fast"})
+    bases = based(gold), based(answer)
+    if bases != (None, None):
+        return _bases(*bases, gold, answer)
+    gold, answer = as_plain(gold), as_plain(answer)  # 0.\overline{3}, "twelve"
     words = as_words(gold), as_words(answer)
     if words != (None, None):
         return Decision(words[0] == words[1], {"rule": "words", "path": "fast", "words": words})
@@ -108,6 +113,19 @@ def decide(gold: str, answer: str, settings: Settings) -> Decision:
         units = [q.unit.word if q.unit else None for q in (gold_quantity, answer_quantity)]
         return Decision(False, {"rule": "unit", "path": "fast", "units": units})
     return _values(gold_quantity.value, _scaled(answer_quantity.value, factor), settings)
+
+
+def _bases(gold_base: Based | None, answer_base: Based | None, gold: str, answer: str) -> Decision:
+    """Numerals with a base subscript compare by value; a bare numeral answered for a
+    based gold is read in the gold's base (``1011`` for ``1011_2``; ``11`` is then 3)."""
+    if gold_base is not None and answer_base is None:
+        answer_base = in_base(_squashed(answer), gold_base.base)
+    if answer_base is not None and gold_base is None:
+        number = as_number(gold)
+        value = number.value if number is not None else None
+        gold_base = Based(gold, 10, int(value)) if value is not None and value.denominator == 1 else None
+    equal = gold_base is not None and answer_base is not None and gold_base.value == answer_base.value
+    return Decision(equal, {"rule": "base", "path": "fast"})
 
 
 def _values(gold: str, answer: str, settings: Settings) -> Decision:
