@@ -303,8 +303,25 @@ def _vector(form: Form) -> tuple[Form, ...] | None:
     return None
 
 
+def _real_set(form: Form) -> sympy.Set | None:
+    """An interval or a union of intervals with real constant ends, as a sympy set."""
+    if isinstance(form, UnionOf):
+        parts = [_real_set(part) for part in form.parts]
+        return None if any(p is None for p in parts) else sympy.Union(*parts)
+    if not (isinstance(form, Bracketed) and len(form.items) == 2 and form.right in ")]"):
+        return None
+    ends = [item.value for item in form.items if isinstance(item, Expr)]
+    if len(ends) != 2 or any(e.free_symbols or e.is_extended_real is not True for e in ends):
+        return None
+    return sympy.Interval(ends[0], ends[1], form.left == "(", form.right == ")")
+
+
 def forms_equal(gold: Form, pred: Form, tol: Tolerance) -> Result:
     """Equality of two parsed answers, and the rule that decided it."""
+    if isinstance(gold, UnionOf) or isinstance(pred, UnionOf):  # (-oo, 0) U [0, 2] is (-oo, 2]
+        sets = _real_set(gold), _real_set(pred)
+        if sets[0] is not None and sets[1] is not None:
+            return bool(sets[0].symmetric_difference(sets[1]).is_empty), "set_of_reals"
     if isinstance(gold, Relation) and isinstance(pred, Relation):
         return _relations_equal(gold, pred, tol)
     if type(gold) is not type(pred):
