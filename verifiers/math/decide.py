@@ -122,9 +122,11 @@ def _bases(gold_base: Based | None, answer_base: Based | None, gold: str, answer
         answer_base = in_base(_squashed(answer), gold_base.base)
     if answer_base is not None and gold_base is None:
         number = as_number(gold)
-        value = number.value if number is not None else None
-        gold_base = Based(gold, 10, int(value)) if value is not None and value.denominator == 1 else None
-    equal = gold_base is not None and answer_base is not None and gold_base.value == answer_base.value
+        if number is not None and number.value.denominator == 1:
+            gold_base = Based(gold, 10, int(number.value))
+    equal = (
+        gold_base is not None and answer_base is not None and gold_base.value == answer_base.value
+    )
     return Decision(equal, {"rule": "base", "path": "fast"})
 
 

@@ -37,7 +37,9 @@ _DEFINITION = re.compile(
     r"|def\s*\\([A-Za-z]+)((?:#\d)*)\s*"
     r"|DeclareMathOperator\*?\s*\{\s*\\([A-Za-z]+)\s*\}\s*)\{"
 )
-_UNSUPPORTED = re.compile(r"\\(let|edef|gdef|xdef|csname|expandafter|catcode|futurelet)(?![A-Za-z])")
+_UNSUPPORTED = re.compile(
+    r"\\(let|edef|gdef|xdef|csname|expandafter|catcode|futurelet)(?![A-Za-z])"
+)
 _PROTECTED = frozenset((
     "boxed", "fbox", "color", "textcolor", "phantom", "hphantom", "vphantom", "iffalse",
     "fi", "text", "textbf", "mathrm", "mbox", "frac", "dfrac", "tfrac", "sqrt", "left",

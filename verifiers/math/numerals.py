@@ -30,11 +30,12 @@ from fractions import Fraction
 
 __all__ = ["Based", "as_plain", "based", "in_base"]
 
-_ONES = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen"
-).split()
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_ONES = [
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+    "eighteen", "nineteen",
+]  # fmt: skip
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 _WORD_VALUES = {w: i for i, w in enumerate(_ONES)} | {w: 20 + 10 * i for i, w in enumerate(_TENS)}
 _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9}
 _DENOMINATORS = {
@@ -43,7 +44,9 @@ _DENOMINATORS = {
     "seventh": 7, "sevenths": 7, "eighth": 8, "eighths": 8, "ninth": 9, "ninths": 9,
     "tenth": 10, "tenths": 10,
 }  # fmt: skip
-_TEXT = re.compile(r"^\$*\s*(?:\\(?:text|textbf|textrm|mathrm|mbox)\s*\{([^{}]*)\}|([^\\$]*))\s*\$*$")
+_TEXT = re.compile(
+    r"^\$*\s*(?:\\(?:text|textbf|textrm|mathrm|mbox)\s*\{([^{}]*)\}|([^\\$]*))\s*\$*$"
+)
 _DIGIT_NAMES = {"two": 2, "eight": 8, "ten": 10, "sixteen": 16, "three": 3, "five": 5}
 
 _D = r"\d{1,40}"

@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from rewardsmith.verifiers.math.boxes import box_starts, from_boxes, hedge_key, matching_braces
@@ -37,7 +38,7 @@ _EMPTY = re.compile(r"\s*")
 
 def _boxes(text: str) -> list[tuple[int, int]]:
     """(start of ``\\boxed``, end after its ``}``) of each closed top-level box."""
-    pairs, found = matching_braces(text), []
+    pairs, found = matching_braces(text), list[tuple[int, int]]()
     for brace in box_starts(text):
         end = pairs.get(brace)
         if end is not None and (not found or brace > found[-1][1]):
@@ -48,7 +49,7 @@ def _boxes(text: str) -> list[tuple[int, int]]:
 def _drop_retracted(text: str) -> str:
     """Unwrap every box that a later retraction takes back before another box."""
     spans = _boxes(text)
-    for (start, end), (after, _) in reversed(list(zip(spans, spans[1:], strict=False))):
+    for (start, end), (after, _) in reversed(list(itertools.pairwise(spans))):
         between = text[end:after]
         if RETRACTS.search(between) and not OFFERS.search(between):
             brace = text.index("{", start)
@@ -92,7 +93,7 @@ def _parts(text: str, found: Extraction, gold: str) -> Extraction:
         return Extraction(", ".join(found.candidates), "boxed_list")
     spans = _boxes(text)
     contents = [text[text.index("{", s) + 1 : e - 1].strip() for s, e in spans]
-    joined_by_or = any(_OR.search(text[e:s]) for (_, e), (s, _) in zip(spans, spans[1:]))
+    joined_by_or = any(_OR.search(text[e:s]) for (_, e), (s, _) in itertools.pairwise(spans))
     if _tuple_items(gold) != len(contents) or joined_by_or:
         return found
     return Extraction(f"({', '.join(contents)})", "boxed_parts")

@@ -114,8 +114,11 @@ def _checks(sentence: str, values: list[str]) -> bool:
     """A check of the answer: a checking word, no retraction or offer, computations only."""
     plain = _MATH.sub(" ", sentence)
     retracted = RETRACTS.search(re.sub(r"(?i)\bwait\b", " ", plain))
-    return bool(_CHECKS.search(sentence)) and not retracted and not OFFERS.search(plain) and (
-        all("=" in v for v in values)
+    return (
+        bool(_CHECKS.search(sentence))
+        and not retracted
+        and not OFFERS.search(plain)
+        and (all("=" in v for v in values))
     )
 
 
