@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import sympy
+from sympy.core.cache import clear_cache
 
 from rewardsmith.verifiers.math.budget import BudgetExceeded, cpu_budget
 from rewardsmith.verifiers.math.equivalence import (
@@ -358,6 +359,7 @@ def judge(
     """
     stage = ["gold"]
     spent: Callable[[], float] = lambda: 0.0  # noqa: E731
+    clear_cache()  # what an earlier comparison cached must not make this one cheaper
     try:
         with cpu_budget(budget_s) as spent:
             result = _judge(gold, pred, Tolerance(rel_tol, rounding_digits), stage)

@@ -30,3 +30,13 @@ def test_case(case: Case) -> None:
         assert verdict.status is Status.PASS, detail
     else:  # checked and wrong: never a pass, and never a score-None verdict standing in for 0
         assert verdict.status is Status.FAIL and verdict.score == 0.0, detail
+
+
+def test_worker_warm_up_exercises_each_shape() -> None:
+    # The budget measures work, not start-up (issue 26): the worker's warm-up must really
+    # run each comparison path (a warm-up pair that stopped parsing would warm nothing).
+    from rewardsmith.verifiers.math.forms import judge
+    from rewardsmith.verifiers.math.worker import _WARM_UP
+
+    for gold, answer in _WARM_UP:
+        assert judge(gold, answer, 0.0, 3, 30.0)["outcome"] == "equal", (gold, answer)
