@@ -119,7 +119,8 @@ def _bases(gold_base: Based | None, answer_base: Based | None, gold: str, answer
     """Numerals with a base subscript compare by value; a bare numeral answered for a
     based gold is read in the gold's base (``1011`` for ``1011_2``; ``11`` is then 3)."""
     if gold_base is not None and answer_base is None:
-        answer_base = in_base(_squashed(answer), gold_base.base)
+        bare = _squashed(answer).rsplit("=", 1)[-1].strip()  # "n = 1011"
+        answer_base = in_base(bare, gold_base.base)
     if answer_base is not None and gold_base is None:
         number = as_number(gold)
         if number is not None and number.value.denominator == 1:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rewardsmith.verifiers.math.numerals import repeating_decimals
 from rewardsmith.verifiers.math.units import split_unit
 
 __all__ = ["Normalised", "normalise", "unwrap_command"]
@@ -95,6 +96,7 @@ def normalise(text: str) -> Normalised:
         if char in text:
             text = text.replace(char, replacement)
     text = _strip_delimiters(text)
+    text = repeating_decimals(text)  # "x = 0.\overline{3}": numerals.py
     text = _E_NOTATION.sub(r"\1 \\times 10^{\2}", text)
     text = _REALS.sub(r"(-\\infty, \\infty)", text)  # the real line is an interval
     text = split_unit(text).value  # a trailing unit says nothing about the value (units.py)

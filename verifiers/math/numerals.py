@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["Based", "as_plain", "based", "in_base"]
+__all__ = ["Based", "as_plain", "based", "in_base", "repeating_decimals"]
 
 _ONES = [
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
@@ -50,14 +50,16 @@ _TEXT = re.compile(
 _DIGIT_NAMES = {"two": 2, "eight": 8, "ten": 10, "sixteen": 16, "three": 3, "five": 5}
 
 _D = r"\d{1,40}"
-_OVERLINE = re.compile(rf"(-?)(\d{{1,40}})\.(\d{{0,40}})\\overline\s*(?:\{{\s*({_D})\s*\}}|(\d))")
+_OVERLINE = re.compile(
+    rf"(-?)(\d{{0,40}})\.(\d{{0,40}})\\(?:overline|bar)\s*(?:\{{\s*({_D})\s*\}}|(\d))"
+)
 _PARENS = re.compile(rf"(-?)(\d{{1,40}})\.(\d{{0,40}})\(({_D})\)")
 _DOTS = re.compile(r"(-?)(\d{1,40})\.(\d{0,40})((?:\\dot\s*\{\s*\d\s*\}|\\dot\s*\d|\d){1,40})")
 _DOT = re.compile(r"\\dot\s*\{?\s*(\d)\s*\}?")
 _ELLIPSIS = re.compile(r"(-?)(\d{1,40})\.(\d{1,40})\s*(?:\\ldots|\\dots|\\cdots|\.\.\.|…)")
 _BASED = re.compile(
     r"\(?([0-9A-Za-z]{1,64})\)?_\s*(?:\{\s*\(?(\d{1,2})\)?\s*\}|\(?(\d)\)?"
-    r"|\{\s*\\(?:text|mathrm)\s*\{\s*([a-z]+)\s*\}\s*\})"
+    r"|\{\s*\\(?:text|mathrm)\s*\{\s*([a-z]+)\s*\}\s*\}|\{\s*(two|eight|sixteen)\s*\})"
 )
 
 
@@ -77,7 +79,7 @@ def _fraction_text(value: Fraction) -> str:
 
 def _repeating(sign: str, whole: str, fixed: str, period: str) -> str:
     """The exact value of ``whole.fixed(period)(period)...``."""
-    value = Fraction(int(whole)) + Fraction(int(fixed or "0"), 10 ** len(fixed))
+    value = Fraction(int(whole or "0")) + Fraction(int(fixed or "0"), 10 ** len(fixed))
     value += Fraction(int(period), (10 ** len(period) - 1) * 10 ** len(fixed))
     return _fraction_text(-value if sign else value)
 
@@ -115,7 +117,9 @@ def _decimal(text: str) -> str | None:
 def _integer(words: list[str]) -> int | None:
     total, group = 0, None
     for word in words:
-        if word in _WORD_VALUES:
+        if word.isdigit() and group is None and len(word) <= 40:  # "2 million"
+            group = int(word)
+        elif word in _WORD_VALUES:
             group = (group or 0) + _WORD_VALUES[word]
         elif word == "hundred" and group is not None and group < 100:
             group *= 100
@@ -150,8 +154,11 @@ def based(text: str) -> Based | None:
     match = _BASED.fullmatch(text.strip().strip("$").strip())
     if match is None:
         return None
-    base = int(match[2] or match[3] or 0) or _DIGIT_NAMES.get(match[4] or "", 0)
-    return in_base(match[1], base)
+    base = int(match[2] or match[3] or 0) or _DIGIT_NAMES.get(match[4] or match[5] or "", 0)
+    digits = match[1]
+    if not digits[0].isdigit() and (base <= 10 or len(digits) < 2):
+        return None  # "a_{16}" is the 16th term, not hex 10
+    return in_base(digits, base)
 
 
 def in_base(digits: str, base: int) -> Based | None:
@@ -162,6 +169,20 @@ def in_base(digits: str, base: int) -> Based | None:
         return Based(digits, base, int(digits, base))
     except ValueError:
         return None
+
+
+_INNER = re.compile(
+    rf"{_OVERLINE.pattern}|{_PARENS.pattern}|(-?)(\d{{1,40}})\.(\d{{0,40}})"
+    r"(?:\\dot\s*\{\s*\d\s*\}|\\dot\s*\d|\d){0,40}\\dot\s*\{?\s*\d\s*\}?"
+)
+
+
+def repeating_decimals(text: str) -> str:
+    """`text` with every repeating decimal written with a bar, dots or parentheses
+    replaced by its fraction in parentheses (``x = 0.\\overline{3}``)."""
+    if not re.search(r"\\(?:overline|bar|dot)|\d\.\d*\(", text):
+        return text
+    return _INNER.sub(lambda m: f"({_decimal(m.group()) or m.group()})", text)
 
 
 def as_plain(text: str) -> str:

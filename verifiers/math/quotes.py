@@ -6,7 +6,8 @@ A box the model quotes or asks about is not its answer: ``You asked: is it
 * it sits inside quotation marks on its line (``"..."``, ``“...”``), or
 * its sentence is a question (a ``?`` follows it before the sentence ends), or
 * its sentence reports what someone else said or asked (``you asked``, ``you wrote``,
-  ``asked whether``, ``the question says``, ...).
+  ``asked whether``, ``the question says``, ...) or names a wrong answer (``a common
+  mistake is``, ``one might think``, ``the incorrect answer``).
 
 Such a box is unwrapped (its content stays as text), so the other rules read the rest.
 An instruction the model echoes (``put your final answer within \\boxed{}``) is no box at
@@ -15,7 +16,7 @@ all: its empty box is taken out, so the answer the model states is read.
     >>> unquote_boxes(r"You asked: is it \\boxed{12}? No, it is 13.")
     'You asked: is it 12? No, it is 13.'
     >>> drop_echoed_instructions(r"Put your final answer within \\boxed{}. It is 7.")
-    'Put your final answer within a box. It is 7.'
+    ' It is 7.'
 """
 
 from __future__ import annotations
@@ -32,19 +33,29 @@ _ECHO = re.compile(
     r"\{\s*(?:\}|(?:your\s+)?(?:final\s+)?answer\s*\}|\\?\.\.\.\s*\}|\\(?:l|c)?dots\s*\})\$*",
     re.IGNORECASE,
 )
-_SENTENCE_START = re.compile(r"(?:[.!?](?:\s|$)|\n)(?![^\n]*(?:[.!?](?:\s|$)|\n))")
+_SENTENCE_END = re.compile(r"[.!?]\)?(?:\s|$)|\n")
 _REPORTED = re.compile(
     r"\byou\s+(?:asked|wrote|said|suggested|claimed|proposed|guessed)\b|\basked\s+(?:whether|if)\b"
     r"|\b(?:wondering|asks?|asking)\s+(?:whether|if)\b|\bwhether\b"
-    r"|\bthe\s+(?:question|problem|prompt|statement)\s+(?:says|states|reads|claims|asks)\b",
+    r"|\bthe\s+(?:question|problem|prompt|statement)\s+(?:says|states|reads|claims|asks)\b"
+    r"|\b(?:one|you|someone|students?|many)\s+(?:might|may|could|would)\s+(?:think|guess|say|answer)"
+    r"|\bcommon\s+(?:mistake|error|wrong\s+answer)|\b(?:incorrect|wrong)\s+answer\b",
     re.IGNORECASE,
 )
+# Where the clause a box sits in starts: a sentence end, or a "but" that turns from a
+# reported answer to the model's own ("One might think X, but it is \\boxed{13}").
+_CLAUSE_END = re.compile(r"[.!?](?:\s|$)|;|\bbut\b|\bhowever\b", re.IGNORECASE)
 _QUESTION = re.compile(r"[^.!\n]{0,200}?\?")
 
 
 def drop_echoed_instructions(text: str) -> str:
-    """The text with each echoed "within \\boxed{}" written as words."""
-    return _ECHO.sub(lambda m: m.group().split("\\")[0].rstrip("$ ") + " a box", text)
+    """The text without the sentences that echo "put your final answer within \\boxed{}"
+    (their "final answer" is no answer phrase either)."""
+    for match in reversed(list(_ECHO.finditer(text))):
+        starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())]
+        end = _SENTENCE_END.search(text, match.end())
+        text = text[: starts[-1] if starts else 0] + " " + text[end.end() if end else len(text) :]
+    return text
 
 
 def _quoted(text: str, start: int, end: int) -> bool:
@@ -52,7 +63,7 @@ def _quoted(text: str, start: int, end: int) -> bool:
     line = text[line_start:start]
     if line.count('"') % 2 == 1 or line.rfind("“") > line.rfind("”"):
         return True
-    sentence = re.split(r"[.!?](?:\s|$)", line)[-1]
+    sentence = _CLAUSE_END.split(line)[-1]
     return bool(_REPORTED.search(sentence) or _QUESTION.match(text, end))
 
 

@@ -34,6 +34,7 @@ __all__ = ["read_answer"]
 
 _OR = re.compile(r"\bor\b|/", re.IGNORECASE)
 _EMPTY = re.compile(r"\s*")
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def _boxes(text: str) -> list[tuple[int, int]]:
@@ -51,7 +52,8 @@ def _drop_retracted(text: str) -> str:
     spans = _boxes(text)
     for (start, end), (after, _) in reversed(list(itertools.pairwise(spans))):
         between = text[end:after]
-        if RETRACTS.search(between) and not OFFERS.search(between):
+        last = _SENTENCES.split(between.rstrip(" $"))[-1]  # where the new box is offered
+        if RETRACTS.search(between) and not OFFERS.search(last):
             brace = text.index("{", start)
             text = text[:start] + text[brace + 1 : end - 1] + text[end:]
     return text

@@ -4,9 +4,9 @@ A reward that reads text the reader cannot see pays for an answer nobody was sho
 extraction the completion is rendered, roughly as Markdown with MathJax/LaTeX would be:
 
 * **hidden** (kept apart in `Rendered.hidden`): ``\\phantom{..}``, ``\\hphantom``,
-  ``\\vphantom``; text in a colour equal to the (white) background (``\\color{white}``
+  ``\\vphantom``, ``\\scalebox{0}``; text in a colour equal to the (white) background (``\\color{white}``
   to the end of its group or formula, ``\\textcolor{white}{..}``, ``#fff``, ``#FFFFFF``,
-  ``rgb 1,1,1``, ``gray 1``); HTML comments ``<!-- .. -->``; ``\\iffalse .. \\fi``; LaTeX
+  ``rgb 1,1,1``, ``gray 1``); HTML comments ``<!-- .. -->`` and elements styled ``display:none`` or ``hidden``; ``\\iffalse .. \\fi``; LaTeX
   ``%`` comments (a ``%`` that starts its line, or that is not after a digit and has a
   command after it on its line: ``25%`` and ``n % 4`` stay text; ``\\%`` is a percent);
 * **dropped** (neither seen as an answer nor a hedge): fenced code blocks and inline code
@@ -36,12 +36,18 @@ from rewardsmith.verifiers.math.macros import expand_macros
 __all__ = ["Rendered", "render"]
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+# An HTML element the page does not show: display:none, visibility:hidden, hidden.
+_HTML_HIDDEN = re.compile(
+    r"<(span|div|p|font)\b[^>]*(?:display\s*:\s*none|visibility\s*:\s*hidden|\shidden\b)"
+    r"[^>]*>.*?(?:</\1\s*>|\Z)",
+    re.DOTALL | re.IGNORECASE,
+)
 _IFFALSE = re.compile(r"\\iffalse(?![A-Za-z]).*?(?:\\fi(?![A-Za-z])|\Z)", re.DOTALL)
 # A comment: "%" first on its line, or not after a digit (or "\") with a command after it.
 _COMMENT = re.compile(r"(?m)^[ \t]*%[^\n]*|(?<![\\\d])(?<!\d )%(?=[^\n]*\\[A-Za-z])[^\n]*")
 _FENCE = re.compile(r"(?ms)^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)")
 _INLINE_CODE_BOX = re.compile(r"`[^`\n]*\\(?:boxed|fbox)[^`\n]*`")
-_PHANTOM = re.compile(r"\\[hv]?phantom\s*\{")
+_PHANTOM = re.compile(r"\\[hv]?phantom\s*\{|\\scalebox\s*\{\s*0*\.?0*\s*\}\s*\{")
 _TEXTCOLOR = re.compile(r"\\textcolor\s*(?:\[([^\]]*)\])?\s*\{([^{}]*)\}\s*\{")
 _COLOR = re.compile(r"\\color\s*(?:\[([^\]]*)\])?\s*\{([^{}]*)\}")
 # Where a \color switch ends: its group's "}", the end of its formula, or a blank line.
@@ -120,7 +126,7 @@ def render(text: str) -> Rendered:
     text = _FENCE.sub("\n", text)
     text = _INLINE_CODE_BOX.sub(" ", text)
     hidden: list[str] = []
-    for pattern in (_HTML_COMMENT, _IFFALSE, _COMMENT):
+    for pattern in (_HTML_COMMENT, _HTML_HIDDEN, _IFFALSE, _COMMENT):
         hidden += [m.group() for m in pattern.finditer(text)]
         text = pattern.sub(lambda m: "\n" if "\n" in m.group() else " ", text)
     expanded = expand_macros(text)

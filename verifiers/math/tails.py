@@ -43,7 +43,8 @@ RETRACTS = re.compile(
     r"\b(?:actually|wait|correction|corrected|correcting|rather|instead|i\s+mean|"
     r"on\s+(?:second\s+thought|reflection|closer\s+inspection)|scratch\s+that|oops|"
     r"(?:my|a|an)\s+(?:mistake|error|miscalculation)|should\s+(?:be|have\s+been)|"
-    r"(?:that|this|it)\s+(?:is|was|'s)\s+(?:wrong|incorrect)|let\s+me\s+correct)\b",
+    r"(?:that|this|it)\s+(?:is|was|'s)\s+(?:wrong|incorrect|not\s+right)|let\s+me\s+correct|"
+    r"i\s+was\s+wrong|(?:is|was)n't\s+(?:right|correct))\b",
     re.IGNORECASE,
 )
 # Words that offer another answer beside the first: a hedge.
