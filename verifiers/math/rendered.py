@@ -4,11 +4,12 @@ A reward that reads text the reader cannot see pays for an answer nobody was sho
 extraction the completion is rendered, roughly as Markdown with MathJax/LaTeX would be:
 
 * **hidden** (kept apart in `Rendered.hidden`): ``\\phantom{..}``, ``\\hphantom``,
-  ``\\vphantom``, ``\\scalebox{0}``; text in a colour equal to the (white) background (``\\color{white}``
-  to the end of its group or formula, ``\\textcolor{white}{..}``, ``#fff``, ``#FFFFFF``,
-  ``rgb 1,1,1``, ``gray 1``); HTML comments ``<!-- .. -->`` and elements styled ``display:none`` or ``hidden``; ``\\iffalse .. \\fi``; LaTeX
-  ``%`` comments (a ``%`` that starts its line, or that is not after a digit and has a
-  command after it on its line: ``25%`` and ``n % 4`` stay text; ``\\%`` is a percent);
+  ``\\vphantom``, ``\\scalebox{0}``; text in a colour equal to the (white) background
+  (``\\color{white}`` to the end of its group or formula, ``\\textcolor{white}{..}``,
+  ``#fff``, ``#FFFFFF``, ``rgb 1,1,1``, ``gray 1``); HTML comments ``<!-- .. -->`` and
+  elements styled ``display:none`` or ``hidden``; ``\\iffalse .. \\fi``; LaTeX ``%``
+  comments (a ``%`` that starts its line, or that is not after a digit and has a command
+  after it on its line: ``25%`` and ``n % 4`` stay text; ``\\%`` is a percent);
 * **dropped** (neither seen as an answer nor a hedge): fenced code blocks and inline code
   that holds a box (code is not the final answer);
 * **unwrapped**: other colours (``\\color{red}``, ``\\textcolor{blue}{13}`` is 13);
