@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from rewardsmith.verifiers.math.boxes import box_starts, from_boxes, hedge_key, matching_braces
 from rewardsmith.verifiers.math.endings import cut_at_turn_end, final_text, finished
 from rewardsmith.verifiers.math.fast import choice_letter
+from rewardsmith.verifiers.math.numerals import words_to_digits
 from rewardsmith.verifiers.math.tails import retracted, stated_after
 
 __all__ = [
@@ -390,6 +391,8 @@ def _fallback(text: str) -> Extraction:
     found = _final_math(line)
     if found is None and _bare_latex(line):
         found = Extraction(_bare_latex(line), "final_math")
+    if found is None and not _NUMBER.search(line):  # "So there are five ways."
+        found = _last_number(words_to_digits(line))
     return found or _last_number(line) or Extraction(None, "none")
 
 

@@ -14,9 +14,11 @@ records the one thing that does and is removed: a percent sign.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
+from rewardsmith.verifiers.math.fast import as_number
 from rewardsmith.verifiers.math.numerals import repeating_decimals
 from rewardsmith.verifiers.math.units import split_unit
 
@@ -69,6 +71,25 @@ _REALS = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?(?![A-Za-z^_])")
 _MIXED_NUMBER = re.compile(r"(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}")
 
 
+_PUNCTURED = re.compile(
+    r"\(\s*-\s*\\infty\s*,\s*\\infty\s*\)\s*\\(?:setminus|backslash)\s*\\\{([^{}]{1,200})\\\}"
+    r"|[a-z]\s*(?:\\neq?|!=)\s*(-?\d+(?:\.\d+)?)"
+)
+
+
+def _punctured_line(text: str) -> str:
+    """The real line without finitely many plain numbers, as a union of open intervals."""
+    match = _PUNCTURED.fullmatch(text.strip())
+    if match is None:
+        return text
+    numbers = [as_number(p.strip()) for p in (match[1] or match[2]).split(",")]
+    if any(n is None for n in numbers):
+        return text
+    points = sorted({n.value for n in numbers if n is not None})
+    ends = ["-\\infty", *(f"{p.numerator}/{p.denominator}" for p in points), "\\infty"]
+    return " \\cup ".join(f"({a}, {b})" for a, b in itertools.pairwise(ends))
+
+
 @dataclass(frozen=True, slots=True)
 class Normalised:
     """An answer ready to parse, and whether a percent sign was removed from it."""
@@ -99,6 +120,7 @@ def normalise(text: str) -> Normalised:
     text = repeating_decimals(text)  # "x = 0.\overline{3}": numerals.py
     text = _E_NOTATION.sub(r"\1 \\times 10^{\2}", text)
     text = _REALS.sub(r"(-\\infty, \\infty)", text)  # the real line is an interval
+    text = _punctured_line(text)  # R \ {1} and x \ne 1 are (-oo, 1) U (1, oo)
     text = split_unit(text).value  # a trailing unit says nothing about the value (units.py)
     text = re.sub(r"\\[dtc]frac(?![A-Za-z])", r"\\frac", text)
     text = re.sub(r"\\[dt]binom(?![A-Za-z])", r"\\binom", text)

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["Based", "as_plain", "based", "in_base", "repeating_decimals"]
+__all__ = ["Based", "as_plain", "based", "in_base", "repeating_decimals", "words_to_digits"]
 
 _ONES = [
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
@@ -59,7 +59,7 @@ _DOT = re.compile(r"\\dot\s*\{?\s*(\d)\s*\}?")
 _ELLIPSIS = re.compile(r"(-?)(\d{1,40})\.(\d{1,40})\s*(?:\\ldots|\\dots|\\cdots|\.\.\.|…)")
 _BASED = re.compile(
     r"\(?([0-9A-Za-z]{1,64})\)?_\s*(?:\{\s*\(?(\d{1,2})\)?\s*\}|\(?(\d)\)?"
-    r"|\{\s*\\(?:text|mathrm)\s*\{\s*([a-z]+)\s*\}\s*\}|\{\s*(two|eight|sixteen)\s*\})"
+    r"|\{\s*\\(?:text|mathrm)\s*\{\s*([a-z]+|\d{1,2})\s*\}\s*\}|\{\s*(two|eight|sixteen)\s*\})"
 )
 
 
@@ -154,7 +154,10 @@ def based(text: str) -> Based | None:
     match = _BASED.fullmatch(text.strip().strip("$").strip())
     if match is None:
         return None
-    base = int(match[2] or match[3] or 0) or _DIGIT_NAMES.get(match[4] or match[5] or "", 0)
+    named = match[4] or match[5] or ""
+    base = int(match[2] or match[3] or 0) or (
+        int(named) if named.isdigit() else _DIGIT_NAMES.get(named, 0)
+    )
     digits = match[1]
     if not digits[0].isdigit() and (base <= 10 or len(digits) < 2):
         return None  # "a_{16}" is the 16th term, not hex 10
@@ -183,6 +186,23 @@ def repeating_decimals(text: str) -> str:
     if not re.search(r"\\(?:overline|bar|dot)|\d\.\d*\(", text):
         return text
     return _INNER.sub(lambda m: f"({_decimal(m.group()) or m.group()})", text)
+
+
+_NUMBER_WORD = "|".join([*_ONES, *_TENS, "hundred", "thousand", "million", "billion"])
+_WORD_RUN = re.compile(
+    rf"\b(?:{_NUMBER_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_NUMBER_WORD}))*\b", re.IGNORECASE
+)
+
+
+def words_to_digits(line: str) -> str:
+    """`line` with each run of English number words written in digits ("five ways" is
+    "5 ways"); for reading a number off a last line that has none in digits."""
+    return _WORD_RUN.sub(_run_in_digits, line)
+
+
+def _run_in_digits(match: re.Match[str]) -> str:
+    value = _integer(match.group().lower().replace("-", " ").split())
+    return match.group() if value is None else str(value)
 
 
 def as_plain(text: str) -> str:
