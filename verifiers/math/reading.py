@@ -28,7 +28,7 @@ from rewardsmith.verifiers.math.boxes import box_starts, from_boxes, hedge_key, 
 from rewardsmith.verifiers.math.extract import Extraction, extract_answer, has_several_items
 from rewardsmith.verifiers.math.quotes import drop_echoed_instructions, unquote_boxes
 from rewardsmith.verifiers.math.rendered import render
-from rewardsmith.verifiers.math.tails import OFFERS, RETRACTS
+from rewardsmith.verifiers.math.tails import OFFERS, RETRACTS, TENTATIVE
 
 __all__ = ["read_answer"]
 
@@ -53,7 +53,7 @@ def _drop_retracted(text: str) -> str:
     for (start, end), (after, _) in reversed(list(itertools.pairwise(spans))):
         between = text[end:after]
         last = _SENTENCES.split(between.rstrip(" $"))[-1]  # where the new box is offered
-        if RETRACTS.search(between) and not OFFERS.search(last):
+        if RETRACTS.search(between) and not (OFFERS.search(last) or TENTATIVE.search(last)):
             brace = text.index("{", start)
             text = text[:start] + text[brace + 1 : end - 1] + text[end:]
     return text

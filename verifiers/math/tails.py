@@ -34,16 +34,16 @@ from rewardsmith.verifiers.math.boxes import hedge_key
 from rewardsmith.verifiers.math.fast import choice_letter
 from rewardsmith.verifiers.math.words import as_words
 
-__all__ = ["OFFERS", "RETRACTING", "RETRACTS", "retracted", "stated_after"]
+__all__ = ["OFFERS", "RETRACTING", "RETRACTS", "TENTATIVE", "retracted", "stated_after"]
 
 _MAX_TAIL = 4_000
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 # Words that take an answer back: the value they name is the model's new final answer.
 RETRACTS = re.compile(
-    r"\b(?:actually|wait|correction|corrected|correcting|rather|instead|i\s+mean|"
+    r"\b(?:actually|wait,?\s+(?:no\b|it'?s\b|it\s+is\b|that'?s\s+(?:wrong|not))|no,?\s+wait|correction|corrected|correcting|rather|instead|i\s+mean|"
     r"on\s+(?:second\s+thought|reflection|closer\s+inspection)|scratch\s+that|oops|"
     r"(?:my|a|an)\s+(?:mistake|error|miscalculation)|should\s+(?:be|have\s+been)|"
-    r"(?:that|this|it)\s+(?:is|was|'s)\s+(?:wrong|incorrect|not\s+right)|let\s+me\s+correct|"
+    r"(?:that|this|it)(?:\s+(?:is|was)|'s|’s)\s+(?:wrong|incorrect|not\s+(?:right|correct))|let\s+me\s+correct|"
     r"i\s+was\s+wrong|(?:is|was)n't\s+(?:right|correct))\b",
     re.IGNORECASE,
 )
@@ -53,7 +53,12 @@ OFFERS = re.compile(
     r"unless|however|though|although|either|ou|oder|oppure|sinon)\b|или|或",
     re.IGNORECASE,
 )
-RETRACTING = re.compile(f"{RETRACTS.pattern}|{OFFERS.pattern}", re.IGNORECASE)
+RETRACTING = re.compile(f"{RETRACTS.pattern}|{OFFERS.pattern}|\\bwait\\b", re.IGNORECASE)
+# A value tried or checked, not asserted: a retraction must assert its value.
+TENTATIVE = re.compile(
+    r"\b(?:let\s+me|let'?s|check\w*|verif\w*|try|test|suppose|assume|if|whether)\b|\?",
+    re.IGNORECASE,
+)
 # A sentence that checks the answer ("Wait, let me verify: 3*7 - 1 = 20."): its
 # computations are not answers.
 _CHECKS = re.compile(
@@ -154,4 +159,9 @@ def retracted(tail: str, value: str) -> bool:
     starts = [m.end() for m in _SENTENCE_END.finditer(tail, 0, at)]
     end = _SENTENCE_END.search(tail, at + len(value))
     sentence = tail[starts[-1] if starts else 0 : end.start() if end else len(tail)]
-    return bool(RETRACTS.search(tail[:at])) and not OFFERS.search(_MATH.sub(" ", sentence))
+    plain = _MATH.sub(" ", sentence)
+    return (
+        bool(RETRACTS.search(tail[:at]))
+        and not OFFERS.search(plain)
+        and not (TENTATIVE.search(plain))
+    )
