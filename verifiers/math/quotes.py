@@ -34,12 +34,17 @@ _ECHO = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"[.!?]\)?(?:\s|$)|\n")
+# Someone else's words, anywhere in the box's clause ("You asked whether it is X").
 _REPORTED = re.compile(
-    r"\byou\s+(?:asked|wrote|said|suggested|claimed|proposed|guessed)\b|\basked\s+(?:whether|if)\b"
-    r"|\b(?:wondering|asks?|asking)\s+(?:whether|if)\b|\bwhether\b"
-    r"|\bthe\s+(?:question|problem|prompt|statement)\s+(?:says|states|reads|claims|asks)\b"
-    r"|\b(?:one|you|someone|students?|many)\s+(?:might|may|could|would)\s+(?:think|guess|say|answer)"
-    r"|\bcommon\s+(?:mistake|error|wrong\s+answer)|\b(?:incorrect|wrong)\s+answer\b",
+    r"\byou\s+(?:asked|wrote|said|suggested|claimed|proposed|guessed)\b"
+    r"|\b(?:asked|asks|asking|wondering)\s+(?:whether|if)\b|\bwhether\s+(?:the\s+answer|it)\s+is\b"
+    r"|\bthe\s+(?:question|problem|prompt)\s+(?:says|states|reads|claims|asks)\s*:",
+    re.IGNORECASE,
+)
+# A wrong answer named right before the box ("A common mistake is to answer X").
+_NAMED_WRONG = re.compile(
+    r"(?:\b(?:one|you|someone|students?|many)\s+(?:might|may|could|would)\s+(?:think|guess|say"
+    r"|answer)|\bcommon\s+(?:mistake|error)|\b(?:incorrect|wrong)\s+answer)[^.!?;]{0,40}$",
     re.IGNORECASE,
 )
 # Where the clause a box sits in starts: a sentence end, or a "but" that turns from a
@@ -64,7 +69,10 @@ def _quoted(text: str, start: int, end: int) -> bool:
     if line.count('"') % 2 == 1 or line.rfind("“") > line.rfind("”"):
         return True
     sentence = _CLAUSE_END.split(line)[-1]
-    return bool(_REPORTED.search(sentence) or _QUESTION.match(text, end))
+    before = sentence.rstrip(" $")
+    return bool(
+        _REPORTED.search(sentence) or _NAMED_WRONG.search(before) or _QUESTION.match(text, end)
+    )
 
 
 def unquote_boxes(text: str) -> str:
