@@ -51,7 +51,9 @@ __all__ = [
 ]  # fmt: skip
 
 _PHRASE = re.compile(
-    r"\b(?:final\s+answer|the\s+answer|answer)\b(?:\s+is)?\s*[:：]?[\s*:]*", re.IGNORECASE
+    r"(?<!\\)\b(?:final\s+answer|the\s+answer|answer|the\s+(?:solutions|roots)\s+are)\b"
+    r"(?:\s+is)?\s*[:：]?[\s*:]*",
+    re.IGNORECASE,
 )
 _FINAL_MATH = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+)\$", re.DOTALL)
 # A number not glued to a word before it ("AZYUK2A" has none); a unit may follow ("5cm").
@@ -80,7 +82,10 @@ _NUMBER_PERCENT = re.compile(_NUMBER.pattern + r"(?:\s*\\?%)?")
 _HEDGED_NUMBER = re.compile(
     r"\b(?:not|no|never|cannot|than|least|most|about|approximately|around|nearly|almost|or|either|"
     r"sqrt|square\s+root|root|pi|over|squared|cubed|power|log|ln|exp|sin|cos|tan|negative|"
-    r"minus|plus|times|divided|half|third|quarter|fraction|reciprocal|inverse)\b|n't\b",
+    r"minus|plus|times|divided|half|third|quarter|fraction|reciprocal|inverse|under|within|"
+    r"roughly|near|multiple|twice|thrice|double|triple|fold|except|guess|probably|likely|"
+    r"maybe|perhaps|possibly|otherwise|assuming|unless|if|rounded|less|more|percent|page|"
+    r"problem|question|step|attempts?|confidence)\b|n't\b|\d(?:st|nd|rd|th)\b",
     re.IGNORECASE,
 )
 # A value read off the end of the text that the text itself denies.

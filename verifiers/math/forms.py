@@ -130,6 +130,8 @@ def _answer_side(rel: Relation) -> Form | None:
         # "3 \cdot 4 = 12" answers 12; "7 = 11a + c" is an equation, not an answer 11a + c.
         if not computed or not (isinstance(last, Expr) and last.value.free_symbols):
             return last
+        if len(rel.sides) == 2 and isinstance(last, Expr) and last.value.is_Symbol:
+            return first  # "3 = x" answers 3, as "x = 3" does
         return None
     found = _as_interval(rel)
     return found[1] if found is not None else None

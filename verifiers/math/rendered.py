@@ -12,7 +12,10 @@ extraction the completion is rendered, roughly as Markdown with MathJax/LaTeX wo
   after it on its line: ``25%`` and ``n % 4`` stay text; ``\\%`` is a percent);
 * **dropped** (neither seen as an answer nor a hedge): fenced code blocks and inline code
   that holds a box (code is not the final answer);
-* **unwrapped**: other colours (``\\color{red}``, ``\\textcolor{blue}{13}`` is 13);
+* **the declared answer**: the content of the last ``<answer>..</answer>`` (R1-style
+  templates) is the text the answer is read from;
+* **unwrapped**: inline code without a box (``The answer is `12`.``), other colours
+  (``\\color{red}``, ``\\textcolor{blue}{13}`` is 13);
 * user macros are expanded (`rewardsmith.verifiers.math.macros`) and Unicode digits read
   as printed (`rewardsmith.verifiers.math.glyphs`); either may refuse the text
   (`Rendered.refused`), a format failure.
@@ -48,6 +51,8 @@ _IFFALSE = re.compile(r"\\iffalse(?![A-Za-z]).*?(?:\\fi(?![A-Za-z])|\Z)", re.DOT
 _COMMENT = re.compile(r"(?m)^[ \t]*%[^\n]*|(?<![\\\d])(?<!\d )%(?=[^\n]*\\[A-Za-z])[^\n]*")
 # A fenced block, wherever its fence starts ("Sure! ```\n...\n```"), to its closing fence.
 _FENCE = re.compile(r"(```|~~~).*?(?:\1|\Z)", re.DOTALL)
+_INLINE_CODE = re.compile(r"`([^`\n]{1,200})`")
+_ANSWER_TAG = re.compile(r"<answer>(.*?)(?:</answer>|\Z)", re.DOTALL | re.IGNORECASE)
 _INLINE_CODE_BOX = re.compile(r"`[^`\n]*\\(?:boxed|fbox)[^`\n]*`")
 _PHANTOM = re.compile(r"\\[hv]?phantom\s*\{|\\scalebox\s*\{\s*0*\.?0*\s*\}\s*\{")
 _TEXTCOLOR = re.compile(r"\\textcolor\s*(?:\[([^\]]*)\])?\s*\{([^{}]*)\}\s*\{")
@@ -127,6 +132,10 @@ def render(text: str) -> Rendered:
     """The text as rendered; see the module docstring."""
     text = _FENCE.sub("\n", text)
     text = _INLINE_CODE_BOX.sub(" ", text)
+    text = _INLINE_CODE.sub(r"\1", text)  # "The answer is `12`." shows 12 in a code font
+    answers = list(_ANSWER_TAG.finditer(text))
+    if answers and answers[-1].group(1).strip():  # "<answer>12</answer>": the declared answer
+        text = "\n" + answers[-1].group(1).strip()
     hidden: list[str] = []
     for pattern in (_HTML_COMMENT, _HTML_HIDDEN, _IFFALSE, _COMMENT):
         hidden += [m.group() for m in pattern.finditer(text)]

@@ -50,7 +50,9 @@ RETRACTS = re.compile(
 # Words that offer another answer beside the first: a hedge.
 OFFERS = re.compile(
     r"\b(?:or|alternatively|otherwise|possibly|perhaps|maybe|might|could|also|plausible|"
-    r"unless|however|though|although|either|ou|oder|oppure|sinon)\b|или|或",
+    r"unless|however|though|although|either|if|as\s+well|too|another|"
+    r"second\s+(?:valid\s+)?(?:value|answer|solution)|ou|o|oder|oppure|"
+    r"sinon|hoặc)\b|или|或|または|もしくは|또는",
     re.IGNORECASE,
 )
 RETRACTING = re.compile(f"{RETRACTS.pattern}|{OFFERS.pattern}|\\bwait\\b", re.IGNORECASE)
@@ -117,15 +119,15 @@ def _restates(value: str, key: str) -> bool:
 
 
 def _checks(sentence: str, values: list[str]) -> bool:
-    """A check of the answer: a checking word, no retraction or offer, computations only."""
+    """A check of the answer: a checking word (or a sentence that starts with "If"), no
+    retraction or offer, computations only."""
     plain = _MATH.sub(" ", sentence)
     retracted = RETRACTS.search(re.sub(r"(?i)\bwait\b", " ", plain))
-    return (
-        bool(_CHECKS.search(sentence))
-        and not retracted
-        and not OFFERS.search(plain)
-        and (all("=" in v for v in values))
-    )
+    if not all("=" in v for v in values) or retracted:
+        return False
+    if re.match(r"\s*if\b", plain, re.IGNORECASE):  # "If x = 3, then 2x + 1 = 7."
+        return not OFFERS.search(plain[3:])
+    return bool(_CHECKS.search(sentence)) and not OFFERS.search(plain)
 
 
 def _other(sentence: str, answer: str, own: bool) -> str | None:
