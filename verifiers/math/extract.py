@@ -106,6 +106,16 @@ _OFFERED_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _QUESTION_AFTER = re.compile(r"[^.!\n]{0,200}?\?")
+# What a last number may not be: a label, a count of tries, a confidence, one side of an
+# equation in an unknown that is not a bare name.
+_LABEL_BEFORE = re.compile(
+    r"\b(?:problems?|questions?|exercises?|pages?|steps?|sections?|chapters?|parts?|figures?|"
+    r"examples?|lines?|versions?|items?|no\.|#)\s*$",
+    re.IGNORECASE,
+)
+_COUNT_AFTER = re.compile(r"\s*(?:attempts?|tries|times|pages?|steps?)\b", re.IGNORECASE)
+_NOT_RESULT = re.compile(r"\b(?:confidence|giving\s+up|gave\s+up|couldn't|could\s+not)\b", re.I)
+_EQUATION_LHS = re.compile(r"(?:^|[\s$(])([^\s=$(]*[A-Za-z][^\s=$]*)\s*=\s*$")
 _SPACE_GROUPS = re.compile(r"-?\d{1,3}(?: \d{3})+")
 _ITEM_EVENTS = re.compile(r"\\[{}]|\\pm|\\mp|[()\[\]{},;]|\s(?:or|and)\s")
 # "... or $12$", "(or 12)", "or maybe \frac{7}{4}" right after an answer: a second answer
@@ -340,7 +350,24 @@ def _last_number(line: str) -> Extraction | None:
     if _SPACE_GROUPS.fullmatch(line.strip().rstrip(".")):  # "1 000" is one number
         return Extraction(line.strip().rstrip("."), "last_number")
     line = line[-2_000:]
-    return _last_of(list(_NUMBER.finditer(line)), line, "last_number")
+    numbers = list(_NUMBER.finditer(line))
+    if numbers and _not_a_result(line, numbers[-1]):
+        return Extraction(None, "last_number", "unasserted")
+    return _last_of(numbers, line, "last_number")
+
+
+def _not_a_result(line: str, number: re.Match[str]) -> bool:
+    """A last number that labels or counts something else ("Problem 12", "page 12",
+    "after 12 attempts", "my confidence is 12") or is one side of an equation in an
+    unknown other than a bare name ("x^2 = 12", "2x = 12"): not a stated result."""
+    before, after = line[: number.start()], line[number.end() :]
+    equation = _EQUATION_LHS.search(before)
+    return bool(
+        _LABEL_BEFORE.search(before)
+        or _COUNT_AFTER.match(after)
+        or _NOT_RESULT.search(line)
+        or (equation and not re.fullmatch(r"[A-Za-z]", equation.group(1)))
+    )
 
 
 def _final_display(text: str) -> str | None:
