@@ -44,6 +44,7 @@ from rewardsmith.verifiers.math.boxes import box_starts, from_boxes, hedge_key, 
 from rewardsmith.verifiers.math.endings import cut_at_turn_end, final_text, finished
 from rewardsmith.verifiers.math.fast import choice_letter
 from rewardsmith.verifiers.math.numerals import words_to_digits
+from rewardsmith.verifiers.math.stance import QUESTION_AFTER, negated, not_a_result, offered
 from rewardsmith.verifiers.math.tails import retracted, stated_after
 
 __all__ = [
@@ -88,34 +89,6 @@ _HEDGED_NUMBER = re.compile(
     r"problem|question|step|attempts?|confidence)\b|n't\b|\d(?:st|nd|rd|th)\b",
     re.IGNORECASE,
 )
-# A value read off the end of the text that the text itself denies.
-_DENIED_BEFORE = re.compile(
-    r"\b(?:not|never|cannot|no\s+longer)\b|n't\b|(?:[<>≠]|\\(?:ne|neq|lt|gt|le|ge|leq|geq))\s*\$?\s*$",
-    re.IGNORECASE,
-)
-_DENIED_AFTER = re.compile(
-    r"\$?\s*(?:is|was|are|would\s+be)\s+(?:not|never|wrong|incorrect|false|impossible)\b|"
-    r"\$?\s*(?:isn't|wasn't|aren't)\b",
-    re.IGNORECASE,
-)
-# A value offered, not stated: a question ("Is it $12$?") or a supposition ("Suppose it is
-# $12$.", "Maybe $12$."); "If we add them we get $12$." states its value, so no bare "if".
-_OFFERED_BEFORE = re.compile(
-    r"\b(?:suppose|supposing|assume|assuming|whether|what\s+if|maybe|perhaps|possibly|"
-    r"i\s+guess|let'?s\s+(?:check|try|test|see|verify))\b",
-    re.IGNORECASE,
-)
-_QUESTION_AFTER = re.compile(r"[^.!\n]{0,200}?\?")
-# What a last number may not be: a label, a count of tries, a confidence, one side of an
-# equation in an unknown that is not a bare name.
-_LABEL_BEFORE = re.compile(
-    r"\b(?:problems?|questions?|exercises?|pages?|steps?|sections?|chapters?|parts?|figures?|"
-    r"examples?|lines?|versions?|items?|no\.|#)\s*$",
-    re.IGNORECASE,
-)
-_COUNT_AFTER = re.compile(r"\s*(?:attempts?|tries|times|pages?|steps?)\b", re.IGNORECASE)
-_NOT_RESULT = re.compile(r"\b(?:confidence|giving\s+up|gave\s+up|couldn't|could\s+not)\b", re.I)
-_EQUATION_LHS = re.compile(r"(?:^|[\s$(])([^\s=$(]*[A-Za-z][^\s=$]*)\s*=\s*$")
 _SPACE_GROUPS = re.compile(r"-?\d{1,3}(?: \d{3})+")
 _ITEM_EVENTS = re.compile(r"\\[{}]|\\pm|\\mp|[()\[\]{},;]|\s(?:or|and)\s")
 # "... or $12$", "(or 12)", "or maybe \frac{7}{4}" right after an answer: a second answer
@@ -209,7 +182,7 @@ def _after_phrase(text: str) -> Extraction | None:
         return None
     rest = text[-20_000:][matches[-1].end() :]
     math = _LEADING_MATH.match(rest)
-    if _QUESTION_AFTER.match(rest[math.end() :] if math else rest):  # "Is the answer $12$?"
+    if QUESTION_AFTER.match(rest[math.end() :] if math else rest):  # "Is the answer $12$?"
         return Extraction(None, "answer_phrase", "unasserted")
     if math:
         return _phrase_math(rest, math)
@@ -317,27 +290,11 @@ def _last_of(matches: list[re.Match[str]], line: str, method: str) -> Extraction
         return Extraction(None, method, "truncated")
     previous_end = matches[-2].end() if len(matches) > 1 else 0
     since = max(previous_end, last.start() - 300)
-    if _negated(line, since, last.start(), last.end()):
+    if negated(line, since, last.start(), last.end()):
         return Extraction(None, method, "negated")
-    if _offered(line, since, last.start(), last.end()):
+    if offered(line, since, last.start(), last.end()):
         return Extraction(None, method, "unasserted")
     return Extraction(answer, method)
-
-
-def _negated(line: str, since: int, start: int, end: int) -> bool:
-    """Whether the text around a value read off the end says it is not the answer: "it
-    is not $12$", "$12$ is wrong", "so $x \\ne 12$" (the clause before it, since the value
-    before it, or what follows it in its sentence, denies it)."""
-    before = re.split(r"[.!?;,:](?:\s|$)", line[since:start])[-1]
-    after = line[end : end + 300]
-    return bool(_DENIED_BEFORE.search(before) or _DENIED_AFTER.match(after))
-
-
-def _offered(line: str, since: int, start: int, end: int) -> bool:
-    """Whether a value read off the end is asked about or supposed, not stated: its
-    sentence is a question, or the clause before it supposes or guesses."""
-    before = re.split(r"[.!?;,:](?:\s|$)", line[since:start])[-1]
-    return bool(_OFFERED_BEFORE.search(before) or _QUESTION_AFTER.match(line[end : end + 300]))
 
 
 def _final_math(line: str) -> Extraction | None:
@@ -351,23 +308,9 @@ def _last_number(line: str) -> Extraction | None:
         return Extraction(line.strip().rstrip("."), "last_number")
     line = line[-2_000:]
     numbers = list(_NUMBER.finditer(line))
-    if numbers and _not_a_result(line, numbers[-1]):
+    if numbers and not_a_result(line, numbers[-1]):
         return Extraction(None, "last_number", "unasserted")
     return _last_of(numbers, line, "last_number")
-
-
-def _not_a_result(line: str, number: re.Match[str]) -> bool:
-    """A last number that labels or counts something else ("Problem 12", "page 12",
-    "after 12 attempts", "my confidence is 12") or is one side of an equation in an
-    unknown other than a bare name ("x^2 = 12", "2x = 12"): not a stated result."""
-    before, after = line[: number.start()], line[number.end() :]
-    equation = _EQUATION_LHS.search(before)
-    return bool(
-        _LABEL_BEFORE.search(before)
-        or _COUNT_AFTER.match(after)
-        or _NOT_RESULT.search(line)
-        or (equation and not re.fullmatch(r"[A-Za-z]", equation.group(1)))
-    )
 
 
 def _final_display(text: str) -> str | None:
