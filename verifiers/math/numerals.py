@@ -11,6 +11,8 @@ comparison reads; anything else is returned unchanged. Pure string work, linear.
 * **English number words** (``five``, ``twelve``, ``one hundred and twenty-three``,
   ``two thousand twenty-four``, ``one million``, ``negative five``), up to the billions,
   and simple fractions (``one half``, ``three quarters``, ``two thirds``).
+* **Sets in words**: ``no solution``, ``none``, ``the empty set`` are ``\\emptyset``;
+  ``all real numbers``, ``all reals`` are ``(-\\infty, \\infty)``.
 * **Bases**: ``1011_2``, ``1011_{2}``, ``(1011)_2``, ``2A_{16}``, ``1011_{\\text{two}}``
   (bases 2 to 36) are `Based` numbers; `decide` compares them by value, and reads a bare
   numeral answered for a based gold in the gold's base (``1011`` for ``1011_2``; ``11``
@@ -47,6 +49,19 @@ _DENOMINATORS = {
 _TEXT = re.compile(
     r"^\$*\s*(?:\\(?:text|textbf|textrm|mathrm|mbox)\s*\{([^{}]*)\}|([^\\$]*))\s*\$*$"
 )
+# Sets named in words: "no solution" is the empty set, "all real numbers" the real line.
+_SET_WORDS = {
+    **dict.fromkeys(
+        ("no solution", "no solutions", "no real solution", "no real solutions", "none",
+         "the empty set", "empty set", "no such number", "no real roots", "no roots"),
+        r"\emptyset",
+    ),
+    **dict.fromkeys(
+        ("all real numbers", "all reals", "every real number", "all real x",
+         "all real values", "the set of all real numbers"),
+        r"(-\infty, \infty)",
+    ),
+}  # fmt: skip
 _DIGIT_NAMES = {"two": 2, "eight": 8, "ten": 10, "sixteen": 16, "three": 3, "five": 5}
 
 _D = r"\d{1,40}"
@@ -217,6 +232,9 @@ def as_plain(text: str) -> str:
             return found
     words = _TEXT.fullmatch(bare)
     if words is not None and re.search("[a-z]{3}", bare, re.IGNORECASE):
+        phrase = " ".join(((words[1] if words[1] is not None else words[2]) or "").lower().split())
+        if phrase.rstrip(".") in _SET_WORDS:
+            return _SET_WORDS[phrase.rstrip(".")]
         found = _words((words[1] if words[1] is not None else words[2]) or "")
         if found is not None:
             return found
