@@ -45,6 +45,10 @@ _UNICODE = {
     "±": r"\pm ",
     "∪": r"\cup ",
     "°": "",
+    "\\langle": "(",  # a vector <1, 2> is the tuple (1, 2)
+    "\\rangle": ")",
+    "⟨": "(",
+    "⟩": ")",
 }
 _DROP = re.compile(
     r"\\(?:displaystyle|textstyle|left|right|bigl|bigr|Bigl|Bigr|big|Big|quad|qquad|"
