@@ -89,6 +89,10 @@ _HEDGED_NUMBER = re.compile(
     r"problem|question|step|attempts?|confidence)\b|n't\b|\d(?:st|nd|rd|th)\b",
     re.IGNORECASE,
 )
+# A last line that concludes: only there are number words read as the answer.
+_CONCLUDES = re.compile(
+    r"\s*(?:so|therefore|thus|hence|in\s+total|finally|altogether|overall)\b", re.IGNORECASE
+)
 _SPACE_GROUPS = re.compile(r"-?\d{1,3}(?: \d{3})+")
 _ITEM_EVENTS = re.compile(r"\\[{}]|\\pm|\\mp|[()\[\]{},;]|\s(?:or|and)\s")
 # "... or $12$", "(or 12)", "or maybe \frac{7}{4}" right after an answer: a second answer
@@ -366,7 +370,7 @@ def _fallback(text: str) -> Extraction:
     found = _final_math(line)
     if found is None and _bare_latex(line):
         found = Extraction(_bare_latex(line), "final_math")
-    if found is None and not _NUMBER.search(line):  # "So there are five ways."
+    if found is None and not _NUMBER.search(line) and _CONCLUDES.match(line):  # "So, five."
         found = _last_number(words_to_digits(line))
     return found or _last_number(line) or Extraction(None, "none")
 

@@ -9,12 +9,13 @@ A box the model quotes or asks about is not its answer: ``You asked: is it
   ``asked whether``, ``the question says``, ...) or names a wrong answer (``a common
   mistake is``, ``one might think``, ``the incorrect answer``).
 
-Such a box is unwrapped (its content stays as text), so the other rules read the rest.
+Such a box is replaced by a mark that holds no value, so the other rules read the rest
+("A common mistake is \\boxed{13}." states no answer at all).
 An instruction the model echoes (``put your final answer within \\boxed{}``) is no box at
 all: its empty box is taken out, so the answer the model states is read.
 
     >>> unquote_boxes(r"You asked: is it \\boxed{12}? No, it is 13.")
-    'You asked: is it 12? No, it is 13.'
+    'You asked: is it [a quoted value]? No, it is 13.'
     >>> drop_echoed_instructions(r"Put your final answer within \\boxed{}. It is 7.")
     ' It is 7.'
 """
@@ -28,6 +29,8 @@ from rewardsmith.verifiers.math.boxes import matching_braces
 __all__ = ["drop_echoed_instructions", "unquote_boxes"]
 
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
+# What a quoted box becomes: no value any rule could read as the answer.
+_QUOTED = "[a quoted value]"
 _ECHO = re.compile(
     r"\b(?:within|in|inside|into|using|with|as)\s+(?:an?\s+|the\s+)?\$*\\(?:boxed|fbox)\s*"
     r"\{\s*(?:\}|(?:your\s+)?(?:final\s+)?answer\s*\}|\\?\.\.\.\s*\}|\\(?:l|c)?dots\s*\})\$*",
@@ -84,5 +87,5 @@ def unquote_boxes(text: str) -> str:
     for match in reversed(starts):
         end = pairs.get(match.end() - 1)
         if end is not None and _quoted(text, match.start(), end + 1):
-            text = text[: match.start()] + text[match.end() : end] + text[end + 1 :]
+            text = text[: match.start()] + _QUOTED + text[end + 1 :]
     return text

@@ -34,6 +34,8 @@ __all__ = ["read_answer"]
 
 _OR = re.compile(r"\bor\b|/", re.IGNORECASE)
 _EMPTY = re.compile(r"\s*")
+_TURN = re.compile(r"\b(?:but|thought|instead|not)\b", re.IGNORECASE)
+_NAME_BEFORE = re.compile(r"([A-Za-z])\s*=\s*\$?\s*$")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -96,9 +98,23 @@ def _parts(text: str, found: Extraction, gold: str) -> Extraction:
     spans = _boxes(text)
     contents = [text[text.index("{", s) + 1 : e - 1].strip() for s, e in spans]
     joined_by_or = any(_OR.search(text[e:s]) for (_, e), (s, _) in itertools.pairwise(spans))
-    if _tuple_items(gold) != len(contents) or joined_by_or:
+    if _tuple_items(gold) != len(contents) or joined_by_or or _not_parts(text, spans):
         return found
     return Extraction(f"({', '.join(contents)})", "boxed_parts")
+
+
+def _not_parts(text: str, spans: list[tuple[int, int]]) -> bool:
+    """Boxes that are not the parts of one answer in order: a turn between them ("First I
+    thought \\boxed{3}, but it is \\boxed{5}"), or consecutive names out of order
+    ("b = ..., a = ...")."""
+    between = [text[e:s] for (_, e), (s, _) in itertools.pairwise(spans)]
+    if any(RETRACTS.search(b) or OFFERS.search(b) or _TURN.search(b) for b in between):
+        return True
+    names = [_NAME_BEFORE.search(text[max(0, s - 40) : s]) for s, _ in spans]
+    letters = [n.group(1) for n in names if n is not None]
+    ordered = sorted(letters)  # a, b / x, y / m, n: names with an order of their own
+    consecutive = all(ord(b) - ord(a) == 1 for a, b in itertools.pairwise(ordered))
+    return len(letters) == len(spans) and consecutive and letters != ordered
 
 
 def _against_hidden(found: Extraction, hidden: tuple[str, ...]) -> Extraction:

@@ -44,7 +44,9 @@ _LABEL_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _COUNT_AFTER = re.compile(r"\s*(?:attempts?|tries|times|pages?|steps?)\b", re.IGNORECASE)
-_NOT_RESULT = re.compile(r"\b(?:confidence|giving\s+up|gave\s+up|couldn't|could\s+not)\b", re.I)
+_NOT_RESULT = re.compile(
+    r"\b(?:confidence|giving\s+up|gave\s+up|couldn't|could\s+not|not\s+sure)\b", re.I
+)
 _EQUATION_LHS = re.compile(r"(?:^|[\s$(])([^\s=$(]*[A-Za-z][^\s=$]*)\s*=\s*$")
 
 

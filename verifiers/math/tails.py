@@ -52,7 +52,7 @@ OFFERS = re.compile(
     r"\b(?:or|alternatively|otherwise|possibly|perhaps|maybe|might|could|also|plausible|"
     r"unless|however|though|although|either|if|as\s+well|too|another|"
     r"second\s+(?:valid\s+)?(?:value|answer|solution)|ou|o|oder|oppure|"
-    r"sinon|hoặc)\b|или|或|または|もしくは|또는",
+    r"sinon|hoặc|i\s+(?:get|got|obtain|obtained|find|found|believe|think))\b|или|或|または|もしくは|또는",
     re.IGNORECASE,
 )
 RETRACTING = re.compile(f"{RETRACTS.pattern}|{OFFERS.pattern}|\\bwait\\b", re.IGNORECASE)
