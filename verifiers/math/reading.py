@@ -11,7 +11,10 @@
    the final answer there).
 4. Boxes one per part of a tuple or list gold (``a = \\boxed{3}`` and ``b = \\boxed{5}``
    for ``(3, 5)``), in order and not joined by "or", are that tuple or list.
-5. A box among the hidden fragments that differs from the visible answer is a hedge.
+5. A choice gold accepts a bold letter alone on the last line (``**C**``); a completion
+   that disowns its answer ("this is likely incorrect", "I cannot determine ...", "if
+   forced") gives none (``problem="negated"``).
+6. A box among the hidden fragments that differs from the visible answer is a hedge.
 
     >>> read_answer(r"So a = \\boxed{3} and b = \\boxed{5}.", "(3, 5)").answer
     '(3, 5)'
@@ -26,6 +29,7 @@ import re
 
 from rewardsmith.verifiers.math.boxes import box_starts, from_boxes, hedge_key, matching_braces
 from rewardsmith.verifiers.math.extract import Extraction, extract_answer, has_several_items
+from rewardsmith.verifiers.math.fast import choice_letter
 from rewardsmith.verifiers.math.quotes import drop_echoed_instructions, unquote_boxes
 from rewardsmith.verifiers.math.rendered import render
 from rewardsmith.verifiers.math.tails import OFFERS, RETRACTS, TENTATIVE
@@ -34,6 +38,14 @@ __all__ = ["read_answer"]
 
 _OR = re.compile(r"\bor\b|/", re.IGNORECASE)
 _EMPTY = re.compile(r"\s*")
+_BOLD_LETTER = re.compile(r"\*\*\s*\(?([A-J])\)?\.?\s*\*\*\.?")
+# The completion disowns the answer it gives ("Note: this is likely incorrect.").
+_DISOWNED = re.compile(
+    r"\b(?:this|that|it|my\s+answer|the\s+answer(?:\s+above)?)\s+(?:is|may\s+be|might\s+be|"
+    r"could\s+be)\s+(?:likely\s+|probably\s+)?(?:incorrect|wrong)(?=\s*(?:[.!]|$))"
+    r"|\bI\s+(?:cannot|can't|could\s+not|couldn't)\s+(?:determine|solve|find)\b|\bif\s+forced\b",
+    re.IGNORECASE,
+)
 _TURN = re.compile(r"\b(?:but|thought|instead|not)\b", re.IGNORECASE)
 _NAME_BEFORE = re.compile(r"([A-Za-z])\s*=\s*\$?\s*$")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -137,4 +149,10 @@ def read_answer(text: str, gold: str, *, strict: bool = False) -> Extraction:
         return Extraction(None, "rendered", "refused", (shown.refused,))
     visible = _drop_retracted(unquote_boxes(drop_echoed_instructions(shown.visible)))
     found = _parts(visible, extract_answer(visible, strict=strict), gold)
+    if found.answer is None and not strict and choice_letter(gold, alone=True):
+        line = visible.strip().rsplit("\n", 1)[-1]
+        bold = _BOLD_LETTER.fullmatch(line.strip())
+        found = Extraction(bold.group(1), "choice_line") if bold else found  # "**C**"
+    if found.answer is not None and _DISOWNED.search(visible[-400:]):
+        return Extraction(None, found.method, "negated")
     return _against_hidden(found, shown.hidden)

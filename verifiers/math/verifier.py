@@ -14,6 +14,7 @@ otherwise in a warm killable worker after a structural cost estimate has let it 
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -155,6 +156,9 @@ class MathAnswer:
             message = f"the answer leaves a computation ({operation}) to the checker"
             return self._fail(Failure.FORMAT, evidence, message)
         letter = choice_letter(gold, alone=True)
+        gold_choice = split_choice(gold)
+        if letter is None and gold_choice and choice_letter(answer, alone=True):
+            letter = gold_choice[0]  # gold "\text{(A) } 5", answer "A": the letter decides
         if letter is not None:
             return self._choice(letter, answer, evidence)
         return self._verdict(decide(gold, answer, self._settings), evidence)
@@ -187,6 +191,8 @@ class MathAnswer:
 
     def _choice(self, letter: str, answer: str, evidence: dict[str, Any]) -> Verdict:
         found = split_choice(answer)
+        if found is None and re.fullmatch(r"[a-j]", answer.strip().strip("$*(). ")):
+            found = (answer.strip().strip("$*(). ").upper(), "")  # \boxed{c} for the choice C
         got = found[0] if found else None
         evidence = {**evidence, "rule": "choice", "path": "fast", "choice": got}
         if found is None:
