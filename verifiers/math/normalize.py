@@ -56,7 +56,8 @@ _DROP = re.compile(
 )
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree")
 _TEXT_MACROS = (
-    "text", "textbf", "textit", "textrm", "textnormal", "mbox", "operatorname", "mathrm"
+    "text", "textbf", "textit", "textrm", "textnormal", "texttt", "mbox", "operatorname",
+    "mathrm",
 )  # fmt: skip
 _THOUSANDS = re.compile(r"(?<![\d.])(\d{1,3})((?:,\d{3})+)(?![\d,])")
 _WORD_SEPARATORS = re.compile(

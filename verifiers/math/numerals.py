@@ -235,6 +235,8 @@ def as_plain(text: str) -> str:
         phrase = " ".join(((words[1] if words[1] is not None else words[2]) or "").lower().split())
         if phrase.rstrip(".") in _SET_WORDS:
             return _SET_WORDS[phrase.rstrip(".")]
+        if phrase.rstrip(".") in ("dne", "does not exist", "doesn't exist"):
+            return r"\text{does not exist}"
         found = _words((words[1] if words[1] is not None else words[2]) or "")
         if found is not None:
             return found

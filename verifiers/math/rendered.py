@@ -51,6 +51,8 @@ _IFFALSE = re.compile(r"\\iffalse(?![A-Za-z]).*?(?:\\fi(?![A-Za-z])|\Z)", re.DOT
 _COMMENT = re.compile(r"(?m)^[ \t]*%[^\n]*|(?<![\\\d])(?<!\d )%(?=[^\n]*\\[A-Za-z])[^\n]*")
 # A fenced block, wherever its fence starts ("Sure! ```\n...\n```"), to its closing fence.
 _FENCE = re.compile(r"(```|~~~).*?(?:\1|\Z)", re.DOTALL)
+# Tags that only style text (<b>Answer:</b> 12): removed, a break is a new line.
+_HTML_STYLE = re.compile(r"</?(b|strong|em|i|u|p|br|span|div|font|mark|sup|sub)\b[^>]*/?>", re.I)
 _INLINE_CODE = re.compile(r"`([^`\n]{1,200})`")
 _ANSWER_TAG = re.compile(r"<answer>(.*?)(?:</answer>|\Z)", re.DOTALL | re.IGNORECASE)
 _INLINE_CODE_BOX = re.compile(r"`[^`\n]*\\(?:boxed|fbox)[^`\n]*`")
@@ -132,7 +134,10 @@ def render(text: str) -> Rendered:
     """The text as rendered; see the module docstring."""
     text = _FENCE.sub("\n", text)
     text = _INLINE_CODE_BOX.sub(" ", text)
-    text = _INLINE_CODE.sub(r"\1", text)  # "The answer is `12`." shows 12 in a code font
+    text = _INLINE_CODE.sub(r"\1", text)
+    text = _HTML_STYLE.sub(
+        lambda m: "\n" if m.group(1).lower() in ("br", "p") else "", text
+    )  # "The answer is `12`." shows 12 in a code font
     answers = list(_ANSWER_TAG.finditer(text))
     if answers and answers[-1].group(1).strip():  # "<answer>12</answer>": the declared answer
         text = "\n" + answers[-1].group(1).strip()

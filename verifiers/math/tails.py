@@ -50,7 +50,8 @@ RETRACTS = re.compile(
 # Words that offer another answer beside the first: a hedge.
 OFFERS = re.compile(
     r"\b(?:or|alternatively|otherwise|possibly|perhaps|maybe|might|could|also|plausible|"
-    r"unless|however|though|although|either|if|as\s+well|too|another|"
+    r"unless|however|though|although|either|as\s+well|too|another|"
+    r"if(?![^.!?\n]*\b(?:would|were|had)\b)|"  # "if ... becomes 14"; not a counterfactual
     r"second\s+(?:valid\s+)?(?:value|answer|solution)|ou|o|oder|oppure|"
     r"sinon|hoặc|i\s+(?:get|got|obtain|obtained|find|found|believe|think))\b|или|或|または|もしくは|또는",
     re.IGNORECASE,
@@ -59,6 +60,11 @@ RETRACTING = re.compile(f"{RETRACTS.pattern}|{OFFERS.pattern}|\\bwait\\b", re.IG
 # A value tried or checked, not asserted: a retraction must assert its value.
 TENTATIVE = re.compile(
     r"\b(?:let\s+me|let'?s|check\w*|verif\w*|try|test|suppose|assume|if|whether)\b|\?",
+    re.IGNORECASE,
+)
+# A chat sign-off states no answer, whatever numbers it mentions.
+_SIGN_OFF = re.compile(
+    r"\b(?:let\s+me\s+know|hope\s+(?:this|that|it)\s+helps|feel\s+free|happy\s+to\s+help)\b",
     re.IGNORECASE,
 )
 # A sentence that checks the answer ("Wait, let me verify: 3*7 - 1 = 20."): its
@@ -135,6 +141,8 @@ def _other(sentence: str, answer: str, own: bool) -> str | None:
     key = hedge_key(answer)
     if not values or any(_restates(v, key) for v in values) or _checks(sentence, values):
         return None  # nothing stated, the committed answer written again, or a check of it
+    if _SIGN_OFF.search(sentence):  # "Let me know if you have questions about steps 1-3."
+        return None
     words = _WORD.findall(_TEXT.sub(" ", _MATH.sub(" ", sentence)))
     if RETRACTING.search(_MATH.sub(" ", sentence)) or (not own and len(words) <= 2):
         return values[0]
