@@ -17,8 +17,18 @@ that is not the committed answer written again, and either
 * it is the value with at most two words around it ("Final: $13$", "**13**", "Wait, it's
   13.") and is not the rest of the committed answer's own sentence.
 
-A sentence that writes the committed answer again (a check, "3 x 4 = 12") is left alone,
-as is one with neither: an explanation ("There are 3 rows of 4 chairs.").
+A sentence that writes the committed answer again (a check, "3 x 4 = 12", also as one
+side of an equation: "3·7 − 1 = 20" for 20) is left alone, as is a check that only
+computes ("Check: $2(3) + 1 = 7$ ✓", "If $x = 3$, then $2x + 1 = 7$."), a chat sign-off
+("Let me know if you have questions about steps 1-3.") and one with neither: an
+explanation ("There are 3 rows of 4 chairs.").
+
+Issue 26: a *retraction* (`RETRACTS`: "actually", "wait, no", "on second thought",
+"scratch that", "I made an error", "should be", ...) names the final answer: `retracted`
+tells the extractor to read the new value as the answer, provided the value is asserted
+(no offer, `OFFERS`, and nothing tried or checked, `TENTATIVE`, in its sentence). An
+offer ("or", "possibly", "if ... becomes", "too", "I get", "o", "hoặc", ...) stays a
+hedge.
 
     >>> stated_after(". Actually, $13$.", "12")
     '13'
