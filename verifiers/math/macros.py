@@ -47,6 +47,7 @@ _PROTECTED = frozenset((
     "times", "pm", "infty", "pi", "operatorname", "ldots", "dots",
 ))  # fmt: skip
 _MAX_ROUNDS = 16
+_MAX_MACROS = 64
 _MAX_GROWTH = 4
 
 
@@ -63,36 +64,44 @@ class _Macro:
 
 
 def _definitions(text: str) -> tuple[str, dict[str, _Macro]] | str:
-    """The text without its definitions, and the macros; or why it is refused."""
+    """The text without its definitions, and the macros; or why it is refused. One pass,
+    braces matched once."""
     macros: dict[str, _Macro] = {}
-    for match in reversed(list(_DEFINITION.finditer(text))):
+    pairs = matching_braces(text)
+    out, at = [], 0
+    for match in _DEFINITION.finditer(text):
+        if match.start() < at:
+            return "the completion defines a macro inside a macro's body"
         name = match.group(1) or match.group(2) or match.group(5) or match.group(7)
         if match.group(4):
             return "the completion defines a macro with an optional argument"
         if name in _PROTECTED:
             return f"the completion redefines \\{name}"
-        end = matching_braces(text).get(match.end() - 1)
+        end = pairs.get(match.end() - 1)
         if end is None:
             return f"the definition of \\{name} never closes"
+        if len(macros) >= _MAX_MACROS:
+            return f"the completion defines more than {_MAX_MACROS} macros"
         body = text[match.end() : end]
         if match.group(7):
             body = rf"\operatorname{{{body}}}"
         arity = int(match.group(3) or 0) or len(match.group(6) or "") // 2
         macros.setdefault(name, _Macro(arity, body))  # the first definition wins, as read
-        text = text[: match.start()] + text[end + 1 :]
-    return text, macros
+        out.append(text[at : match.start()])
+        at = end + 1
+    return "".join(out) + text[at:], macros
 
 
-def _argument(text: str, at: int) -> tuple[str, int] | None:
+def _argument(text: str, at: int, pairs: dict[int, int]) -> tuple[str, int] | None:
     """The argument starting at `at` (a brace group or one token) and where it ends."""
     while at < len(text) and text[at] in " \t\n":
         at += 1
     if at >= len(text):
         return None
     if text[at] == "{":
-        end = matching_braces(text[at:]).get(0)
-        return None if end is None else (text[at + 1 : at + end], at + end + 1)
-    command = re.match(r"\\[A-Za-z]+|\\.|.", text[at:], re.DOTALL)
+        end = pairs.get(at)
+        return None if end is None else (text[at + 1 : end], end + 1)
+    command = re.match(r"\\[A-Za-z]+|\\.|.", text[at : at + 64], re.DOTALL)
     assert command is not None
     return command.group(), at + command.end()
 
@@ -100,13 +109,14 @@ def _argument(text: str, at: int) -> tuple[str, int] | None:
 def _expand_once(text: str, macros: dict[str, _Macro]) -> str:
     names = "|".join(sorted(map(re.escape, macros), key=len, reverse=True))
     pattern = re.compile(rf"\\({names})(?![A-Za-z])")
+    pairs = matching_braces(text) if any(m.arity for m in macros.values()) else {}
     out, at = [], 0
     for match in pattern.finditer(text):
         if match.start() < at:
             continue
         macro, end, args = macros[match.group(1)], match.end(), []
         for _ in range(macro.arity):
-            found = _argument(text, end)
+            found = _argument(text, end, pairs)
             if found is None:
                 break
             args.append(found[0])

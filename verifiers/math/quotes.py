@@ -31,6 +31,8 @@ __all__ = ["drop_echoed_instructions", "unquote_boxes"]
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 # What a quoted box becomes: no value any rule could read as the answer.
 _QUOTED = "[a quoted value]"
+_WINDOW = 2_000
+_MAX_BOXES = 64
 _ECHO = re.compile(
     r"\b(?:within|in|inside|into|using|with|as)\s+(?:an?\s+|the\s+)?\$*\\(?:boxed|fbox)\s*"
     r"\{\s*(?:\}|(?:your\s+)?(?:final\s+)?answer\s*\}|\\?\.\.\.\s*\}|\\(?:l|c)?dots\s*\})\$*",
@@ -58,16 +60,22 @@ _QUESTION = re.compile(r"[^.!\n]{0,200}?\?")
 
 def drop_echoed_instructions(text: str) -> str:
     """The text without the sentences that echo "put your final answer within \\boxed{}"
-    (their "final answer" is no answer phrase either)."""
-    for match in reversed(list(_ECHO.finditer(text))):
-        starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())]
-        end = _SENTENCE_END.search(text, match.end())
-        text = text[: starts[-1] if starts else 0] + " " + text[end.end() if end else len(text) :]
-    return text
+    (their "final answer" is no answer phrase either). One pass; sentence ends are looked
+    for within a bounded window."""
+    out, at = [], 0
+    for match in _ECHO.finditer(text):
+        if match.start() < at:
+            continue
+        back = max(at, match.start() - _WINDOW)
+        starts = [m.end() for m in _SENTENCE_END.finditer(text, back, match.start())]
+        end = _SENTENCE_END.search(text[: match.end() + _WINDOW], match.end())
+        out += [text[at : starts[-1] if starts else back], " "]
+        at = end.end() if end else min(len(text), match.end() + _WINDOW)
+    return "".join(out) + text[at:]
 
 
 def _quoted(text: str, start: int, end: int) -> bool:
-    line_start = text.rfind("\n", 0, start) + 1
+    line_start = text.rfind("\n", max(0, start - _WINDOW), start) + 1 or max(0, start - _WINDOW)
     line = text[line_start:start]
     if line.count('"') % 2 == 1 or line.rfind("“") > line.rfind("”"):
         return True
@@ -79,13 +87,17 @@ def _quoted(text: str, start: int, end: int) -> bool:
 
 
 def unquote_boxes(text: str) -> str:
-    """The text with quoted boxes unwrapped (see the module docstring)."""
-    starts = list(_BOX.finditer(text))
+    """The text with quoted boxes replaced (see the module docstring); the last 64 boxes
+    are looked at, in one pass."""
+    starts = list(_BOX.finditer(text))[-_MAX_BOXES:]
     if not starts:
         return text
     pairs = matching_braces(text)
-    for match in reversed(starts):
+    out, at = [], 0
+    for match in starts:
         end = pairs.get(match.end() - 1)
-        if end is not None and _quoted(text, match.start(), end + 1):
-            text = text[: match.start()] + _QUOTED + text[end + 1 :]
-    return text
+        if match.start() < at or end is None or not _quoted(text, match.start(), end + 1):
+            continue
+        out += [text[at : match.start()], _QUOTED]
+        at = end + 1
+    return "".join(out) + text[at:]

@@ -31,6 +31,7 @@ fragments that differs from the visible one is a hedge.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rewardsmith.verifiers.math.boxes import matching_braces
@@ -41,18 +42,16 @@ __all__ = ["Rendered", "render"]
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 # An HTML element the page does not show: display:none, visibility:hidden, hidden.
-_HTML_HIDDEN = re.compile(
-    r"<(span|div|p|font)\b[^>]*(?:display\s*:\s*none|visibility\s*:\s*hidden|\shidden\b)"
-    r"[^>]*>.*?(?:</\1\s*>|\Z)",
-    re.DOTALL | re.IGNORECASE,
-)
+_HTML_OPEN = re.compile(r"<(span|div|p|font)\b([^<>]{0,300})>", re.IGNORECASE)
+_HTML_HIDING = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden|\shidden\b", re.I)
 _IFFALSE = re.compile(r"\\iffalse(?![A-Za-z]).*?(?:\\fi(?![A-Za-z])|\Z)", re.DOTALL)
-# A comment: "%" first on its line, or not after a digit (or "\") with a command after it.
-_COMMENT = re.compile(r"(?m)^[ \t]*%[^\n]*|(?<![\\\d])(?<!\d )%(?=[^\n]*\\[A-Za-z])[^\n]*")
-# A fenced block, wherever its fence starts ("Sure! ```\n...\n```"), to its closing fence.
+_LINE_WITH_PERCENT = re.compile(r"[^\n]*%[^\n]*")
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]")
 _FENCE = re.compile(r"(```|~~~).*?(?:\1|\Z)", re.DOTALL)
 # Tags that only style text (<b>Answer:</b> 12): removed, a break is a new line.
-_HTML_STYLE = re.compile(r"</?(b|strong|em|i|u|p|br|span|div|font|mark|sup|sub)\b[^>]*/?>", re.I)
+_HTML_STYLE = re.compile(
+    r"</?(b|strong|em|i|u|p|br|span|div|font|mark|sup|sub)\b[^<>]{0,300}/?>", re.I
+)
 _INLINE_CODE = re.compile(r"`([^`\n]{1,200})`")
 _ANSWER_TAG = re.compile(r"<answer>(.*?)(?:</answer>|\Z)", re.DOTALL | re.IGNORECASE)
 _INLINE_CODE_BOX = re.compile(r"`[^`\n]*\\(?:boxed|fbox)[^`\n]*`")
@@ -61,6 +60,8 @@ _TEXTCOLOR = re.compile(r"\\textcolor\s*(?:\[([^\]]*)\])?\s*\{([^{}]*)\}\s*\{")
 _COLOR = re.compile(r"\\color\s*(?:\[([^\]]*)\])?\s*\{([^{}]*)\}")
 # Where a \color switch ends: its group's "}", the end of its formula, or a blank line.
 _SWITCH_END = re.compile(r"\$|\\\)|\\\]|\n\s*\n")
+_SWITCH_WINDOW = 5_000
+_MAX_COLOUR_ROUNDS = 8
 _WHITE_NAMES = {"white", "#fff", "#ffffff", "fff", "ffffff", "transparent"}
 
 
@@ -86,48 +87,108 @@ def _white(model: str | None, value: str) -> bool:
     return False
 
 
-def _strip_braced(text: str, opener: re.Pattern[str], hidden: list[str]) -> str:
-    """Remove ``\\cmd{..}`` spans (the last first, so earlier indices stay valid)."""
-    for match in reversed(list(opener.finditer(text))):
-        end = matching_braces(text).get(match.end() - 1)
+def _rewrite(text: str, opener: re.Pattern[str], keep: Callable[[re.Match[str], str], str]) -> str:
+    """Each outermost ``\\cmd{..}`` that `opener` finds, replaced by ``keep(match, inner)``:
+    one pass over the text with its braces matched once (linear in the text)."""
+    pairs = matching_braces(text)
+    out, at = [], 0
+    for match in opener.finditer(text):
+        if match.start() < at:
+            continue  # inside a span already rewritten
+        end = pairs.get(match.end() - 1)
         stop = len(text) if end is None else end + 1
-        hidden.append(text[match.end() : stop - 1])
-        text = text[: match.start()] + text[stop:]
-    return text
+        out += [text[at : match.start()], keep(match, text[match.end() : end])]
+        at = stop
+    return "".join(out) + text[at:]
 
 
-def _colours(text: str, hidden: list[str]) -> str:
-    for match in reversed(list(_TEXTCOLOR.finditer(text))):
-        end = matching_braces(text).get(match.end() - 1)
-        stop = len(text) if end is None else end + 1
-        inner = text[match.end() : stop - 1]
+def _hidden_by(hidden: list[str]) -> Callable[[re.Match[str], str], str]:
+    def keep(match: re.Match[str], inner: str) -> str:
+        hidden.append(inner)
+        return ""
+
+    return keep
+
+
+def _textcolour_by(hidden: list[str]) -> Callable[[re.Match[str], str], str]:
+    def keep(match: re.Match[str], inner: str) -> str:
         if _white(match.group(1), match.group(2)):
             hidden.append(inner)
-            inner = ""
-        text = text[: match.start()] + inner + text[stop:]
-    for match in reversed(list(_COLOR.finditer(text))):
+            return ""
+        return inner
+
+    return keep
+
+
+def _colours(text: str, hidden: list[str]) -> str | None:
+    """Text without colour commands (white text hidden); None when they nest too deeply."""
+    for _ in range(_MAX_COLOUR_ROUNDS):  # "\\textcolor{red}{\\textcolor{white}{..}}"
+        if not _TEXTCOLOR.search(text):
+            break
+        text = _rewrite(text, _TEXTCOLOR, _textcolour_by(hidden))
+    else:
+        return None
+    out, at = [], 0
+    for match in _COLOR.finditer(text):
+        if match.start() < at:
+            continue
         stop = match.end()
         if _white(match.group(1), match.group(2)):
             stop = _switch_end(text, match.end())
             hidden.append(text[match.end() : stop])
-        text = text[: match.start()] + text[stop:]
-    return text
+        out.append(text[at : match.start()])
+        at = stop
+    return "".join(out) + text[at:]
 
 
 def _switch_end(text: str, start: int) -> int:
     """Where a colour switch at `start` stops: the "}" closing its group, or the end of
-    its formula or paragraph, whichever comes first."""
+    its formula or paragraph, whichever comes first (looked for in a bounded window)."""
+    window = text[start : start + _SWITCH_WINDOW]
+    limit = _SWITCH_END.search(window)
+    stop = limit.start() if limit else len(window)
     depth = 0
-    limit = _SWITCH_END.search(text, start)
-    stop = limit.start() if limit else len(text)
-    for match in re.finditer(r"\\.|[{}]", text[start:stop], re.DOTALL):
+    for match in re.finditer(r"\\.|[{}]", window[:stop], re.DOTALL):
         if match.group() == "{":
             depth += 1
         elif match.group() == "}":
             depth -= 1
             if depth < 0:
                 return start + match.start()
-    return stop
+    return start + stop
+
+
+def _html_hidden(text: str, hidden: list[str]) -> str:
+    """Elements styled ``display:none``, ``visibility:hidden`` or ``hidden`` set apart."""
+    out, at = [], 0
+    for match in _HTML_OPEN.finditer(text):
+        if match.start() < at or not _HTML_HIDING.search(match.group(2)):
+            continue
+        close = re.compile(rf"</{match.group(1)}\s*>", re.IGNORECASE).search(text, match.end())
+        stop = close.end() if close else len(text)
+        hidden.append(text[match.start() : stop])
+        out += [text[at : match.start()], " "]
+        at = stop
+    return "".join(out) + text[at:]
+
+
+def _comments(text: str, hidden: list[str]) -> str:
+    """LaTeX ``%`` comments set apart, one pass per line (see the module docstring)."""
+
+    def line(match: re.Match[str]) -> str:
+        segment = match.group()
+        commands = [m.start() for m in _LATEX_COMMAND.finditer(segment)]
+        start = len(segment) - len(segment.lstrip())
+        for percent in (m.start() for m in re.finditer("%", segment)):
+            first = percent == start
+            prev, prev2 = segment[percent - 1 : percent], segment[percent - 2 : percent - 1]
+            after_digit = prev == "\\" or prev.isdigit() or (prev == " " and prev2.isdigit())
+            if first or (not after_digit and commands and commands[-1] > percent):
+                hidden.append(segment[percent:])
+                return segment[:percent]
+        return segment
+
+    return _LINE_WITH_PERCENT.sub(line, text) if "%" in text else text
 
 
 def render(text: str) -> Rendered:
@@ -142,15 +203,19 @@ def render(text: str) -> Rendered:
     if answers and answers[-1].group(1).strip():  # "<answer>12</answer>": the declared answer
         text = "\n" + answers[-1].group(1).strip()
     hidden: list[str] = []
-    for pattern in (_HTML_COMMENT, _HTML_HIDDEN, _IFFALSE, _COMMENT):
+    text = _html_hidden(text, hidden)
+    for pattern in (_HTML_COMMENT, _IFFALSE):
         hidden += [m.group() for m in pattern.finditer(text)]
         text = pattern.sub(lambda m: "\n" if "\n" in m.group() else " ", text)
+    text = _comments(text, hidden)
     expanded = expand_macros(text)
     if expanded.refused is not None:
         return Rendered(text, tuple(hidden), expanded.refused)
     glyphs = plain_glyphs(expanded.text)
     if glyphs.refused is not None:
         return Rendered(text, tuple(hidden), glyphs.refused)
-    text = _strip_braced(glyphs.text, _PHANTOM, hidden)
-    text = _colours(text, hidden)
-    return Rendered(text, tuple(h for h in hidden if h.strip()))
+    text = _rewrite(glyphs.text, _PHANTOM, _hidden_by(hidden))
+    coloured = _colours(text, hidden)
+    if coloured is None:
+        return Rendered(text, tuple(hidden), "colour commands nested too deeply")
+    return Rendered(coloured, tuple(h for h in hidden if h.strip()))

@@ -40,3 +40,25 @@ def test_worker_warm_up_exercises_each_shape() -> None:
 
     for gold, answer in _WARM_UP:
         assert judge(gold, answer, 0.0, 3, 30.0)["outcome"] == "equal", (gold, answer)
+
+
+HOSTILE = {  # 200,000 characters each: the rendering must stay linear (no timing asserted)
+    "phantoms": r"\phantom{1}" * 18_000,
+    "nested phantoms": r"\phantom{" * 22_000,
+    "colours": r"{\color{white}1}" * 12_000,
+    "text colours": r"\textcolor{red}{1}" * 11_000,
+    "percent signs": "%" * 200_000,
+    "open tags": "<span " * 33_000,
+    "macro uses": r"\newcommand{\a}{1}" + r"\a" * 66_000,
+    "definitions": r"\def\a{1}" * 22_000,
+    "open arguments": r"\newcommand{\f}[1]{#1}" + r"\f{" * 66_000,
+    "quoted boxes": r"Is it \boxed{1}? " * 11_000,
+    "echoed instructions": r"Put it within \boxed{}. " * 8_000,
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_text_is_decided(name: str) -> None:
+    verdict = CHECK(Sample(id="h", completion=HOSTILE[name], reference="12"))
+    assert verdict.status is Status.FAIL and verdict.score == 0.0, (name, verdict.feedback)
