@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/math_verify.py               # table of results
     .venv/bin/python benchmarks/math_verify.py --list        # also every case either gets wrong
     .venv/bin/python benchmarks/math_verify.py --math-verify-tests DIR   # Math-Verify's tables
+    .venv/bin/python benchmarks/math_verify.py --table tests/verifiers/math/cases_read.yaml
 
 Cases: the (expected, gold, prediction) table in tests/verifiers/math/cases.yaml (written
 from realistic model outputs; see the rule groups there). For each tool:
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import statistics
 import sys
 import time
@@ -123,6 +125,10 @@ def rates(cases: list[Case], verdicts: list[bool]) -> tuple[float, float, int, i
     return false_pos / len(negatives), false_neg / len(positives), false_pos, false_neg
 
 
+def _load() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per tool")
@@ -132,11 +138,18 @@ def main() -> None:
         type=Path,
         help="instead of our table, use the rows of Math-Verify's own tests/ folder (held out)",
     )
+    parser.add_argument(
+        "--table", type=Path, help="another (expected, gold, pred) table in cases.yaml's format"
+    )
     args = parser.parse_args()
-    cases = math_verify_table(args.math_verify_tests) if args.math_verify_tests else load_cases()
+    if args.math_verify_tests:
+        cases = math_verify_table(args.math_verify_tests)
+    else:
+        cases = load_cases(args.table) if args.table else load_cases()
     tools = {"rewardsmith math": ours(), "Math-Verify 0.9.0": math_verify_checker()}
     for check in tools.values():  # warm-up: imports, caches of constant tables, our worker
         one_pass(check, cases[:20])
+    load_before = _load()
     per_case: dict[str, list[list[float]]] = {name: [] for name in tools}
     verdicts: dict[str, list[bool]] = {}
     for _ in range(args.repeats):
@@ -152,7 +165,8 @@ def main() -> None:
     slow = {i for times in median.values() for i, t in enumerate(times) if t > 1.0}
     negatives = sum(not c.expected for c in cases)
     print(f"{len(cases)} cases ({len(cases) - negatives} right, {negatives} wrong answers);")
-    print(f"{len(slow)} of them took over 1 s in some tool\n")
+    print(f"{len(slow)} of them took over 1 s in some tool")
+    print(f"load average while timing (1, 5, 15 min): {load_before} -> {_load()}\n")
     print("| tool | false positives | false negatives | checks/s, all | checks/s, "
           "without the slow cases | median ms/check |")  # fmt: skip
     print("|---|---|---|---|---|---|")

@@ -31,8 +31,9 @@ from rewardsmith.verifiers.killable import CallOutcome, call_with_limits
 from rewardsmith.verifiers.math.cost import Cost, estimate, over_budget
 from rewardsmith.verifiers.math.fast import as_number, numbers_equal, other_choices, split_choice
 from rewardsmith.verifiers.math.normalize import normalise
+from rewardsmith.verifiers.math.numerals import Based, as_plain, based, in_base
 from rewardsmith.verifiers.math.spelling import decimal_comma
-from rewardsmith.verifiers.math.units import Conversion, conversion, split_unit
+from rewardsmith.verifiers.math.units import Conversion, Quantity, conversion, split_unit
 from rewardsmith.verifiers.math.words import as_words
 from rewardsmith.verifiers.types import Failure
 
@@ -96,6 +97,10 @@ def decide(gold: str, answer: str, settings: Settings) -> Decision:
     gold, answer = decimal_comma(gold, answer)
     if _squashed(gold) == _squashed(answer):  # "204_5" is "204_5" whatever it means
         return Decision(True, {"rule": "same_text", "path": "fast"})
+    bases = based(gold), based(answer)
+    if bases != (None, None):
+        return _bases(*bases, gold, answer)
+    gold, answer = as_plain(gold), as_plain(answer)  # 0.\overline{3}, "twelve"
     words = as_words(gold), as_words(answer)
     if words != (None, None):
         return Decision(words[0] == words[1], {"rule": "words", "path": "fast", "words": words})
@@ -103,11 +108,40 @@ def decide(gold: str, answer: str, settings: Settings) -> Decision:
     if choice is not None and choice[1] and not other_choices(choice[1], choice[0]):
         answer = choice[1]  # "(C) 12" answers 12 when the gold is a value
     gold_quantity, answer_quantity = split_unit(gold), split_unit(answer)
+    answer_quantity = _as_radians(gold_quantity, answer_quantity)
     factor = conversion(gold_quantity.unit, answer_quantity.unit)
     if factor is None:
         units = [q.unit.word if q.unit else None for q in (gold_quantity, answer_quantity)]
         return Decision(False, {"rule": "unit", "path": "fast", "units": units})
     return _values(gold_quantity.value, _scaled(answer_quantity.value, factor), settings)
+
+
+_RADIAN = split_unit(r"1 \text{ rad}").unit
+
+
+def _as_radians(gold: Quantity, answer: Quantity) -> Quantity:
+    """An angle in degrees answered with a multiple of pi and no unit is in radians
+    (``\\frac{\\pi}{6}`` for ``30^\\circ``), not a bare number whose unit was left off."""
+    degrees = gold.unit is not None and gold.unit.dimension == (("deg", 1),)
+    if degrees and answer.unit is None and "\\pi" in answer.value:
+        return Quantity(answer.value, _RADIAN)
+    return answer
+
+
+def _bases(gold_base: Based | None, answer_base: Based | None, gold: str, answer: str) -> Decision:
+    """Numerals with a base subscript compare by value; a bare numeral answered for a
+    based gold is read in the gold's base (``1011`` for ``1011_2``; ``11`` is then 3)."""
+    if gold_base is not None and answer_base is None:
+        bare = _squashed(answer).rsplit("=", 1)[-1].strip()  # "n = 1011"
+        answer_base = in_base(bare, gold_base.base)
+    if answer_base is not None and gold_base is None:
+        number = as_number(gold)
+        if number is not None and number.value.denominator == 1:
+            gold_base = Based(gold, 10, int(number.value))
+    equal = (
+        gold_base is not None and answer_base is not None and gold_base.value == answer_base.value
+    )
+    return Decision(equal, {"rule": "base", "path": "fast"})
 
 
 def _values(gold: str, answer: str, settings: Settings) -> Decision:

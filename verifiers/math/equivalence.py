@@ -92,6 +92,8 @@ def _rounds_to(literal: str, other: sympy.Expr, tolerance: Tolerance) -> bool:
     match = _DECIMAL.fullmatch(literal.replace(" ", ""))
     if not match or tolerance.rounding_digits <= 0 or _terminates(other):
         return False
+    if not match.group(2).strip("0"):  # "12.0" (a float column) states 12 exactly
+        return False
     if _significant_digits(*match.groups()) < tolerance.rounding_digits:
         return False
     places = len(match.group(2))

@@ -43,14 +43,18 @@ from dataclasses import dataclass
 from rewardsmith.verifiers.math.boxes import box_starts, from_boxes, hedge_key, matching_braces
 from rewardsmith.verifiers.math.endings import cut_at_turn_end, final_text, finished
 from rewardsmith.verifiers.math.fast import choice_letter
-from rewardsmith.verifiers.math.tails import stated_after
+from rewardsmith.verifiers.math.numerals import words_to_digits
+from rewardsmith.verifiers.math.stance import QUESTION_AFTER, negated, not_a_result, offered
+from rewardsmith.verifiers.math.tails import retracted, stated_after
 
 __all__ = [
     "Extraction", "extract_answer", "has_several_items", "matching_braces", "stated_answer"
 ]  # fmt: skip
 
 _PHRASE = re.compile(
-    r"\b(?:final\s+answer|the\s+answer|answer)\b(?:\s+is)?\s*[:：]?[\s*:]*", re.IGNORECASE
+    r"(?<!\\)\b(?:final\s+answer|the\s+answer|answer|the\s+(?:solutions|roots)\s+are)\b"
+    r"(?:\s+is)?\s*[:：]?[\s*:]*",
+    re.IGNORECASE,
 )
 _FINAL_MATH = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+)\$", re.DOTALL)
 # A number not glued to a word before it ("AZYUK2A" has none); a unit may follow ("5cm").
@@ -79,27 +83,16 @@ _NUMBER_PERCENT = re.compile(_NUMBER.pattern + r"(?:\s*\\?%)?")
 _HEDGED_NUMBER = re.compile(
     r"\b(?:not|no|never|cannot|than|least|most|about|approximately|around|nearly|almost|or|either|"
     r"sqrt|square\s+root|root|pi|over|squared|cubed|power|log|ln|exp|sin|cos|tan|negative|"
-    r"minus|plus|times|divided|half|third|quarter|fraction|reciprocal|inverse)\b|n't\b",
+    r"minus|plus|times|divided|half|third|quarter|fraction|reciprocal|inverse|under|within|"
+    r"roughly|near|multiple|twice|thrice|double|triple|fold|except|guess|probably|likely|"
+    r"maybe|perhaps|possibly|otherwise|assuming|unless|if|rounded|less|more|percent|page|"
+    r"problem|question|step|attempts?|confidence)\b|n't\b|\d(?:st|nd|rd|th)\b",
     re.IGNORECASE,
 )
-# A value read off the end of the text that the text itself denies.
-_DENIED_BEFORE = re.compile(
-    r"\b(?:not|never|cannot|no\s+longer)\b|n't\b|(?:[<>≠]|\\(?:ne|neq|lt|gt|le|ge|leq|geq))\s*\$?\s*$",
-    re.IGNORECASE,
+# A last line that concludes: only there are number words read as the answer.
+_CONCLUDES = re.compile(
+    r"\s*(?:so|therefore|thus|hence|in\s+total|finally|altogether|overall)\b", re.IGNORECASE
 )
-_DENIED_AFTER = re.compile(
-    r"\$?\s*(?:is|was|are|would\s+be)\s+(?:not|never|wrong|incorrect|false|impossible)\b|"
-    r"\$?\s*(?:isn't|wasn't|aren't)\b",
-    re.IGNORECASE,
-)
-# A value offered, not stated: a question ("Is it $12$?") or a supposition ("Suppose it is
-# $12$.", "Maybe $12$."); "If we add them we get $12$." states its value, so no bare "if".
-_OFFERED_BEFORE = re.compile(
-    r"\b(?:suppose|supposing|assume|assuming|whether|what\s+if|maybe|perhaps|possibly|"
-    r"i\s+guess|let'?s\s+(?:check|try|test|see|verify))\b",
-    re.IGNORECASE,
-)
-_QUESTION_AFTER = re.compile(r"[^.!\n]{0,200}?\?")
 _SPACE_GROUPS = re.compile(r"-?\d{1,3}(?: \d{3})+")
 _ITEM_EVENTS = re.compile(r"\\[{}]|\\pm|\\mp|[()\[\]{},;]|\s(?:or|and)\s")
 # "... or $12$", "(or 12)", "or maybe \frac{7}{4}" right after an answer: a second answer
@@ -170,10 +163,21 @@ def _from_boxes(text: str) -> Extraction | None:
         return None
     found = Extraction(boxes.answer, "boxed", boxes.problem, boxes.candidates)
     if boxes.problem is None and boxes.answer is not None:
-        other = _restated(text[boxes.last_end :][:20_000], boxes.answer)
-        if other is not None and hedge_key(other) != hedge_key(boxes.answer):
-            return Extraction(boxes.answer, "restated", "hedged", (boxes.answer, other))
+        return _last_word(text[boxes.last_end :][:20_000], found)
     return found
+
+
+def _last_word(tail: str, found: Extraction, depth: int = 0) -> Extraction:
+    """`found`, unless the text after it states another answer: a retraction ("On second
+    thought, it is 13") names the new final answer, anything else is a hedge."""
+    assert found.answer is not None
+    other = _restated(tail, found.answer)
+    if other is None or hedge_key(other) == hedge_key(found.answer):
+        return found
+    if depth < 3 and retracted(tail, other):
+        rest = tail[tail.find(other) + len(other) :]
+        return _last_word(rest, Extraction(other, "retracted"), depth + 1)
+    return Extraction(found.answer, "restated", "hedged", (found.answer, other))
 
 
 def _after_phrase(text: str) -> Extraction | None:
@@ -182,7 +186,7 @@ def _after_phrase(text: str) -> Extraction | None:
         return None
     rest = text[-20_000:][matches[-1].end() :]
     math = _LEADING_MATH.match(rest)
-    if _QUESTION_AFTER.match(rest[math.end() :] if math else rest):  # "Is the answer $12$?"
+    if QUESTION_AFTER.match(rest[math.end() :] if math else rest):  # "Is the answer $12$?"
         return Extraction(None, "answer_phrase", "unasserted")
     if math:
         return _phrase_math(rest, math)
@@ -290,27 +294,11 @@ def _last_of(matches: list[re.Match[str]], line: str, method: str) -> Extraction
         return Extraction(None, method, "truncated")
     previous_end = matches[-2].end() if len(matches) > 1 else 0
     since = max(previous_end, last.start() - 300)
-    if _negated(line, since, last.start(), last.end()):
+    if negated(line, since, last.start(), last.end()):
         return Extraction(None, method, "negated")
-    if _offered(line, since, last.start(), last.end()):
+    if offered(line, since, last.start(), last.end()):
         return Extraction(None, method, "unasserted")
     return Extraction(answer, method)
-
-
-def _negated(line: str, since: int, start: int, end: int) -> bool:
-    """Whether the text around a value read off the end says it is not the answer: "it
-    is not $12$", "$12$ is wrong", "so $x \\ne 12$" (the clause before it, since the value
-    before it, or what follows it in its sentence, denies it)."""
-    before = re.split(r"[.!?;,:](?:\s|$)", line[since:start])[-1]
-    after = line[end : end + 300]
-    return bool(_DENIED_BEFORE.search(before) or _DENIED_AFTER.match(after))
-
-
-def _offered(line: str, since: int, start: int, end: int) -> bool:
-    """Whether a value read off the end is asked about or supposed, not stated: its
-    sentence is a question, or the clause before it supposes or guesses."""
-    before = re.split(r"[.!?;,:](?:\s|$)", line[since:start])[-1]
-    return bool(_OFFERED_BEFORE.search(before) or _QUESTION_AFTER.match(line[end : end + 300]))
 
 
 def _final_math(line: str) -> Extraction | None:
@@ -323,7 +311,10 @@ def _last_number(line: str) -> Extraction | None:
     if _SPACE_GROUPS.fullmatch(line.strip().rstrip(".")):  # "1 000" is one number
         return Extraction(line.strip().rstrip("."), "last_number")
     line = line[-2_000:]
-    return _last_of(list(_NUMBER.finditer(line)), line, "last_number")
+    numbers = list(_NUMBER.finditer(line))
+    if numbers and not_a_result(line, numbers[-1]):
+        return Extraction(None, "last_number", "unasserted")
+    return _last_of(numbers, line, "last_number")
 
 
 def _final_display(text: str) -> str | None:
@@ -379,6 +370,8 @@ def _fallback(text: str) -> Extraction:
     found = _final_math(line)
     if found is None and _bare_latex(line):
         found = Extraction(_bare_latex(line), "final_math")
+    if found is None and not _NUMBER.search(line) and _CONCLUDES.match(line):  # "So, five."
+        found = _last_number(words_to_digits(line))
     return found or _last_number(line) or Extraction(None, "none")
 
 

@@ -91,6 +91,8 @@ def _terminates(value: Fraction) -> bool:
 def _rounds_to(literal: SimpleNumber, other: Fraction, rounding_digits: int) -> bool:
     if literal.decimals is None or rounding_digits <= 0 or _terminates(other):
         return False
+    if literal.value.denominator == 1:  # "12.0" (a float column) states 12 exactly
+        return False
     if literal.significant < rounding_digits:
         return False
     return abs(other - literal.value) <= Fraction(1, 2 * 10**literal.decimals)

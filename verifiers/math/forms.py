@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import sympy
+from sympy.core.cache import clear_cache
 
 from rewardsmith.verifiers.math.budget import BudgetExceeded, cpu_budget
 from rewardsmith.verifiers.math.equivalence import (
@@ -129,6 +130,8 @@ def _answer_side(rel: Relation) -> Form | None:
         # "3 \cdot 4 = 12" answers 12; "7 = 11a + c" is an equation, not an answer 11a + c.
         if not computed or not (isinstance(last, Expr) and last.value.free_symbols):
             return last
+        if len(rel.sides) == 2 and isinstance(last, Expr) and last.value.is_Symbol:
+            return first  # "3 = x" answers 3, as "x = 3" does
         return None
     found = _as_interval(rel)
     return found[1] if found is not None else None
@@ -303,8 +306,25 @@ def _vector(form: Form) -> tuple[Form, ...] | None:
     return None
 
 
+def _real_set(form: Form) -> sympy.Set | None:
+    """An interval or a union of intervals with real constant ends, as a sympy set."""
+    if isinstance(form, UnionOf):
+        parts = [_real_set(part) for part in form.parts]
+        return None if any(p is None for p in parts) else sympy.Union(*parts)
+    if not (isinstance(form, Bracketed) and len(form.items) == 2 and form.right in ")]"):
+        return None
+    ends = [item.value for item in form.items if isinstance(item, Expr)]
+    if len(ends) != 2 or any(e.free_symbols or e.is_extended_real is not True for e in ends):
+        return None
+    return sympy.Interval(ends[0], ends[1], form.left == "(", form.right == ")")
+
+
 def forms_equal(gold: Form, pred: Form, tol: Tolerance) -> Result:
     """Equality of two parsed answers, and the rule that decided it."""
+    if isinstance(gold, UnionOf) or isinstance(pred, UnionOf):  # (-oo, 0) U [0, 2] is (-oo, 2]
+        sets = _real_set(gold), _real_set(pred)
+        if sets[0] is not None and sets[1] is not None:
+            return bool(sets[0].symmetric_difference(sets[1]).is_empty), "set_of_reals"
     if isinstance(gold, Relation) and isinstance(pred, Relation):
         return _relations_equal(gold, pred, tol)
     if type(gold) is not type(pred):
@@ -341,6 +361,7 @@ def judge(
     """
     stage = ["gold"]
     spent: Callable[[], float] = lambda: 0.0  # noqa: E731
+    clear_cache()  # what an earlier comparison cached must not make this one cheaper
     try:
         with cpu_budget(budget_s) as spent:
             result = _judge(gold, pred, Tolerance(rel_tol, rounding_digits), stage)

@@ -14,9 +14,12 @@ records the one thing that does and is removed: a percent sign.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
+from rewardsmith.verifiers.math.fast import as_number
+from rewardsmith.verifiers.math.numerals import repeating_decimals
 from rewardsmith.verifiers.math.units import split_unit
 
 __all__ = ["Normalised", "normalise", "unwrap_command"]
@@ -42,6 +45,10 @@ _UNICODE = {
     "±": r"\pm ",
     "∪": r"\cup ",
     "°": "",
+    "\\langle": "(",  # a vector <1, 2> is the tuple (1, 2)
+    "\\rangle": ")",
+    "⟨": "(",
+    "⟩": ")",
 }
 _DROP = re.compile(
     r"\\(?:displaystyle|textstyle|left|right|bigl|bigr|Bigl|Bigr|big|Big|quad|qquad|"
@@ -49,7 +56,8 @@ _DROP = re.compile(
 )
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree")
 _TEXT_MACROS = (
-    "text", "textbf", "textit", "textrm", "textnormal", "mbox", "operatorname", "mathrm"
+    "text", "textbf", "textit", "textrm", "textnormal", "texttt", "mbox", "operatorname",
+    "mathrm",
 )  # fmt: skip
 _THOUSANDS = re.compile(r"(?<![\d.])(\d{1,3})((?:,\d{3})+)(?![\d,])")
 _WORD_SEPARATORS = re.compile(
@@ -66,6 +74,25 @@ _GUARDED_COMMA = re.compile(r"(\d)(?:,\\!|\s*\{\s*,\s*\}\s*)(?=\d{3}(?!\d))")
 _E_NOTATION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([+-]?\d{1,6})(?![\w.])")
 _REALS = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?(?![A-Za-z^_])")
 _MIXED_NUMBER = re.compile(r"(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}")
+
+
+_PUNCTURED = re.compile(
+    r"\(\s*-\s*\\infty\s*,\s*\\infty\s*\)\s*\\(?:setminus|backslash)\s*\\\{([^{}]{1,200})\\\}"
+    r"|[a-z]\s*(?:\\neq?|!=)\s*(-?\d+(?:\.\d+)?)"
+)
+
+
+def _punctured_line(text: str) -> str:
+    """The real line without finitely many plain numbers, as a union of open intervals."""
+    match = _PUNCTURED.fullmatch(text.strip())
+    if match is None:
+        return text
+    numbers = [as_number(p.strip()) for p in (match[1] or match[2]).split(",")]
+    if any(n is None for n in numbers):
+        return text
+    points = sorted({n.value for n in numbers if n is not None})
+    ends = ["-\\infty", *(f"{p.numerator}/{p.denominator}" for p in points), "\\infty"]
+    return " \\cup ".join(f"({a}, {b})" for a, b in itertools.pairwise(ends))
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +122,10 @@ def normalise(text: str) -> Normalised:
         if char in text:
             text = text.replace(char, replacement)
     text = _strip_delimiters(text)
+    text = repeating_decimals(text)  # "x = 0.\overline{3}": numerals.py
     text = _E_NOTATION.sub(r"\1 \\times 10^{\2}", text)
     text = _REALS.sub(r"(-\\infty, \\infty)", text)  # the real line is an interval
+    text = _punctured_line(text)  # R \ {1} and x \ne 1 are (-oo, 1) U (1, oo)
     text = split_unit(text).value  # a trailing unit says nothing about the value (units.py)
     text = re.sub(r"\\[dtc]frac(?![A-Za-z])", r"\\frac", text)
     text = re.sub(r"\\[dt]binom(?![A-Za-z])", r"\\binom", text)

@@ -41,7 +41,9 @@ import re
 __all__ = ["decimal_comma", "repair_escapes"]
 
 # Zero-width spaces and joiners, the word joiner and the byte-order mark: nothing on screen.
-_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
+# Also the soft hyphen, the Mongolian vowel separator, LTR/RTL marks and the invisible
+# operators (function application, times, separator, plus): "1\u20622" shows "12".
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]")
 _DOUBLED_COMMAND = re.compile(r"\\\\[A-Za-z]")
 # \n, \t, \r are the string escapes that come with such text (a newline written as two
 # characters), not commands: they do not count as single-backslash commands.

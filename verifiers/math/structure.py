@@ -47,6 +47,8 @@ _BRACKETED_ARRAY = re.compile(
 )
 # Matrices joined by +, - or a product ("A + B", "A \\cdot B", "AB"): evaluated.
 _MATRIX_ENV = re.compile(r"\\begin\{([pbBvV]?matrix)\}(.*?)\\end\{\1\}", re.DOTALL)
+# A scalar written before a matrix, and the product sign after it ("2 \cdot A").
+_SCALAR_PRODUCT = re.compile(r"\\(?:cdot|times)\s*$")
 _MATRIX_OPS = {"+": "+", "-": "-", "": "*", r"\cdot": "*", r"\times": "*"}
 _EMPTY_SET = {r"\emptyset", r"\varnothing", r"\{\}", "{}"}
 _MAX_ITEMS = 64
@@ -147,12 +149,18 @@ def _matrix_arithmetic(text: str, depth: int) -> Matrix | None:
     """The value of matrices joined by ``+``, ``-`` or products, or None if `text` is not
     that. Products bind first; shapes that do not fit are a `ParseError`."""
     found = list(_MATRIX_ENV.finditer(text))
-    if len(found) < 2 or text[: found[0].start()].strip() or text[found[-1].end() :].strip():
+    prefix = _SCALAR_PRODUCT.sub("", text[: found[0].start()]).strip() if found else ""
+    if not found or (len(found) < 2 and not prefix) or text[found[-1].end() :].strip():
         return None
     ops = [text[a.end() : b.start()].strip() for a, b in itertools.pairwise(found)]
     if any(op not in _MATRIX_OPS for op in ops):
         return None
     values = [_sympy_matrix(_matrix(m.group(2), depth)) for m in found]
+    if prefix:  # "2 \begin{pmatrix}...": a scalar times the first term
+        scalar = sympy.Integer(-1) if prefix == "-" else _expression(prefix).value
+        if scalar.free_symbols or isinstance(scalar, sympy.MatrixBase):
+            return None
+        values[0] = scalar * values[0]
     terms, signs = [values[0]], [1]
     for op, value in zip(ops, values[1:], strict=True):
         if _MATRIX_OPS[op] == "*":

@@ -17,8 +17,18 @@ that is not the committed answer written again, and either
 * it is the value with at most two words around it ("Final: $13$", "**13**", "Wait, it's
   13.") and is not the rest of the committed answer's own sentence.
 
-A sentence that writes the committed answer again (a check, "3 x 4 = 12") is left alone,
-as is one with neither: an explanation ("There are 3 rows of 4 chairs.").
+A sentence that writes the committed answer again (a check, "3 x 4 = 12", also as one
+side of an equation: "3·7 − 1 = 20" for 20) is left alone, as is a check that only
+computes ("Check: $2(3) + 1 = 7$ ✓", "If $x = 3$, then $2x + 1 = 7$."), a chat sign-off
+("Let me know if you have questions about steps 1-3.") and one with neither: an
+explanation ("There are 3 rows of 4 chairs.").
+
+Issue 26: a *retraction* (`RETRACTS`: "actually", "wait, no", "on second thought",
+"scratch that", "I made an error", "should be", ...) names the final answer: `retracted`
+tells the extractor to read the new value as the answer, provided the value is asserted
+(no offer, `OFFERS`, and nothing tried or checked, `TENTATIVE`, in its sentence). An
+offer ("or", "possibly", "if ... becomes", "too", "I get", "o", "hoặc", ...) stays a
+hedge.
 
     >>> stated_after(". Actually, $13$.", "12")
     '13'
@@ -34,20 +44,49 @@ from rewardsmith.verifiers.math.boxes import hedge_key
 from rewardsmith.verifiers.math.fast import choice_letter
 from rewardsmith.verifiers.math.words import as_words
 
-__all__ = ["RETRACTING", "stated_after"]
+__all__ = ["OFFERS", "RETRACTING", "RETRACTS", "TENTATIVE", "retracted", "stated_after"]
 
 _MAX_TAIL = 4_000
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-RETRACTING = re.compile(
-    r"\b(?:or|alternatively|otherwise|actually|wait|correction|corrected|rather|instead|"
-    r"i\s+mean|possibly|perhaps|maybe|might|could|also|plausible|unless|however|though|"
-    r"although|either|hmm|ou|oder|oppure|sinon)\b|или|或",
+# Words that take an answer back: the value they name is the model's new final answer.
+RETRACTS = re.compile(
+    r"\b(?:actually|wait,?\s+(?:no\b|it'?s\b|it\s+is\b|that'?s\s+(?:wrong|not))|no,?\s+wait|correction|corrected|correcting|rather|instead|i\s+mean|"
+    r"on\s+(?:second\s+thought|reflection|closer\s+inspection)|scratch\s+that|oops|"
+    r"(?:my|a|an)\s+(?:mistake|error|miscalculation)|should\s+(?:be|have\s+been)|"
+    r"(?:that|this|it)(?:\s+(?:is|was)|'s|’s)\s+(?:wrong|incorrect|not\s+(?:right|correct))|let\s+me\s+correct|"
+    r"i\s+was\s+wrong|(?:is|was)n't\s+(?:right|correct))\b",
+    re.IGNORECASE,
+)
+# Words that offer another answer beside the first: a hedge.
+OFFERS = re.compile(
+    r"\b(?:or|alternatively|otherwise|possibly|perhaps|maybe|might|could|also|plausible|"
+    r"unless|however|though|although|either|as\s+well|too|another|"
+    r"if(?![^.!?\n]*\b(?:would|were|had)\b)|"  # "if ... becomes 14"; not a counterfactual
+    r"second\s+(?:valid\s+)?(?:value|answer|solution)|ou|o|oder|oppure|"
+    r"sinon|hoặc|i\s+(?:get|got|obtain|obtained|find|found|believe|think))\b|или|或|または|もしくは|또는",
+    re.IGNORECASE,
+)
+RETRACTING = re.compile(f"{RETRACTS.pattern}|{OFFERS.pattern}|\\bwait\\b", re.IGNORECASE)
+# A value tried or checked, not asserted: a retraction must assert its value.
+TENTATIVE = re.compile(
+    r"\b(?:let\s+me|let'?s|check\w*|verif\w*|try|test|suppose|assume|if|whether)\b|\?",
+    re.IGNORECASE,
+)
+# A chat sign-off states no answer, whatever numbers it mentions.
+_SIGN_OFF = re.compile(
+    r"\b(?:let\s+me\s+know|hope\s+(?:this|that|it)\s+helps|feel\s+free|happy\s+to\s+help)\b",
+    re.IGNORECASE,
+)
+# A sentence that checks the answer ("Wait, let me verify: 3*7 - 1 = 20."): its
+# computations are not answers.
+_CHECKS = re.compile(
+    r"\b(?:verif\w*|check\w*|confirm\w*|double[- ]check\w*|sanity|substitut\w*|plug\w*)\b|✓|✔",
     re.IGNORECASE,
 )
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$([^$]+)\$|\\\((.+?)\\\)|\*\*([^*]+)\*\*", re.DOTALL)
 # A word of bare math: it has a digit or a command ("25\\%", "2^{10}", "\\frac{1}{2}"), or
 # is an operator joining two such words ("25\\% + 1" is one value, not 25 and 1).
-_MATH_WORD = re.compile(r"[^\sA-Za-z]*[\d\\]\S*|[-+*/=<>]")
+_MATH_WORD = re.compile(r"[^\sA-Za-z]*[\d\\]\S*|[-+*/=<>−×·÷]")
 _TEXT = re.compile(r"\\text(?:bf)?\{([^{}]*)\}")
 _LETTER = re.compile(r"(?<![\w\\])\(?([A-J])\)?(?![\w'])")
 _WORD = re.compile(r"[A-Za-z]{2,}")
@@ -89,11 +128,31 @@ def _bare_math(text: str) -> list[str]:
     return [" ".join(run).strip(".,;:!?") for run in runs if run]
 
 
+def _restates(value: str, key: str) -> bool:
+    """Whether a value writes the committed answer again, alone or as a side of an
+    equation ("3 \\cdot 7 - 1 = 20" restates 20)."""
+    return any(hedge_key(side) == key for side in value.split("="))
+
+
+def _checks(sentence: str, values: list[str]) -> bool:
+    """A check of the answer: a checking word (or a sentence that starts with "If"), no
+    retraction or offer, computations only."""
+    plain = _MATH.sub(" ", sentence)
+    retracted = RETRACTS.search(re.sub(r"(?i)\bwait\b", " ", plain))
+    if not all("=" in v for v in values) or retracted:
+        return False
+    if re.match(r"\s*if\b", plain, re.IGNORECASE):  # "If x = 3, then 2x + 1 = 7."
+        return not OFFERS.search(plain[3:])
+    return bool(_CHECKS.search(sentence)) and not OFFERS.search(plain)
+
+
 def _other(sentence: str, answer: str, own: bool) -> str | None:
     values = _values(sentence, answer)
     key = hedge_key(answer)
-    if not values or any(hedge_key(v) == key for v in values):
-        return None  # nothing stated, or the committed answer written again
+    if not values or any(_restates(v, key) for v in values) or _checks(sentence, values):
+        return None  # nothing stated, the committed answer written again, or a check of it
+    if _SIGN_OFF.search(sentence):  # "Let me know if you have questions about steps 1-3."
+        return None
     words = _WORD.findall(_TEXT.sub(" ", _MATH.sub(" ", sentence)))
     if RETRACTING.search(_MATH.sub(" ", sentence)) or (not own and len(words) <= 2):
         return values[0]
@@ -109,3 +168,20 @@ def stated_after(tail: str, answer: str) -> str | None:
             if other is not None:
                 return other
     return None
+
+
+def retracted(tail: str, value: str) -> bool:
+    """Whether `value`, stated in `tail` after a committed answer, takes it back (a
+    retraction before it, no offer in its sentence): then it is the final answer."""
+    at = tail.find(value)
+    if at < 0:
+        return False
+    starts = [m.end() for m in _SENTENCE_END.finditer(tail, 0, at)]
+    end = _SENTENCE_END.search(tail, at + len(value))
+    sentence = tail[starts[-1] if starts else 0 : end.start() if end else len(tail)]
+    plain = _MATH.sub(" ", sentence)
+    return (
+        bool(RETRACTS.search(tail[:at]))
+        and not OFFERS.search(plain)
+        and not (TENTATIVE.search(plain))
+    )

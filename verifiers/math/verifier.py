@@ -14,6 +14,7 @@ otherwise in a warm killable worker after a structural cost estimate has let it 
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,10 +26,11 @@ from rewardsmith.verifiers.math.exploits import math_exploits
 from rewardsmith.verifiers.math.extract import (
     Extraction,
     extract_answer,
-    has_several_items,
     stated_answer,
 )
 from rewardsmith.verifiers.math.fast import choice_letter, other_choices, split_choice
+from rewardsmith.verifiers.math.glyphs import plain_glyphs
+from rewardsmith.verifiers.math.reading import read_answer
 from rewardsmith.verifiers.math.spelling import repair_escapes
 from rewardsmith.verifiers.math.unevaluated import leftover_operation
 from rewardsmith.verifiers.protocol import Cost
@@ -45,6 +47,7 @@ _PROBLEMS = {
     "unasserted": "the completion ends by asking about or supposing its last value",
     "empty_box": "the \\boxed{} is empty",
     "unbalanced": "no final answer found (a \\boxed{ never closes)",
+    "refused": "the completion cannot be read as rendered",
 }
 
 
@@ -55,7 +58,7 @@ def _gold_text(reference: Any) -> str | None:
         return repr(reference)
     if not isinstance(reference, str) or not reference.strip():
         return None
-    reference = repair_escapes(reference)
+    reference = plain_glyphs(repair_escapes(reference)).text
     if "\\boxed" in reference or "\\fbox" in reference:
         found = extract_answer(reference, strict=True)
         # Several boxes in a gold are its list of values; what a worked solution says
@@ -137,11 +140,7 @@ class MathAnswer:
         text = sample.completion_text
         if len(text) > self.max_completion_chars:
             return self._too_large("completion", len(text), self.max_completion_chars)
-        found = extract_answer(repair_escapes(text), strict=self.strict)
-        if found.problem == "hedged" and found.method == "boxed" and has_several_items(gold):
-            # Several values asked for, one per box: together they are the answer (a
-            # hedge still fails, as the list then has values the gold does not).
-            found = Extraction(", ".join(found.candidates), "boxed_list")
+        found = read_answer(repair_escapes(text), gold, strict=self.strict)
         evidence: dict[str, Any] = {"gold": gold[:500], "extraction": found.method}
         problem = self._extraction_problem(found, evidence)
         if problem is not None:
@@ -157,6 +156,9 @@ class MathAnswer:
             message = f"the answer leaves a computation ({operation}) to the checker"
             return self._fail(Failure.FORMAT, evidence, message)
         letter = choice_letter(gold, alone=True)
+        gold_choice = split_choice(gold)
+        if letter is None and gold_choice and choice_letter(answer, alone=True):
+            letter = gold_choice[0]  # gold "\text{(A) } 5", answer "A": the letter decides
         if letter is not None:
             return self._choice(letter, answer, evidence)
         return self._verdict(decide(gold, answer, self._settings), evidence)
@@ -168,6 +170,8 @@ class MathAnswer:
         if found.answer is None:
             where = "\\boxed{}" if self.strict else "final answer"
             message = _PROBLEMS.get(found.problem or "", f"no {where} found")
+            if found.problem == "refused":  # the reason the rendering gave
+                message = f"{message}: {found.candidates[0]}"
             return self._fail(Failure.FORMAT, {**evidence, "problem": found.problem}, message)
         return None
 
@@ -187,6 +191,8 @@ class MathAnswer:
 
     def _choice(self, letter: str, answer: str, evidence: dict[str, Any]) -> Verdict:
         found = split_choice(answer)
+        if found is None and re.fullmatch(r"[a-j]", answer.strip().strip("$*(). ")):
+            found = (answer.strip().strip("$*(). ").upper(), "")  # \boxed{c} for the choice C
         got = found[0] if found else None
         evidence = {**evidence, "rule": "choice", "path": "fast", "choice": got}
         if found is None:

@@ -1,0 +1,221 @@
+"""The completion as a reader sees it once rendered: what cannot be seen is set apart.
+
+A reward that reads text the reader cannot see pays for an answer nobody was shown. Before
+extraction the completion is rendered, roughly as Markdown with MathJax/LaTeX would be:
+
+* **hidden** (kept apart in `Rendered.hidden`): ``\\phantom{..}``, ``\\hphantom``,
+  ``\\vphantom``, ``\\scalebox{0}``; text in a colour equal to the (white) background
+  (``\\color{white}`` to the end of its group or formula, ``\\textcolor{white}{..}``,
+  ``#fff``, ``#FFFFFF``, ``rgb 1,1,1``, ``gray 1``); HTML comments ``<!-- .. -->`` and
+  elements styled ``display:none`` or ``hidden``; ``\\iffalse .. \\fi``; LaTeX ``%``
+  comments (a ``%`` that starts its line, or that is not after a digit and has a command
+  after it on its line: ``25%`` and ``n % 4`` stay text; ``\\%`` is a percent);
+* **dropped** (neither seen as an answer nor a hedge): fenced code blocks and inline code
+  that holds a box (code is not the final answer);
+* **the declared answer**: the content of the last ``<answer>..</answer>`` (R1-style
+  templates) is the text the answer is read from;
+* **unwrapped**: inline code without a box (``The answer is `12`.``), other colours
+  (``\\color{red}``, ``\\textcolor{blue}{13}`` is 13);
+* user macros are expanded (`rewardsmith.verifiers.math.macros`) and Unicode digits read
+  as printed (`rewardsmith.verifiers.math.glyphs`); either may refuse the text
+  (`Rendered.refused`), a format failure.
+
+The verifier reads the answer from `Rendered.visible`; a boxed answer among the hidden
+fragments that differs from the visible one is a hedge.
+
+    >>> r = render(r"So $\\boxed{13}$. $\\phantom{\\boxed{12}}$")
+    >>> r.visible, r.hidden
+    ('So $\\\\boxed{13}$. $$', ('\\\\boxed{12}',))
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rewardsmith.verifiers.math.boxes import matching_braces
+from rewardsmith.verifiers.math.glyphs import plain_glyphs
+from rewardsmith.verifiers.math.macros import expand_macros
+
+__all__ = ["Rendered", "render"]
+
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+# An HTML element the page does not show: display:none, visibility:hidden, hidden.
+_HTML_OPEN = re.compile(r"<(span|div|p|font)\b([^<>]{0,300})>", re.IGNORECASE)
+_HTML_HIDING = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden|\shidden\b", re.I)
+_IFFALSE = re.compile(r"\\iffalse(?![A-Za-z]).*?(?:\\fi(?![A-Za-z])|\Z)", re.DOTALL)
+_LINE_WITH_PERCENT = re.compile(r"[^\n]*%[^\n]*")
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]")
+_FENCE = re.compile(r"(```|~~~).*?(?:\1|\Z)", re.DOTALL)
+# Tags that only style text (<b>Answer:</b> 12): removed, a break is a new line.
+_HTML_STYLE = re.compile(
+    r"</?(b|strong|em|i|u|p|br|span|div|font|mark|sup|sub)\b[^<>]{0,300}/?>", re.I
+)
+_INLINE_CODE = re.compile(r"`([^`\n]{1,200})`")
+_ANSWER_TAG = re.compile(r"<answer>(.*?)(?:</answer>|\Z)", re.DOTALL | re.IGNORECASE)
+_INLINE_CODE_BOX = re.compile(r"`[^`\n]*\\(?:boxed|fbox)[^`\n]*`")
+_PHANTOM = re.compile(r"\\[hv]?phantom\s*\{|\\scalebox\s*\{\s*0*\.?0*\s*\}\s*\{")
+_TEXTCOLOR = re.compile(r"\\textcolor\s*(?:\[([^\]]*)\])?\s*\{([^{}]*)\}\s*\{")
+_COLOR = re.compile(r"\\color\s*(?:\[([^\]]*)\])?\s*\{([^{}]*)\}")
+# Where a \color switch ends: its group's "}", the end of its formula, or a blank line.
+_SWITCH_END = re.compile(r"\$|\\\)|\\\]|\n\s*\n")
+_SWITCH_WINDOW = 5_000
+_MAX_COLOUR_ROUNDS = 8
+_WHITE_NAMES = {"white", "#fff", "#ffffff", "fff", "ffffff", "transparent"}
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """The visible text, the hidden fragments, and why the text was refused (or None)."""
+
+    visible: str
+    hidden: tuple[str, ...] = ()
+    refused: str | None = None
+
+
+def _white(model: str | None, value: str) -> bool:
+    """Whether a colour is the background's (white): by name, hex, or rgb/gray model."""
+    value = value.strip().lower().replace(" ", "")
+    if not model:
+        return value in _WHITE_NAMES
+    model, parts = model.strip().lower(), value.split(",")
+    if model == "html":
+        return value in ("fff", "ffffff")
+    if model in ("rgb", "gray"):
+        return all(p in ("1", "1.0", "255") for p in parts)
+    return False
+
+
+def _rewrite(text: str, opener: re.Pattern[str], keep: Callable[[re.Match[str], str], str]) -> str:
+    """Each outermost ``\\cmd{..}`` that `opener` finds, replaced by ``keep(match, inner)``:
+    one pass over the text with its braces matched once (linear in the text)."""
+    pairs = matching_braces(text)
+    out, at = [], 0
+    for match in opener.finditer(text):
+        if match.start() < at:
+            continue  # inside a span already rewritten
+        end = pairs.get(match.end() - 1)
+        stop = len(text) if end is None else end + 1
+        out += [text[at : match.start()], keep(match, text[match.end() : end])]
+        at = stop
+    return "".join(out) + text[at:]
+
+
+def _hidden_by(hidden: list[str]) -> Callable[[re.Match[str], str], str]:
+    def keep(match: re.Match[str], inner: str) -> str:
+        hidden.append(inner)
+        return ""
+
+    return keep
+
+
+def _textcolour_by(hidden: list[str]) -> Callable[[re.Match[str], str], str]:
+    def keep(match: re.Match[str], inner: str) -> str:
+        if _white(match.group(1), match.group(2)):
+            hidden.append(inner)
+            return ""
+        return inner
+
+    return keep
+
+
+def _colours(text: str, hidden: list[str]) -> str | None:
+    """Text without colour commands (white text hidden); None when they nest too deeply."""
+    for _ in range(_MAX_COLOUR_ROUNDS):  # "\\textcolor{red}{\\textcolor{white}{..}}"
+        if not _TEXTCOLOR.search(text):
+            break
+        text = _rewrite(text, _TEXTCOLOR, _textcolour_by(hidden))
+    else:
+        return None
+    out, at = [], 0
+    for match in _COLOR.finditer(text):
+        if match.start() < at:
+            continue
+        stop = match.end()
+        if _white(match.group(1), match.group(2)):
+            stop = _switch_end(text, match.end())
+            hidden.append(text[match.end() : stop])
+        out.append(text[at : match.start()])
+        at = stop
+    return "".join(out) + text[at:]
+
+
+def _switch_end(text: str, start: int) -> int:
+    """Where a colour switch at `start` stops: the "}" closing its group, or the end of
+    its formula or paragraph, whichever comes first (looked for in a bounded window)."""
+    window = text[start : start + _SWITCH_WINDOW]
+    limit = _SWITCH_END.search(window)
+    stop = limit.start() if limit else len(window)
+    depth = 0
+    for match in re.finditer(r"\\.|[{}]", window[:stop], re.DOTALL):
+        if match.group() == "{":
+            depth += 1
+        elif match.group() == "}":
+            depth -= 1
+            if depth < 0:
+                return start + match.start()
+    return start + stop
+
+
+def _html_hidden(text: str, hidden: list[str]) -> str:
+    """Elements styled ``display:none``, ``visibility:hidden`` or ``hidden`` set apart."""
+    out, at = [], 0
+    for match in _HTML_OPEN.finditer(text):
+        if match.start() < at or not _HTML_HIDING.search(match.group(2)):
+            continue
+        close = re.compile(rf"</{match.group(1)}\s*>", re.IGNORECASE).search(text, match.end())
+        stop = close.end() if close else len(text)
+        hidden.append(text[match.start() : stop])
+        out += [text[at : match.start()], " "]
+        at = stop
+    return "".join(out) + text[at:]
+
+
+def _comments(text: str, hidden: list[str]) -> str:
+    """LaTeX ``%`` comments set apart, one pass per line (see the module docstring)."""
+
+    def line(match: re.Match[str]) -> str:
+        segment = match.group()
+        commands = [m.start() for m in _LATEX_COMMAND.finditer(segment)]
+        start = len(segment) - len(segment.lstrip())
+        for percent in (m.start() for m in re.finditer("%", segment)):
+            first = percent == start
+            prev, prev2 = segment[percent - 1 : percent], segment[percent - 2 : percent - 1]
+            after_digit = prev == "\\" or prev.isdigit() or (prev == " " and prev2.isdigit())
+            if first or (not after_digit and commands and commands[-1] > percent):
+                hidden.append(segment[percent:])
+                return segment[:percent]
+        return segment
+
+    return _LINE_WITH_PERCENT.sub(line, text) if "%" in text else text
+
+
+def render(text: str) -> Rendered:
+    """The text as rendered; see the module docstring."""
+    text = _FENCE.sub("\n", text)
+    text = _INLINE_CODE_BOX.sub(" ", text)
+    text = _INLINE_CODE.sub(r"\1", text)
+    text = _HTML_STYLE.sub(
+        lambda m: "\n" if m.group(1).lower() in ("br", "p") else "", text
+    )  # "The answer is `12`." shows 12 in a code font
+    answers = list(_ANSWER_TAG.finditer(text))
+    if answers and answers[-1].group(1).strip():  # "<answer>12</answer>": the declared answer
+        text = "\n" + answers[-1].group(1).strip()
+    hidden: list[str] = []
+    text = _html_hidden(text, hidden)
+    for pattern in (_HTML_COMMENT, _IFFALSE):
+        hidden += [m.group() for m in pattern.finditer(text)]
+        text = pattern.sub(lambda m: "\n" if "\n" in m.group() else " ", text)
+    text = _comments(text, hidden)
+    expanded = expand_macros(text)
+    if expanded.refused is not None:
+        return Rendered(text, tuple(hidden), expanded.refused)
+    glyphs = plain_glyphs(expanded.text)
+    if glyphs.refused is not None:
+        return Rendered(text, tuple(hidden), glyphs.refused)
+    text = _rewrite(glyphs.text, _PHANTOM, _hidden_by(hidden))
+    coloured = _colours(text, hidden)
+    if coloured is None:
+        return Rendered(text, tuple(hidden), "colour commands nested too deeply")
+    return Rendered(coloured, tuple(h for h in hidden if h.strip()))

@@ -1,0 +1,80 @@
+"""How the text stands to a value read off its end: stated, denied, asked about, or
+something other than a result. Used by the last-line rules of
+`rewardsmith.verifiers.math.extract`, which read an answer off the end of the text and so
+must know whether the text asserts it.
+
+    >>> import re
+    >>> line = "It is not $12$."
+    >>> negated(line, 0, line.index("$"), line.index(".") )
+    True
+    >>> line = "See page 12"
+    >>> not_a_result(line, re.search("12", line))
+    True
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["QUESTION_AFTER", "negated", "not_a_result", "offered"]
+
+# A value read off the end of the text that the text itself denies.
+_DENIED_BEFORE = re.compile(
+    r"\b(?:not|never|cannot|no\s+longer)\b|n't\b|(?:[<>≠]|\\(?:ne|neq|lt|gt|le|ge|leq|geq))\s*\$?\s*$",
+    re.IGNORECASE,
+)
+_DENIED_AFTER = re.compile(
+    r"\$?\s*(?:is|was|are|would\s+be)\s+(?:not|never|wrong|incorrect|false|impossible)\b|"
+    r"\$?\s*(?:isn't|wasn't|aren't)\b",
+    re.IGNORECASE,
+)
+# A value offered, not stated: a question ("Is it $12$?") or a supposition ("Suppose it is
+# $12$.", "Maybe $12$."); "If we add them we get $12$." states its value, so no bare "if".
+_OFFERED_BEFORE = re.compile(
+    r"\b(?:suppose|supposing|assume|assuming|whether|what\s+if|maybe|perhaps|possibly|"
+    r"i\s+guess|let'?s\s+(?:check|try|test|see|verify))\b",
+    re.IGNORECASE,
+)
+QUESTION_AFTER = re.compile(r"[^.!\n]{0,200}?\?")
+# What a last number may not be: a label, a count of tries, a confidence, one side of an
+# equation in an unknown that is not a bare name.
+_LABEL_BEFORE = re.compile(
+    r"\b(?:problems?|questions?|exercises?|pages?|steps?|sections?|chapters?|parts?|figures?|"
+    r"examples?|lines?|versions?|items?|no\.|#)\s*$",
+    re.IGNORECASE,
+)
+_COUNT_AFTER = re.compile(r"\s*(?:attempts?|tries|times|pages?|steps?)\b", re.IGNORECASE)
+_NOT_RESULT = re.compile(
+    r"\b(?:confidence|giving\s+up|gave\s+up|couldn't|could\s+not|not\s+sure)\b", re.I
+)
+_EQUATION_LHS = re.compile(r"(?:^|[\s$(])([^\s=$(]*[A-Za-z][^\s=$]*)\s*=\s*$")
+
+
+def negated(line: str, since: int, start: int, end: int) -> bool:
+    """Whether the text around a value read off the end says it is not the answer: "it
+    is not $12$", "$12$ is wrong", "so $x \\ne 12$" (the clause before it, since the value
+    before it, or what follows it in its sentence, denies it)."""
+    before = re.split(r"[.!?;,:](?:\s|$)", line[since:start])[-1]
+    after = line[end : end + 300]
+    return bool(_DENIED_BEFORE.search(before) or _DENIED_AFTER.match(after))
+
+
+def offered(line: str, since: int, start: int, end: int) -> bool:
+    """Whether a value read off the end is asked about or supposed, not stated: its
+    sentence is a question, or the clause before it supposes or guesses."""
+    before = re.split(r"[.!?;,:](?:\s|$)", line[since:start])[-1]
+    return bool(_OFFERED_BEFORE.search(before) or QUESTION_AFTER.match(line[end : end + 300]))
+
+
+def not_a_result(line: str, number: re.Match[str]) -> bool:
+    """A last number that labels or counts something else ("Problem 12", "page 12",
+    "after 12 attempts", "my confidence is 12") or is one side of an equation in an
+    unknown other than a bare name ("x^2 = 12", "2x = 12"): not a stated result."""
+    before, after = line[: number.start()], line[number.end() :]
+    equation = _EQUATION_LHS.search(before)
+    return bool(
+        _LABEL_BEFORE.search(before)
+        or _COUNT_AFTER.match(after)
+        or _NOT_RESULT.search(line)
+        or (equation and not re.fullmatch(r"[A-Za-z]", equation.group(1)))
+    )
