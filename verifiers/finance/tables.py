@@ -194,6 +194,8 @@ def _looks_markdown(body: str) -> bool:
 
 
 def _read_markdown(body: str) -> Table:
+    if len(_pipe_blocks(body)) > 1:  # two tables offered for one: a hedge, not an answer
+        raise TableFormatError("the answer holds several tables; write the one table asked for")
     rows: list[list[str]] = []
     for line in body.splitlines():
         line = line.strip()
@@ -207,6 +209,20 @@ def _read_markdown(body: str) -> Table:
         if len(rows) * 2 > MAX_CELLS:
             break
     return Table.from_grid(rows)
+
+
+def _pipe_blocks(body: str) -> list[int]:
+    """The row counts of the runs of ``|`` lines with at least two rows (a Markdown table
+    holds no other line; a lone ``|`` line among notes is not a table)."""
+    blocks, run = [], 0
+    for line in [*body.splitlines(), ""]:
+        if "|" in line:
+            run += 1
+            continue
+        if run >= 2:
+            blocks.append(run)
+        run = 0
+    return blocks
 
 
 def _read_csv(body: str) -> Table:

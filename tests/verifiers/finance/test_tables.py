@@ -99,3 +99,20 @@ def test_cell_cap_is_enforced_for_long_csv() -> None:
 
 def test_from_grid_handles_none_and_numbers() -> None:
     assert Table.from_grid([["a", None], [1, 2.5]]).grid() == [["a", ""], ["1", "2.5"]]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\n| a | b |\n|---|---|\n| 1 | 3 |",
+        "Alternatively:\n\n| a | b |\n| 1 | 2 |\n\nor\n\n| a | b |\n| 1 | 3 |",
+        "| a | b |\n|---|---|\n| 1 | 2 |\nBut if you prefer:\n| b | a |\n| 2 | 1 |",
+    ],
+)
+def test_two_tables_offered_for_one_are_refused(text: str) -> None:
+    """A wrong table beside the right one is a hedge (the search found it lifting 0.33 to
+    0.59 when the two were read as one table)."""
+    with pytest.raises(TableFormatError, match="several tables"):
+        read_table(text)
+    one = read_table("| a | b |\n|---|---|\n| 1 | 2 |\n\nNote: in thousands | audited")
+    assert one.grid()[:2] == [["a", "b"], ["1", "2"]]
