@@ -180,7 +180,7 @@ _FIND = re.compile(
     r"""(?<![\w.,])
         \(?[-−–+]?(?:[$€£¥]\s?)?[-−–]?
         (?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d+|\d+(?:\.\d+)?)
-        (?:\s?(?:thousand|million|billion|trillion|mln|mn|bln|bn|tn|k|m|b)\b)?
+        (?:\s?(?:thousands?|millions?|billions?|trillions?|mln|mn|bln|bn|tn|k|m|b)\b)?
         (?:%|\s%(?!\s?(?:change|chg|growth|var))|\s?(?:percent\b|bps?\b|basis\ points?\b))?
         (?:\)|[-−](?![\d\w]))?""",
     re.VERBOSE | re.IGNORECASE,

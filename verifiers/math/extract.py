@@ -370,8 +370,10 @@ def _fallback(text: str) -> Extraction:
     found = _final_math(line)
     if found is None and _bare_latex(line):
         found = Extraction(_bare_latex(line), "final_math")
-    if found is None and not _NUMBER.search(line) and _CONCLUDES.match(line):  # "So, five."
-        found = _last_number(words_to_digits(line))
+    if found is None and not _NUMBER.search(line):
+        spelled = words_to_digits(line)  # "So, five." and a last line that is "twelve"
+        if _CONCLUDES.match(line) or re.fullmatch(r"\d+", spelled.strip().rstrip(".!")):
+            found = _last_number(spelled)
     return found or _last_number(line) or Extraction(None, "none")
 
 

@@ -114,3 +114,21 @@ def test_bad_reference_is_an_infrastructure_error(reference: Any) -> None:
 def test_pickle_round_trip() -> None:
     check = NumericAnswer(policy=TolerancePolicy(rel_tol=0.01), scale_weight=0.25)
     assert pickle.loads(pickle.dumps(check)) == check
+
+
+@pytest.mark.parametrize(
+    ("completion", "gold"),
+    [
+        ("<answer>122,445 thousands</answer>", {"answer": "122,445", "scale": "thousand"}),
+        ("<answer>159 thousands</answer>", {"answer": "159", "scale": "thousand"}),
+        ("<answer>2.5 millions</answer>", {"answer": "2.5", "scale": "million"}),
+        ("The total was 3 billions.", {"answer": "3", "scale": "billion"}),
+    ],
+)
+def test_a_plural_scale_word_is_a_scale(completion: str, gold: dict[str, str]) -> None:
+    """Found by `audit --search` (finance/scale_word): "thousands" after a figure was read
+    as no scale at all, so the right figure failed as units."""
+    verdict = NumericAnswer()(
+        Sample(id="s", prompt="How much?", completion=completion, reference=gold)
+    )
+    assert verdict.score == 1.0, verdict.feedback

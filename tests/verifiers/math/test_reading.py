@@ -62,3 +62,23 @@ HOSTILE = {  # 200,000 characters each: the rendering must stay linear (no timin
 def test_hostile_text_is_decided(name: str) -> None:
     verdict = CHECK(Sample(id="h", completion=HOSTILE[name], reference="12"))
     assert verdict.status is Status.FAIL and verdict.score == 0.0, (name, verdict.feedback)
+
+
+@pytest.mark.parametrize(
+    ("completion", "gold", "score"),
+    [
+        ("twelve", "12", 1.0),
+        ("Twelve.", "12", 1.0),
+        ("Twenty-one!", "21", 1.0),
+        ("one hundred and five", "105", 1.0),
+        ("thirteen", "12", 0.0),
+        ("I tried twelve times", "12", 0.0),
+    ],
+)
+def test_a_completion_that_is_only_a_number_in_words_is_that_number(
+    completion: str, gold: str, score: float
+) -> None:
+    """Found by `audit --search` (math/number_words) on the arithmetic set: "twelve" for 12
+    earned 0 where "The answer is twelve." earned 1."""
+    verdict = MathAnswer()(Sample(id="w", completion=completion, reference=gold))
+    assert verdict.score == score, verdict.feedback
