@@ -16,13 +16,14 @@ $(VENV)/.installed-dev: $(DEPS)
 	@# bpy's wheel is tagged cp39 although built for 3.11; pip check reports only that tag
 	@# as "not supported on this platform". Any other line is a real conflict and fails.
 	@$(BIN)/pip check | grep -v '^bpy [0-9.]* is not supported on this platform$$' \
-		| grep -v '^No broken requirements found' | grep -Ev '^(verl|openrlhf|tensordict|pyvers) ' \
+		| grep -v '^No broken requirements found' | grep -Ev '^(verl|openrlhf|tensordict|pyvers|hydra-core) ' \
 		| (! grep .) || (echo 'pip check failed' && false)
 	touch $@
 
 # The trainers' own reward code and veRL's agent loop the adapters are tested against (veRL,
 # OpenRLHF; hydra-core and cachetools for veRL's agent loop), without
-# their heavy dependencies (CUDA torch, numpy 2, deepspeed; pip check ignores those three),
+# their heavy dependencies (CUDA torch, numpy 2, deepspeed; pip check ignores those packages;
+# hydra-core asks for omegaconf<2.4, veRL pins 2.4, and both run with it),
 # plus the few light modules that code imports. Pins are in constraints.txt.
 CLIENTS := verl openrlhf tensordict pyvers orjson omegaconf antlr4-python3-runtime \
 	pylatexenc codetiming hydra-core cachetools
