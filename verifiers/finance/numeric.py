@@ -239,7 +239,11 @@ _OFFERED = re.compile(
     r"possibly|plausible|wait|correction|answer|otherwise|either)\b|\?",
     re.IGNORECASE,
 )
-_CITE = re.compile(r"[(\[]?\b(?:p\.|pp\.|pg\.|page|source)[:\s]*\d{1,5}\b[)\]]?", re.I)
+_CITE = re.compile(
+    r"[(\[]?\b(?:p\.|pp\.|pg\.|page|source|note|notes|section|table|figure|fig\.|exhibit|"
+    r"item|chapter|line|footnote|appendix|schedule)[:\s]*\d{1,5}[a-z]?\b[)\]]?",
+    re.I,
+)
 
 
 def _stated_after(tail: str, figure: Figure) -> Figure | None:
@@ -249,11 +253,21 @@ def _stated_after(tail: str, figure: Figure) -> Figure | None:
     two other words. Context ("For comparison, 2023 revenue was 150,239"), a page cite, a
     percentage beside an amount, a year, or the same quantity again is not one."""
     for sentence in re.split(r"(?<=[.;!])\s+|\n+", _CITE.sub(" ", tail[:_MAX_TAIL])):
-        others = [f for f in _amounts(sentence) if not is_year(f) and not restates(figure, f)]
+        others = [
+            f
+            for f in _amounts(sentence)
+            if not is_year(f) and not restates(figure, f) and not _same_digits(figure, f)
+        ]
         words = re.findall(r"\b[A-Za-z]{2,}\b", sentence)
         if others and (_OFFERED.search(sentence) or len(words) <= 2):
             return others[0]
     return None
+
+
+def _same_digits(answer: Figure, other: Figure) -> bool:
+    """`other` repeats the answer's digits bare, in the answer's scale ("<answer>117,999
+    thousand</answer> Revenue was 117,999 (p. 2)"): the same figure, not a second one."""
+    return other.scale == 1.0 and other.unit in ("", answer.unit) and other.value == answer.value
 
 
 def all_tagged(text: str) -> list[str]:

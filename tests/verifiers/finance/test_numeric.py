@@ -132,3 +132,25 @@ def test_a_plural_scale_word_is_a_scale(completion: str, gold: dict[str, str]) -
         Sample(id="s", prompt="How much?", completion=completion, reference=gold)
     )
     assert verdict.score == 1.0, verdict.feedback
+
+
+@pytest.mark.parametrize(
+    ("completion", "score"),
+    [
+        ("<answer>117,999 thousand</answer> Revenue was 117,999 (p. 2).", 1.0),
+        ("<answer>117,999 thousand</answer> Source: page 2, note 4.", 1.0),
+        ("<answer>117,999 thousand</answer> See Note 12 and Table 3.", 1.0),
+        ("<answer>117,999 thousand</answer> Revenue was 150,239 (p. 2).", 0.0),
+        ("<answer>117,999 thousand</answer> Though 150,239 is also plausible.", 0.0),
+        ("<answer>117,999 thousand</answer> or 118,500", 0.0),
+    ],
+)
+def test_citations_and_the_answer_restated_after_the_tag_are_not_second_answers(
+    completion: str, score: float
+) -> None:
+    """Found by the finance_document environment's expert: the answer restated bare in its
+    cited claim, and note or page numbers, were read as other figures (a hedge)."""
+    gold = {"answer": "117,999", "scale": "thousand"}
+    sample = Sample(id="c", prompt="What was revenue?", completion=completion, reference=gold)
+    verdict = NumericAnswer()(sample)
+    assert verdict.score == score, verdict.feedback
