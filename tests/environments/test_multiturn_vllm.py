@@ -23,6 +23,7 @@ from rewardsmith.trainer.models import load_models
 from rewardsmith.trainer.multiturn import TurnSettings, run_episodes, train_multiturn
 from rewardsmith.trainer.random_model import build_random_model
 from rewardsmith.trainer.vllm_engine import VLLMEngine, vllm_python
+from tests.trainer.conftest import TINY_QWEN
 
 try:
     vllm_python()
@@ -37,23 +38,13 @@ pytestmark = [
 ]
 REPO = Path(__file__).resolve().parents[2]
 SUMS = [json.loads(r) for r in (REPO / "datasets/arithmetic/tasks.jsonl").read_text().splitlines()]
-# Qwen2.5's architecture, 2 layers and a 600-token vocabulary (tests/trainer/conftest.py).
-QWEN = {
-    "num_hidden_layers": 2,
-    "hidden_size": 128,
-    "intermediate_size": 256,
-    "num_attention_heads": 2,
-    "num_key_value_heads": 1,
-    "vocab_size": 600,
-    "max_position_embeddings": 256,
-}
 SETTINGS = TurnSettings(turn_tokens=4)
 WIDTH = 48
 
 
 @pytest.fixture(scope="module")
 def qwen(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return build_random_model(tmp_path_factory.mktemp("qwen") / "model", **QWEN)
+    return build_random_model(tmp_path_factory.mktemp("qwen") / "model", **TINY_QWEN)
 
 
 def config(model: str, out: Path, **overrides: object) -> TrainConfig:
