@@ -157,7 +157,7 @@ class ToolEnvironment:
 
     def _run_tools(self, state: EpisodeState, action: str) -> tuple[EpisodeState, str]:
         calls = parse_tool_calls(action, self.tools)
-        results = [self._call(c) for c in calls]
+        results, meta = self._call_all(state, calls)
         assistant = {
             "role": "assistant",
             "content": action,
@@ -169,7 +169,14 @@ class ToolEnvironment:
         ]
         observation = "\n".join(results)
         state = state.with_messages(assistant, *tool_messages)
-        return state.with_attempt(action, observation, kind="tool"), observation
+        return state.with_attempt(action, observation, kind="tool", **meta), observation
+
+    def _call_all(
+        self, state: EpisodeState, calls: list[ToolCall]
+    ) -> tuple[list[str], dict[str, Any]]:
+        """Each call's result, in order, and what to keep in the step's meta. One after
+        another here; `TimedTools` runs them together under time budgets."""
+        return [self._call(c) for c in calls], {}
 
     def _call(self, call: ToolCall) -> str:
         if call.error:

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from rewardsmith.environments.base import ToolEnvironment
 from rewardsmith.environments.protocol import EpisodeState, Transition
-from rewardsmith.environments.tools import parse_tool_calls
+from rewardsmith.environments.tools import ToolCall
 from rewardsmith.graders import Reward
 
 __all__ = ["TimedTools", "episode_tool_seconds"]
@@ -34,8 +34,9 @@ class TimedTools(ToolEnvironment):
     turn_budget_s: ClassVar[float] = 20.0
     episode_budget_s: ClassVar[float] = 60.0
 
-    def _run_tools(self, state: EpisodeState, action: str) -> tuple[EpisodeState, str]:
-        calls = parse_tool_calls(action, self.tools)
+    def _call_all(
+        self, state: EpisodeState, calls: list[ToolCall]
+    ) -> tuple[list[str], dict[str, Any]]:
         left = self.episode_budget_s - episode_tool_seconds(state)
         budget = max(0.0, min(self.turn_budget_s, left))
         started = time.monotonic()
@@ -48,20 +49,7 @@ class TimedTools(ToolEnvironment):
             else f"error: tool {c.name!r} did not finish within the turn's {budget:.0f} s budget"
             for c, f in zip(calls, futures, strict=True)
         ]
-        assistant: dict[str, Any] = {
-            "role": "assistant",
-            "content": action,
-            "tool_calls": [c.as_message() for c in calls if not c.error],
-        }
-        tool_messages = [
-            {"role": "tool", "name": c.name or "error", "content": r}
-            for c, r in zip(calls, results, strict=True)
-        ]
-        observation = "\n".join(results)
-        state = state.with_messages(assistant, *tool_messages)
-        return state.with_attempt(
-            action, observation, kind="tool", tool_s=round(took, 3)
-        ), observation
+        return results, {"tool_s": round(took, 3)}
 
     def _continue(
         self, state: EpisodeState, observation: str, reward: Reward | None = None

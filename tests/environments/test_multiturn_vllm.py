@@ -16,26 +16,15 @@ import torch
 from rewardsmith.environments import RetryArithmetic
 from rewardsmith.trainer.config import TrainConfig
 from rewardsmith.trainer.distributed import init_distributed
-from rewardsmith.trainer.engine import EngineError
 from rewardsmith.trainer.hf_engine import HFEngine
 from rewardsmith.trainer.metrics import read_metrics
 from rewardsmith.trainer.models import load_models
 from rewardsmith.trainer.multiturn import TurnSettings, run_episodes, train_multiturn
 from rewardsmith.trainer.random_model import build_random_model
-from rewardsmith.trainer.vllm_engine import VLLMEngine, vllm_python
-from tests.trainer.conftest import TINY_QWEN
+from rewardsmith.trainer.vllm_engine import VLLMEngine
+from tests.trainer.conftest import TINY_QWEN, vllm_marks
 
-try:
-    vllm_python()
-    MISSING = ""
-except EngineError as exc:
-    MISSING = str(exc)
-
-pytestmark = [
-    pytest.mark.vllm,
-    pytest.mark.slow,
-    pytest.mark.skipif(bool(MISSING), reason=MISSING.split(":")[0]),
-]
+pytestmark = vllm_marks()
 REPO = Path(__file__).resolve().parents[2]
 SUMS = [json.loads(r) for r in (REPO / "datasets/arithmetic/tasks.jsonl").read_text().splitlines()]
 SETTINGS = TurnSettings(turn_tokens=4)

@@ -61,3 +61,18 @@ def small_config(model: str, output_dir: Path, **overrides: Any) -> TrainConfig:
     }
     settings.update(overrides)
     return TrainConfig(**settings)
+
+
+def vllm_marks() -> list[Any]:
+    """The marks of a test module that needs the vLLM venv: skipped, with the reason (how to
+    build it), where it has not been built."""
+    from rewardsmith.trainer.engine import EngineError
+    from rewardsmith.trainer.vllm_engine import vllm_python
+
+    try:
+        vllm_python()
+        missing = ""
+    except EngineError as exc:
+        missing = str(exc)
+    reason = missing.split(":")[0]
+    return [pytest.mark.vllm, pytest.mark.slow, pytest.mark.skipif(bool(missing), reason=reason)]

@@ -19,21 +19,11 @@ from rewardsmith.trainer.engine import EngineError, RolloutEngine, SamplingParam
 from rewardsmith.trainer.loop import train
 from rewardsmith.trainer.metrics import read_metrics
 from rewardsmith.trainer.rollout import PolicyWithValue, pack_sequences, score_tokens
-from rewardsmith.trainer.vllm_engine import VLLMEngine, vllm_python
+from rewardsmith.trainer.vllm_engine import VLLMEngine
 
-from .conftest import small_config
+from .conftest import small_config, vllm_marks
 
-try:
-    vllm_python()
-    MISSING = ""
-except EngineError as exc:
-    MISSING = str(exc)
-
-pytestmark = [
-    pytest.mark.vllm,
-    pytest.mark.slow,
-    pytest.mark.skipif(bool(MISSING), reason=MISSING.split(":")[0]),
-]
+pytestmark = vllm_marks()
 CONTEXTS = [[5, 6, 7], [8, 9], [10, 11, 12, 13], [14]]
 
 
