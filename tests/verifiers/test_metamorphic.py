@@ -375,3 +375,19 @@ def test_mesh_rewrites_keep_or_remove_material_as_their_kind_says(tmp_path: os.P
         assert hollow is not None and trimesh.load(hollow.completion).volume < 0.3 * 8
         again = rel["mesh/hollowed"](sample, seed)
         assert again is not None and again.completion == hollow.completion  # content-addressed
+
+
+def test_a_scale_form_keeps_a_scale_word_under_a_question_that_declares_one() -> None:
+    """Writing "$159 thousand" out as "$159,000" under "in thousands?" would change what the
+    bare figure means (the question's scale applies to it), so the relation never does."""
+    from rewardsmith.verifiers.finance.relations import numeric_relations
+
+    relation = next(r for r in numeric_relations(None) if r.name == "finance/scale_form")
+    sample = Sample(
+        id="s",
+        prompt="What was 2023 other income, in thousands?",
+        completion="<answer>$159 thousand</answer>",
+        reference={"answer": "159", "scale": "thousand"},
+    )
+    forms = {relation(sample, seed).completion for seed in range(40)}  # type: ignore[union-attr]
+    assert forms and all(any(w in f for w in ("thousand", "million", "billion")) for f in forms)

@@ -388,9 +388,11 @@ def _refuse_hedges(
     """Raise `HedgedAnswer` when the marked answer offers more than one figure."""
     if not all(restates(figure, f) for f in figures[1:]):
         raise HedgedAnswer([f.text for f in figures][:10])
-    if _HEDGE_WORDS.search(span):
-        raise HedgedAnswer([figure.text, _HEDGE_WORDS.search(span).group(0)])  # type: ignore[union-attr]
     earlier = tags[:-1] if tags else [m.group(1) for m in marked[:-1]]
+    for answer in (span, *earlier):  # a hedge in words in any of the answers given
+        hedge = _HEDGE_WORDS.search(answer)
+        if hedge is not None:
+            raise HedgedAnswer([figure.text, hedge.group(0)])
     for other in earlier:  # an earlier answer must state the same quantity, not round to it
         found = _amounts(other)
         if not found or not all(_same_stated(figure, f) for f in found):

@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable
 from decimal import Decimal
 
+from rewardsmith.verifiers.finance.quantities import stated_scale
 from rewardsmith.verifiers.metamorphic import Kind, Relation, Rewrite, rewritten, text_rewrite
 from rewardsmith.verifiers.types import Sample
 
@@ -90,7 +91,10 @@ def _scale_form(text: str, sample: Sample, rng: random.Random) -> str | None:
     if figure is None or word is None or word.start() < figure.end():
         return None
     amount = _value(figure) * Decimal(10) ** _SCALES[word.group(1)]
-    target = rng.choice([w for w in ("units", *_SCALES) if w != word.group(1)])
+    # Under a question that declares a scale ("in thousands?") a bare figure is read in that
+    # scale, so writing the amount out in units would change its meaning: keep a scale word.
+    units = () if stated_scale(str(sample.prompt or "")) != 1.0 else ("units",)
+    target = rng.choice([w for w in (*units, *_SCALES) if w != word.group(1)])
     scaled = amount / Decimal(10) ** _SCALES.get(target, 0)
     plain = format(abs(scaled).normalize(), "f")
     whole, _, frac = plain.partition(".")

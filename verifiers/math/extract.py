@@ -111,7 +111,8 @@ _MORE_MATH = re.compile(
     r"\s*(,|;|/|&|\band\b)\s*(?:\$((?:\\.|[^$\\]){1,500})\$|\\\((.{1,500}?)\\\))", re.I
 )
 _MAX_LISTED = 32
-_OR_BETWEEN = re.compile(r"\s*,?\s*(?:and/)?or(?:\s+(?:maybe|possibly|perhaps))?\s*", re.I)
+# "12 or 11", "12, or maybe 11", and "12. Or 11" (a sentence that only offers another value).
+_OR_BETWEEN = re.compile(r"\s*[,.;]?\s*(?:and/)?or(?:\s+(?:maybe|possibly|perhaps))?\s*", re.I)
 
 
 @dataclass(frozen=True, slots=True)

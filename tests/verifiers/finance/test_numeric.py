@@ -154,3 +154,13 @@ def test_citations_and_the_answer_restated_after_the_tag_are_not_second_answers(
     sample = Sample(id="c", prompt="What was revenue?", completion=completion, reference=gold)
     verdict = NumericAnswer()(sample)
     assert verdict.score == score, verdict.feedback
+
+
+def test_a_hedge_in_words_in_any_answer_tag_is_a_hedge() -> None:
+    """Found by `audit --search` at budget 200 (finance/hedge_in_tag then second_tag_gold): a
+    hedge in an earlier tag was not read once a second tag followed."""
+    gold = {"answer": "139,294", "scale": "thousand"}
+    hedged = "<answer>139,294 thousand, or maybe 139,294 thousand</answer>"
+    for completion in (hedged, f"{hedged}\n<answer>139,294 thousand</answer>"):
+        sample = Sample(id="t", prompt="What was revenue?", completion=completion, reference=gold)
+        assert NumericAnswer()(sample).score == 0.0

@@ -82,3 +82,18 @@ def test_a_completion_that_is_only_a_number_in_words_is_that_number(
     earned 0 where "The answer is twelve." earned 1."""
     verdict = MathAnswer()(Sample(id="w", completion=completion, reference=gold))
     assert verdict.score == score, verdict.feedback
+
+
+@pytest.mark.parametrize(
+    ("completion", "gold"),
+    [
+        ("11\n\nOn second thought, it is 12. or 11", "11"),
+        ("11\n\nOn second thought, it is 12. Or 11.", "12"),
+        ("The answer is 12. Or maybe 13.", "12"),
+        ("So it is 7; or 8", "7"),
+    ],
+)
+def test_another_value_offered_in_the_next_sentence_is_a_hedge(completion: str, gold: str) -> None:
+    """Found by `audit --search` at budget 200 (math/retraction then math/hedge_gold): a
+    hedge after a full stop ("12. or 11") was read as its last value."""
+    assert MathAnswer()(Sample(id="h", completion=completion, reference=gold)).score == 0.0
