@@ -43,6 +43,8 @@ class ChatRenderer:
     tools: tuple[dict[str, Any], ...] = ()
     """JSON schemas of the environment's tools (`Tool.schema`), given to the template."""
     _closer: list[int] = field(init=False, repr=False, compare=False)
+    _answered: list[int] = field(init=False, repr=False, compare=False)
+    """The placeholder conversation's ids: every observation is the suffix after them."""
 
     def __post_init__(self) -> None:
         if not getattr(self.tokenizer, "chat_template", None):
@@ -60,6 +62,7 @@ class ChatRenderer:
                 "prompt; multi-turn rollouts need a template that appends turns"
             )
         object.__setattr__(self, "_closer", answered[start:])
+        object.__setattr__(self, "_answered", answered)
 
     def prompt_ids(self, messages: Sequence[Message]) -> list[int]:
         """The episode's first context: its messages and the generation prompt."""
@@ -68,7 +71,7 @@ class ChatRenderer:
     def observation_ids(self, messages: Sequence[Message], ended: bool) -> list[int]:
         """The tokens that follow an assistant turn: the end-of-turn tokens when the model
         did not produce them (`ended` False), the new `messages`, the generation prompt."""
-        before = self._ids(_PLACEHOLDER, generation_prompt=False)
+        before = self._answered
         after = self._ids([*_PLACEHOLDER, *messages], generation_prompt=True)
         if after[: len(before)] != before:
             raise ValueError(
