@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import random
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 from fpdf import FPDF
@@ -25,7 +24,14 @@ from pypdf import PdfReader, PdfWriter
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "datasets" / "finance"))
-from generate import balance_rows, draw_table, growth, income_rows, region_rows  # noqa: E402
+from generate import (  # noqa: E402
+    balance_rows,
+    draw_table,
+    growth,
+    income_rows,
+    region_rows,
+    title_page,
+)
 from generate import statements as base_statements  # noqa: E402
 
 COMPANIES = {"northwind": ("Northwind Traders", 23), "initech": ("Initech Inc", 29)}
@@ -55,12 +61,7 @@ def _body(pdf: FPDF, text: str) -> None:
 
 
 def report(name: str, s: dict) -> FPDF:
-    pdf = FPDF(format="A4")
-    pdf.set_creation_date(datetime(2025, 1, 1, tzinfo=UTC))
-    pdf.set_auto_page_break(False)
-    pdf.add_page()
-    pdf.set_font("Helvetica", "B", 14)
-    pdf.cell(0, 10, f"{name} - Annual Report 2024", new_x="LMARGIN", new_y="NEXT")
+    pdf = title_page(name)
     inc = s["income"]
     _body(pdf, f"Highlights. Revenue for 2024 was ${inc['2024']['Revenue']:,} thousand "
                f"({growth(inc['2024']['Revenue'], inc['2023']['Revenue'])} on 2023). "
