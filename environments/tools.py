@@ -29,6 +29,7 @@ as a `ToolCall` with `error` set, which the environment answers as an observatio
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -55,13 +56,19 @@ class Tool:
     """A typed function offered to the model; `schema` is its transformers JSON schema."""
 
     def __init__(self, function: Callable[..., Any], name: str | None = None) -> None:
+        self.function = function
+        self.name: str = name if name is not None else function.__name__
+
+    @functools.cached_property
+    def schema(self) -> dict[str, Any]:
+        # Built on first use: transformers (and with it torch) is imported only by what
+        # renders or checks tool calls, not by every process that imports an environment
+        # module (the reward server, its workers).
         from transformers.utils import get_json_schema
 
-        self.function = function
-        self.schema: dict[str, Any] = get_json_schema(function)
-        if name is not None:
-            self.schema["function"]["name"] = name
-        self.name: str = self.schema["function"]["name"]
+        schema: dict[str, Any] = get_json_schema(self.function)
+        schema["function"]["name"] = self.name
+        return schema
 
     @property
     def parameters(self) -> Mapping[str, Any]:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
-from rewardsmith.reward_models.evaluate import EvalReport
-from rewardsmith.reward_models.process import StepReport
-from rewardsmith.reward_models.robustness import RobustnessReport
+if TYPE_CHECKING:  # types only: importing them imports torch, which the CLI loads lazily
+    from rewardsmith.reward_models.evaluate import EvalReport
+    from rewardsmith.reward_models.process import StepReport
+    from rewardsmith.reward_models.robustness import RobustnessReport
 
 
 def _table(title: str, *columns: str) -> Table:
