@@ -129,6 +129,17 @@ def measure(root: int) -> Reading:
     return Reading(total / 1024, len(pids), os.getloadavg())
 
 
+def show_tree(root: int) -> None:
+    """One line per process of the tree: its PSS and its command (``--tree``)."""
+    for pid in tree(root):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        command = " ".join(a.decode(errors="replace") for a in argv)[:110]
+        print(f"    {pss_kib(pid) / 1024:6.1f} MiB  {pid:7d}  {command}")
+
+
 # ---------------------------------------------------------------------------- load
 
 
@@ -222,6 +233,8 @@ def run_one(spec: str, label: str, code_root: Path | None, args: argparse.Namesp
                 soak.wrong += part.wrong
                 readings.append(measure(process.pid))
             last = readings[-1]
+            if args.tree:
+                show_tree(process.pid)
             print(
                 f"{spec:5s} {label:4s} soak {args.soak_s:g}s     {last}  growth "
                 f"{last.mib - readings[1 if len(readings) > 2 else 0].mib:+.1f} MiB, "
@@ -257,6 +270,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--lanes", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--tree", action="store_true", help="show each process after the soak")
     parser.add_argument(
         "--base",
         type=Path,

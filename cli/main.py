@@ -20,6 +20,10 @@ from rewardsmith.reward_models.cli import stats_command as rm_stats
 from rewardsmith.reward_models.cli import train_command as rm_train
 from rewardsmith.trainer.cli import train_command
 
+# Nothing defined here is sent to a worker (verifiers come from specs and the registry), so
+# pool workers skip re-importing this module and the CLI's imports (warm.SKIP_MAIN_FLAG).
+REWARDSMITH_WORKERS_SKIP_MAIN = True
+
 app = typer.Typer(
     name="rewardsmith",
     help="Score model outputs with verifiers and reward models.",

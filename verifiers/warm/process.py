@@ -38,6 +38,7 @@ import pickle
 import subprocess
 import sys
 import time
+import types
 from typing import Any
 
 from rewardsmith.verifiers.warm import _runtime
@@ -46,7 +47,7 @@ from rewardsmith.verifiers.warm._output import OutputFile
 from rewardsmith.verifiers.warm._tree import kill_tree, resident_bytes, wait_gone
 from rewardsmith.verifiers.warm.spec import Command, Ending, Reply, Role, WarmSpec
 
-__all__ = ["WarmProcess", "main_module_ref"]
+__all__ = ["SKIP_MAIN_FLAG", "WarmProcess", "defines_nothing_to_send", "main_module_ref"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _WARDEN = f"import sys; sys.path.insert(0, {_HERE!r}); import _warden; _warden.main()"
@@ -340,15 +341,45 @@ def main_module_ref() -> tuple[str, str] | None:
     """How a worker finds this process's main module: ("name", module) or ("path", file).
 
     None when there is nothing to import: an interactive session, ``-c``, or
-    ``python -m package`` (its ``__main__`` would run again), as multiprocessing decides.
+    ``python -m package`` (its ``__main__`` would run again), as multiprocessing decides;
+    and, to spare each worker the main module's imports (a big CLI's), when nothing a job
+    could refer to is defined there (`defines_nothing_to_send`).
     """
     main = sys.modules.get("__main__")
+    if main is None or defines_nothing_to_send(main):
+        return None
     spec = getattr(main, "__spec__", None)
     name = getattr(spec, "name", None)
     if name:
         return None if name == "__main__" or name.endswith(".__main__") else ("name", name)
     path = getattr(main, "__file__", None)
     return ("path", os.path.abspath(path)) if path else None
+
+
+SKIP_MAIN_FLAG = "REWARDSMITH_WORKERS_SKIP_MAIN"
+"""A main module that sets this global to True says that nothing it defines is ever sent
+to a worker (``rewardsmith.cli.main``: its verifiers come from specs and the registry)."""
+
+
+def defines_nothing_to_send(main: types.ModuleType) -> bool:
+    """Whether a worker can do without importing ``main``: it says so (`SKIP_MAIN_FLAG`),
+    or none of its globals was defined in it. A pickle refers to a function or class by
+    its module and name, so one defined in the main module is found in a worker only if
+    that module is imported there; objects whose code lives elsewhere (a console script's
+    ``app``, imported modules) need nothing from it."""
+    namespace = vars(main)
+    if namespace.get(SKIP_MAIN_FLAG) is True:
+        return True
+    for name, value in list(namespace.items()):
+        if name.startswith("__") or isinstance(value, types.ModuleType):
+            continue
+        try:
+            home = getattr(value, "__module__", None)
+        except Exception:  # an odd object: assume the worst
+            return False
+        if home in ("__main__", "__mp_main__"):
+            return False
+    return True
 
 
 def _code(code: int | None) -> str:
