@@ -46,7 +46,9 @@ from typing import Any
 from rewardsmith.graders._backend import Event, Task
 from rewardsmith.graders._contained import contained, output_evidence, start_failed
 from rewardsmith.verifiers.types import Failure
-from rewardsmith.verifiers.warm import Ending, Role, WarmProcess, WarmSpec, wait_any
+from rewardsmith.verifiers.warm import Ending, Role, WarmProcess, WarmSpec, forkserver, wait_any
+from rewardsmith.verifiers.warm.forkserver import ForkServer
+from rewardsmith.verifiers.warm.process import setup_of
 
 __all__ = ["PoolBackend", "WorkerLimits"]
 
@@ -70,8 +72,8 @@ def _heavy(task: Task) -> bool:
 class _Worker:
     """One warm worker as the pool sees it: its queue of jobs and the clock of the head."""
 
-    def __init__(self, spec: WarmSpec) -> None:
-        self.proc = WarmProcess(spec)
+    def __init__(self, spec: WarmSpec, forks: ForkServer | None = None) -> None:
+        self.proc = WarmProcess(spec, forks)
         self.queue: deque[Task] = deque()
         self.queued_s = 0.0  # estimated seconds of the queued jobs
         self.expensive = 0  # queued jobs that must run alone (see _heavy)
@@ -170,12 +172,31 @@ class WorkerLimits:
         )
 
 
+def _fork_server(spec: WarmSpec) -> ForkServer | None:
+    """The fork server the pool's workers come from, shared with every pool of this process
+    whose workers are set up alike (the reward server's lanes). None where the caller's main
+    module must be imported in each worker: its import may do anything (sleep, start a
+    thread, read the environment), so each worker does it as a fresh interpreter would."""
+    role = spec.launch
+    if not isinstance(role, Role):
+        return None
+    setup = setup_of(role, spec)
+    if setup["main"] is not None:
+        return None
+    forks = forkserver.acquire(setup, spec.start_timeout_s)
+    if forks.broken is not None:  # workers start fresh, as without it
+        forkserver.release(forks)
+        return None
+    return forks
+
+
 class PoolBackend:
     """A fixed number of warm workers; dead, killed or bloated ones are replaced at once."""
 
     def __init__(self, workers: int, limits: WorkerLimits | None = None) -> None:
         self._spec = (limits or WorkerLimits()).spec
-        self._workers = [_Worker(self._spec) for _ in range(workers)]
+        self._forks = _fork_server(self._spec)
+        self._workers = [self._new() for _ in range(workers)]
         self._spare: _Worker | None = None
         self._unsent: list[Event] = []
         self._picked: _Worker | None = None
@@ -190,13 +211,16 @@ class PoolBackend:
         start-ups as well. (One more idle worker, only in a pool that has replaced one.)
         """
         self._workers[index].proc.kill()
-        worker, self._spare = self._spare, _Worker(self._spec)
+        worker, self._spare = self._spare, self._new()
         if worker is None or not worker.proc.alive:
             if worker is not None:
                 worker.proc.kill()
-            worker = _Worker(self._spec)
+            worker = self._new()
         self._workers[index] = worker
         return worker
+
+    def _new(self) -> _Worker:
+        return _Worker(self._spec, self._forks)
 
     @property
     def size(self) -> int:
@@ -391,3 +415,6 @@ class PoolBackend:
         for worker in everyone:
             worker.proc.finish_stop(until)
         self._workers, self._spare = [], None
+        if self._forks is not None:
+            forkserver.release(self._forks)
+            self._forks = None

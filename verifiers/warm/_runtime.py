@@ -44,6 +44,7 @@ IMPORTING_MAIN = False
 
 _memory_bytes: int | None = None
 _libc: Any = None
+_role: Callable[[Channel], None] | None = None
 
 
 class Channel:
@@ -82,27 +83,39 @@ class Unit:
 
 def serve(setup: dict[str, Any], requests_fd: int, replies_fd: int) -> None:
     """Prepare as ``setup`` says, say ready, and serve the role until the caller closes."""
-    global _memory_bytes, _libc
-    channel = Channel(requests_fd, replies_fd)
     try:
-        _memory_bytes = setup.get("memory_bytes")
-        if setup.get("main") is not None:
-            import_main(setup["main"])
-        for name in setup.get("preload", ()):
-            importlib.import_module(name)
-        role = _resolve(setup["role"])
-        _libc = ctypes.CDLL(None)
-        # Line by line, as on a terminal: stdout and stderr then interleave in the order
-        # the verifier wrote them, and a kill loses at most a partial line.
-        sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+        prepare(setup)
     except BaseException as exc:  # everything: a SystemExit in a main module too
         detail = f"{type(exc).__name__}: {exc}"
         with contextlib.suppress(OSError):
-            channel.send(("error", f"worker set-up failed: {detail}"[-2000:]))
+            write_frame(replies_fd, ("error", f"worker set-up failed: {detail}"[-2000:]))
         _flush()
         os._exit(1)
+    serve_prepared(requests_fd, replies_fd)
+
+
+def prepare(setup: dict[str, Any]) -> None:
+    """Everything a worker does before it can say ready: the fork server does it once for
+    all the workers it forks (`_zygote`), a fresh worker for itself."""
+    global _memory_bytes, _libc, _role
+    _memory_bytes = setup.get("memory_bytes")
+    if setup.get("main") is not None:
+        import_main(setup["main"])
+    for name in setup.get("preload", ()):
+        importlib.import_module(name)
+    _role = _resolve(setup["role"])
+    _libc = ctypes.CDLL(None)
+    # Line by line, as on a terminal: stdout and stderr then interleave in the order
+    # the verifier wrote them, and a kill loses at most a partial line.
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+
+
+def serve_prepared(requests_fd: int, replies_fd: int) -> None:
+    """Say ready and serve the prepared role until the caller closes; then exit."""
+    assert _role is not None, "prepare() first"
+    channel = Channel(requests_fd, replies_fd)
     channel.send(("ready", {"pid": os.getpid(), "resident_bytes": resident_bytes(os.getpid())}))
-    role(channel)
+    _role(channel)
     _flush()
     os._exit(0)
 

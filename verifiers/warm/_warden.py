@@ -26,6 +26,7 @@ import resource
 import select
 import signal
 import sys
+from typing import Any
 
 import _frames
 import _tree
@@ -36,20 +37,31 @@ PARENT_POLL_S = 0.5
 
 def main() -> None:
     request_fd, reply_fd = int(sys.argv[1]), int(sys.argv[2])
-    caller = os.getppid()
+    exit_like(become_warden(request_fd, reply_fd, None, caller=os.getppid()))
+
+
+def become_warden(request_fd: int, reply_fd: int, runtime: Any, caller: int) -> int:
+    """Fork the worker, wait for it, kill what it left; its wait status. ``runtime``: the
+    fork server's prepared `_runtime` (the worker serves at once), or None (the worker
+    reads its set-up and imports what it needs)."""
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         _frames.write_frame(reply_fd, ("error", "prctl(PR_SET_CHILD_SUBREAPER) failed"))
         os._exit(1)
     worker = os.fork()
     if worker == 0:
-        _worker(request_fd, reply_fd)
+        if runtime is None:
+            _worker(request_fd, reply_fd)
+        try:
+            runtime.serve_prepared(request_fd, reply_fd)
+        finally:
+            os._exit(1)
     os.close(request_fd)  # the channel is the worker's: its end of file is the worker's
     os.close(reply_fd)
     status = _watch(worker, caller)
     _tree.kill_tree(os.getpid(), include_root=False)  # whatever the tree left behind
     _reap_all()
-    _exit_like(status)
+    return status
 
 
 def _worker(request_fd: int, reply_fd: int) -> None:
@@ -94,7 +106,7 @@ def _reap_all(worker: int | None = None) -> int | None:
             found = status
 
 
-def _exit_like(status: int) -> None:
+def exit_like(status: int) -> None:
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the worker's fate, not a core file

@@ -45,6 +45,7 @@ from rewardsmith.verifiers.warm import _runtime
 from rewardsmith.verifiers.warm._frames import FrameReader, FrameWriter, wait_any
 from rewardsmith.verifiers.warm._output import OutputFile
 from rewardsmith.verifiers.warm._tree import kill_tree, resident_bytes, wait_gone
+from rewardsmith.verifiers.warm.forkserver import ForkedWarden, ForkServer
 from rewardsmith.verifiers.warm.spec import Command, Ending, Reply, Role, WarmSpec
 
 __all__ = ["SKIP_MAIN_FLAG", "WarmProcess", "defines_nothing_to_send", "main_module_ref"]
@@ -58,7 +59,9 @@ STOP_WAIT_S = 1.0
 class WarmProcess:
     """One warm worker; see the module docstring. Not thread-safe: one caller at a time."""
 
-    def __init__(self, spec: WarmSpec) -> None:
+    def __init__(self, spec: WarmSpec, forks: ForkServer | None = None) -> None:
+        """``forks``: fork a `Role` worker from this fork server (`forkserver`) rather than
+        start a fresh interpreter; if it cannot, the worker starts fresh."""
         launch = spec.launch
         if isinstance(launch, Role) and launch.main_module and _runtime.IMPORTING_MAIN:
             raise RuntimeError(
@@ -75,11 +78,34 @@ class WarmProcess:
         """The resident size that made `watch` report a memory overrun."""
         self._frames: list[Any] = []
         self._closed = False
-        self.process = self._popen(launch)
+        self.forked = False
+        """Whether the worker was forked from a fork server (it has its imports done)."""
+        self.process: subprocess.Popen[bytes] | ForkedWarden = self._start(launch, forks)
         self.pid = self.worker_pid = self.process.pid
         self.sentinel = os.pidfd_open(self.pid)
-        if isinstance(launch, Role):
+        if isinstance(launch, Role) and not self.forked:
             self.requests.write(_setup(launch, spec))
+
+    def _start(
+        self, launch: Role | Command, forks: ForkServer | None
+    ) -> subprocess.Popen[bytes] | ForkedWarden:
+        if forks is None or not isinstance(launch, Role):
+            return self._popen(launch)
+        request_read, request_write = os.pipe()
+        reply_read, reply_write = os.pipe()
+        try:
+            warden = forks.spawn(request_read, reply_write, self.output.fd)
+        finally:
+            os.close(request_read)
+            os.close(reply_write)
+        if warden is None:
+            os.close(request_write)
+            os.close(reply_read)
+            return self._popen(launch)
+        self.forked = True
+        self.requests = FrameWriter(request_write)
+        self.replies = FrameReader(reply_read)
+        return warden
 
     def _popen(self, launch: Role | Command) -> subprocess.Popen[bytes]:
         request_read, request_write = os.pipe()
@@ -325,6 +351,11 @@ class WarmProcess:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self.requests.fd = self.replies.fd = self.sentinel = -1
+
+
+def setup_of(role: Role, spec: WarmSpec) -> dict[str, Any]:
+    """What a worker of ``spec`` is told before it starts (what a fork server is told)."""
+    return _setup(role, spec)
 
 
 def _setup(role: Role, spec: WarmSpec) -> dict[str, Any]:
