@@ -95,18 +95,19 @@ def _loop(control: socket.socket, caller: int, runtime: object, wardens: set[int
                 return
             continue
         wardens &= {pid for pid in wardens if _tree.running(pid)}
-        answer = _spawn(fds, runtime)
-        if answer[0] == "spawned":
-            wardens.add(answer[1])
-        _frames.write_frame(control.fileno(), answer)
+        warden, error = _spawn(fds, runtime)
+        if warden is not None:
+            wardens.add(warden)
+        _frames.write_frame(control.fileno(), ("spawned", warden) if error is None else error)
 
 
-def _spawn(fds: list[int], runtime: object) -> tuple[str, object]:
+def _spawn(fds: list[int], runtime: object) -> tuple[int | None, tuple[str, str] | None]:
+    """(the warden's pid, None), or (None, the error to answer)."""
     threads = _threads()
     if threads != 1:
         for fd in fds:
             os.close(fd)
-        return ("error", f"the fork server runs {threads} threads: a fork is not safe")
+        return None, ("error", f"the fork server runs {threads} threads: a fork is not safe")
     with contextlib.suppress(Exception):
         sys.stdout.flush()
         sys.stderr.flush()
@@ -115,7 +116,7 @@ def _spawn(fds: list[int], runtime: object) -> tuple[str, object]:
         _warden_child(fds, runtime)
     for fd in fds:
         os.close(fd)
-    return ("spawned", pid)
+    return pid, None
 
 
 def _threads() -> int:
