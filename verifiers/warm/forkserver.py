@@ -124,7 +124,9 @@ class ForkServer:
             if isinstance(answer, tuple) and answer[:1] == ("spawned",):
                 return ForkedWarden(int(answer[1]), status_read)
             os.close(status_read)
-            self._break(str(answer[1] if isinstance(answer, tuple) else answer))
+            # No more forks from it, but it stays up until released: the workers it forked
+            # (other lanes' too) are its children and would be killed with it.
+            self.broken = str(answer[1] if isinstance(answer, tuple) else answer)
             return None
 
     def _answer(self) -> Any:
