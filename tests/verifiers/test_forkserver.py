@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 from rewardsmith.graders import Executor, Job
 from rewardsmith.verifiers.types import Sample
@@ -88,3 +93,35 @@ def test_a_fork_server_that_has_a_thread_refuses_and_workers_start_fresh():
         worker.stop()
     finally:
         forkserver.release(forks)
+
+
+DIES = """
+import json, os, sys
+from rewardsmith.graders import Executor, Job
+from rewardsmith.verifiers.types import Sample
+from tests.support.fork_kit import Where
+
+executor = Executor("pool", workers=2, cache=False)
+verdicts = executor.run([Job(Where(), Sample(id=str(i), completion="x")) for i in range(2)])
+print(json.dumps([v.evidence for v in verdicts]), flush=True)
+os._exit(0)  # no close: the fork server and the workers must go by themselves
+"""
+
+
+def test_the_fork_server_and_its_workers_end_when_their_caller_dies(tmp_path):
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", DIES],
+        env={**os.environ, "PYTHONPATH": str(repo)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    pids = {e["above"] for e in found} | {e["pid"] for e in found} | {e["warden"] for e in found}
+    assert len({e["above"] for e in found}) == 1
+    deadline = time.monotonic() + 30
+    while any(running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(running(pid) for pid in pids)
