@@ -232,6 +232,8 @@ def run_one(spec: str, label: str, code_root: Path | None, args: argparse.Namesp
                 soak.elapsed_s += part.elapsed_s
                 soak.wrong += part.wrong
                 readings.append(measure(process.pid))
+                at = args.soak_s - max(0.0, end - time.monotonic())
+                print(f"{spec:5s} {label:4s}   soak {at:5.0f}s  {readings[-1]}", flush=True)
             last = readings[-1]
             if args.tree:
                 show_tree(process.pid)
