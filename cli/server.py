@@ -107,6 +107,10 @@ class ServerConfig:
             workers=self.workers_per_lane,
             timeout_s=self.timeout_s,
             lanes=self.lanes,
+            # No verdict cache: its key holds the whole sample (the id too), so a server,
+            # which rarely sees a sample twice, would keep every verdict it gave, up to
+            # 200,000 per lane (measured: +34 MiB in a 10-minute soak, and growing).
+            cache=False,
         )
 
 
