@@ -204,8 +204,9 @@ class PoolBackend:
     def _restart(self, index: int) -> _Worker:
         """Kill worker ``index`` and put the spare in its place (its queue is the caller's).
 
-        A new worker takes a fresh interpreter and its imports (a few tenths of a second,
-        more for a big main module). So after the first replacement the pool keeps one
+        A new worker is a fork of the fork server (milliseconds), or, where workers must
+        import the caller's main module, a fresh interpreter and its imports (a few tenths
+        of a second, more for a big main module). So after the first replacement the pool keeps one
         spare starting or ready, and the next replacement is at once the spare while a
         new spare starts: a verifier that keeps getting killed costs its limits, not
         start-ups as well. (One more idle worker, only in a pool that has replaced one.)
