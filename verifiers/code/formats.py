@@ -37,6 +37,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from rewardsmith.verifiers.code import check_plan
 from rewardsmith.verifiers.code import names as _names
 from rewardsmith.verifiers.code.checker_policy import CheckerRefused, refuse_dynamic
 from rewardsmith.verifiers.code.values import EncodeError, encode
@@ -71,6 +72,10 @@ class Suite:
     shown: dict[str, str] = field(default_factory=dict)
     """Per record name, what hidden feedback shows as the input: the candidate's calls
     only (an assert's source has its expected value in it)."""
+    batch: dict[str, Any] | None = None
+    """A HumanEval check of literal calls only (`check_plan`): the calls, relayed in one
+    batch with no judge; `planned` (trusted, kept here) judges the results."""
+    planned: tuple[Any, ...] = ()
 
 
 _AST_LOCK = threading.Lock()
@@ -183,6 +188,7 @@ def _humaneval(ref: dict[str, Any]) -> Suite:
         for node in ast.walk(tree)
         if isinstance(node, ast.stmt) and not isinstance(node, ast.FunctionDef)
     }
+    batch = check_plan.plan(test, entry)
     return Suite(
         "humaneval",
         spec,
@@ -190,6 +196,8 @@ def _humaneval(ref: dict[str, Any]) -> Suite:
         entry_point=entry,
         candidate_names=candidate,
         shown=shown,
+        batch=None if batch is None else {"calls": batch[0]},
+        planned=() if batch is None else tuple(batch[1]),
     )
 
 
