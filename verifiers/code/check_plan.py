@@ -37,6 +37,25 @@ _BOUND: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
     ast.Lt: operator.lt,
     ast.LtE: operator.le,
 }
+_NOT = object()
+_ARITHMETIC: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_WRAPPERS: dict[str, Callable[[Any], Any]] = {
+    "tuple": tuple,
+    "list": list,
+    "sorted": sorted,
+    "set": set,
+    "len": len,
+}
+"""Builtins a test may apply to the candidate's value or to a literal before comparing
+(``tuple(candidate(x)) == tuple([1, 2])``): on plain data they run no candidate code."""
 _RESERVED = {"candidate", "check", *dir(builtins)}
 """Names an inert assignment may not bind (the plan reads ``abs`` and ``candidate``)."""
 _SINGLETONS = (True, False, None)
@@ -119,7 +138,7 @@ def _judged(step: Planned, got: Any) -> dict[str, str]:
 def _planned(
     stmt: ast.stmt, entry: str, index: int, lines: list[str]
 ) -> tuple[dict[str, Any], Planned] | None:
-    if not isinstance(stmt, ast.Assert) or not _literal_message(stmt.msg):
+    if not isinstance(stmt, ast.Assert):
         return None
     shape = _shape(stmt.test)
     if shape is None:
@@ -132,41 +151,73 @@ def _planned(
         call = {"fn": entry, "args": encode(args[0]), "kwargs": encode(args[1])}
     except EncodeError:
         return None
-    message = ast.literal_eval(stmt.msg) if stmt.msg is not None else ""
+    # A message is evaluated only when its line fails; a literal one is shown, any other
+    # (``'error: ' + str(candidate(x))``) is left out: the line fails either way.
+    message = stmt.msg.value if isinstance(stmt.msg, ast.Constant) else ""
     source = lines[stmt.lineno - 1].strip()[:300]
     return call, Planned(stmt.lineno, source, index, test, str(message))
 
 
 def _shape(node: ast.expr) -> tuple[ast.Call, Callable[[Any], bool]] | None:
     """``c == E``, ``E == c``, ``c != E``, ``c is True``, ``c``, ``not c`` and
-    ``abs(c - E) < T`` (or ``<=``), where c is a call of the candidate."""
-    if _is_candidate_call(node):
-        assert isinstance(node, ast.Call)
-        return node, bool
+    ``abs(c - E) < T`` (or ``<=``), where c is a call of the candidate, maybe inside
+    `_WRAPPERS` (``tuple(candidate(x))``), and E and T are literals."""
+    got = _candidate_value(node)
+    if got is not None:
+        call, read = got
+        return call, lambda value: bool(read(value))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        if _is_candidate_call(node.operand):
-            assert isinstance(node.operand, ast.Call)
-            return node.operand, operator.not_
-        return None
+        got = _candidate_value(node.operand)
+        if got is None:
+            return None
+        call, read = got
+        return call, lambda value: not read(value)
     if not isinstance(node, ast.Compare) or len(node.ops) != 1:
         return None
     left, op, right = node.left, type(node.ops[0]), node.comparators[0]
-    if op in _COMPARE:
-        compare = _COMPARE[op]
-        if _is_candidate_call(left) and _is_literal(right):
-            want = ast.literal_eval(right)
-            if op in (ast.Is, ast.IsNot) and not any(want is s for s in _SINGLETONS):
-                return None
-            assert isinstance(left, ast.Call)
-            return left, lambda got: compare(got, want)
-        if _is_candidate_call(right) and _is_literal(left) and op in (ast.Eq, ast.NotEq):
-            want = ast.literal_eval(left)
-            assert isinstance(right, ast.Call)
-            return right, lambda got: compare(want, got)
-        return None
     if op in _BOUND and _is_literal(right):
-        return _closeness(left, _BOUND[op], ast.literal_eval(right))
-    return None
+        return _closeness(left, _BOUND[op], _literal(right))
+    if op not in _COMPARE:
+        return None
+    compare = _COMPARE[op]
+    if op in (ast.Eq, ast.NotEq) and _candidate_value(left) is None:
+        left, right = right, left  # ``E == c``: equality is the test's either way round
+    got = _candidate_value(left)
+    if got is None or not _is_literal(right):
+        return None
+    want = _literal(right)
+    if op in (ast.Is, ast.IsNot) and not any(want is s for s in _SINGLETONS):
+        return None
+    call, read = got
+    return call, lambda value: compare(read(value), want)
+
+
+def _candidate_value(node: ast.expr) -> tuple[ast.Call, Callable[[Any], Any]] | None:
+    """A call of the candidate with literal arguments, maybe wrapped in `_WRAPPERS`: the
+    call and how the test reads its value."""
+    if _is_candidate_call(node):
+        assert isinstance(node, ast.Call)
+        return node, lambda value: value
+    if not (_wrapper(node) and isinstance(node, ast.Call)):
+        return None
+    inner = _candidate_value(node.args[0])
+    if inner is None:
+        return None
+    call, read = inner
+    assert isinstance(node.func, ast.Name)
+    wrap = _WRAPPERS[node.func.id]
+    return call, lambda value: wrap(read(value))
+
+
+def _wrapper(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _WRAPPERS
+        and len(node.args) == 1
+        and not isinstance(node.args[0], ast.Starred)
+        and not node.keywords
+    )
 
 
 def _closeness(
@@ -184,11 +235,12 @@ def _closeness(
     inner = node.args[0]
     if not isinstance(inner, ast.BinOp) or not isinstance(inner.op, ast.Sub):
         return None
-    if not (_is_candidate_call(inner.left) and _is_literal(inner.right)):
+    got = _candidate_value(inner.left)
+    if got is None or not _is_literal(inner.right):
         return None
-    want = ast.literal_eval(inner.right)
-    assert isinstance(inner.left, ast.Call)
-    return inner.left, lambda got: bound(abs(got - want), tol)
+    want = _literal(inner.right)
+    call, read = got
+    return call, lambda value: bound(abs(read(value) - want), tol)
 
 
 def _is_candidate_call(node: ast.expr) -> bool:
@@ -205,17 +257,65 @@ def _literal_call(node: ast.Call) -> tuple[list[Any], dict[str, Any]] | None:
         k.arg is None or not _is_literal(k.value) for k in node.keywords
     ):
         return None
-    args = [ast.literal_eval(a) for a in node.args]
-    return args, {str(k.arg): ast.literal_eval(k.value) for k in node.keywords}
+    args = [_literal(a) for a in node.args]
+    return args, {str(k.arg): _literal(k.value) for k in node.keywords}
 
 
 def _is_literal(node: ast.expr) -> bool:
+    return _value(node) is not _NOT
+
+
+def _literal(node: ast.expr) -> Any:
+    value = _value(node)
+    assert value is not _NOT
+    return value
+
+
+def _value(node: ast.expr) -> Any:
+    """The value of a literal, or of arithmetic on literals (``2.0 / 3.0``, ``3 * 19``,
+    ``'ab' + 'c'``), as the test computes it; `_NOT` for anything else."""
     if isinstance(node, ast.Starred):
-        return False
+        return _NOT
     try:
-        ast.literal_eval(node)
+        return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
+        pass
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):  # ``(3 + 5, 3 * 5)``
+        items = [_value(e) for e in node.elts]
+        if any(i is _NOT for i in items):
+            return _NOT
+        kind = {ast.Tuple: tuple, ast.List: list, ast.Set: set}[type(node)]
+        try:
+            return kind(items)
+        except TypeError:  # an unhashable item in a set
+            return _NOT
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        inner = _value(node.operand)
+        if not isinstance(inner, int | float) or isinstance(inner, bool):
+            return _NOT
+        return -inner if isinstance(node.op, ast.USub) else +inner
+    if _wrapper(node) and isinstance(node, ast.Call):  # ``tuple([1, 2])``
+        assert isinstance(node.func, ast.Name)
+        inner = _value(node.args[0])
+        return _NOT if inner is _NOT else _WRAPPERS[node.func.id](inner)
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        left, right = _value(node.left), _value(node.right)
+        if left is _NOT or right is _NOT or not _small(node.op, left, right):
+            return _NOT
+        try:
+            return _ARITHMETIC[type(node.op)](left, right)
+        except Exception:  # 1 / 0 in a test: the judge shows that error
+            return _NOT
+    return _NOT
+
+
+def _small(op: ast.operator, left: Any, right: Any) -> bool:
+    """No power or repetition that would build a huge value here."""
+    if isinstance(op, ast.Pow):
+        return isinstance(right, int | float) and abs(right) <= 64
+    if isinstance(op, ast.Mult):
+        sized = [x for x in (left, right) if isinstance(x, str | bytes | list | tuple)]
+        return not sized or all(not isinstance(x, int) or x <= 10_000 for x in (left, right))
     return True
 
 

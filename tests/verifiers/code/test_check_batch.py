@@ -235,6 +235,17 @@ RIGHT = {
         "def add(a, b):\n    if a is None:\n        return None\n"
         "    return {**a, **b} if isinstance(a, dict) else a + b\n",
     ),
+    "arithmetic, wrappers and messages": (
+        _ref(
+            "assert candidate(3 * 19, -1) == 56, 'error: ' + str(candidate(3 * 19, -1))\n"
+            "assert tuple(candidate([1], [2])) == tuple([1, 2])\n"
+            "assert sorted(candidate([3], [1, 2])) == [1, 2, 3]\n"
+            "assert len(candidate('ab', 'c')) == 3\n"
+            "assert candidate(1.0, 2.0 / 3.0) == (1.0 + 2.0 / 3.0)\n"
+            "assert candidate([1], [2]) == [1, 2 ** 0 + 1]"
+        ),
+        "def add(a, b):\n    return a + b\n",
+    ),
     "docstring, filler and metadata": (
         _ref('"""doc"""\nassert True, "filler"\nassert candidate(2, 3) == 5\npass'),
         "import math\ndef add(a, b):\n    return math.fsum([a, b])\n",
@@ -267,6 +278,13 @@ def test_batch_and_judge_give_the_same_score(fast, name: str) -> None:
     assert batch.status == judged.status
 
 
+def test_wrong_answers_fail_on_both_routes_with_messages_and_wrappers(fast) -> None:
+    ref = RIGHT["arithmetic, wrappers and messages"][0]
+    for code in WRONG.values():
+        batch, judged = judge(fast, code, ref), judge(fast, code, _judged(ref))
+        assert batch.score == judged.score < 1.0, (code, batch, judged)
+
+
 # ----------------------------------------------------------------------------- planning
 
 
@@ -277,9 +295,11 @@ def test_batch_and_judge_give_the_same_score(fast, name: str) -> None:
         "assert candidate(1, 2) == helper(3)",
         "x = 1\nassert candidate(x, 2) == 3",
         "assert candidate(*[1, 2]) == 3",
-        "assert candidate(1, 2) == 3, f'{candidate}'",
         "assert candidate(candidate(1, 1), 1) == 3",
         "assert candidate(1, 2) is 3",
+        "assert candidate(2, 2) == 2 ** 100000",
+        "assert candidate('a', 'b') == 'ab' * 100000",
+        "assert tuple(candidate(1, 2), 3) == (3,)",
         "assert math.fabs(candidate(1.0, 2.0) - 3.0) < 1e-6",
         "abs = 4\nassert abs(candidate(1, 2) - 3) < 1",
         "print(candidate(1, 2))",
