@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import builtins
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,12 +74,14 @@ class Planned:
     message: str
 
 
-def plan(test: str, entry_point: str) -> tuple[list[dict[str, Any]], list[Planned]] | None:
+def plan(
+    tree: ast.Module, test: str, entry_point: str, also_bound: Iterable[str] = ()
+) -> tuple[list[dict[str, Any]], list[Planned]] | None:
     """The calls to relay (each ``{"fn", "args", "kwargs"}``, encoded) and the planned
-    tests, or None when the check is not only literal calls compared with literals."""
-    try:
-        tree = ast.parse(test)
-    except (SyntaxError, ValueError):
+    tests, or None when the check (`test`, parsed as `tree`) is not only literal calls
+    compared with literals. `also_bound`: names the judge binds before the test (the
+    prompt's): a check where one of them rebinds a builtin the plan reads is not planned."""
+    if set(also_bound) & {"abs", *_WRAPPERS}:
         return None
     checks = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
     if len(checks) != 1 or not all(_inert(n) for n in tree.body if n is not checks[0]):

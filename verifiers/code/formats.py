@@ -171,9 +171,13 @@ def _humaneval(ref: dict[str, Any]) -> Suite:
         trusted = _prompt_names(prompt) | {entry, *provides}
     except SyntaxError as exc:
         raise ReferenceError_(f"reference `prompt` does not parse: {exc}") from None
-    helpers = _names.free_names(test, also_bound=trusted)
-    if helpers:
-        raise _own_helpers(helpers, "humaneval", "neither the test nor the prompt defines")
+    batch = check_plan.plan(tree, test, entry, also_bound=trusted)
+    modules: list[str] = []  # a planned check reads no name but builtins and `candidate`
+    if batch is None:
+        helpers = _names.free_names(test, also_bound=trusted)
+        if helpers:
+            raise _own_helpers(helpers, "humaneval", "neither the test nor the prompt defines")
+        modules = _names.stdlib_modules_used(test, also_bound=trusted)
     candidate = (entry, *provides)
     spec = {
         "format": "check",
@@ -181,14 +185,15 @@ def _humaneval(ref: dict[str, Any]) -> Suite:
         "entry_point": entry,
         "prelude": _runnable(prompt),
         "candidate_names": list(candidate),
-        "modules": _names.stdlib_modules_used(test, also_bound=trusted),
+        "modules": modules,
     }
-    shown = {
-        f"line {node.lineno}": _calls_in(ast.unparse(node), {"candidate", *candidate})
-        for node in ast.walk(tree)
-        if isinstance(node, ast.stmt) and not isinstance(node, ast.FunctionDef)
-    }
-    batch = check_plan.plan(test, entry)
+    shown: dict[str, str] = {}
+    if ref.get("hide_expected") is True:  # read by `outcome.conceal` only
+        shown = {
+            f"line {node.lineno}": _calls_in(ast.unparse(node), {"candidate", *candidate})
+            for node in ast.walk(tree)
+            if isinstance(node, ast.stmt) and not isinstance(node, ast.FunctionDef)
+        }
     return Suite(
         "humaneval",
         spec,

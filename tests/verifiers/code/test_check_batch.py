@@ -7,6 +7,7 @@ through the judge, and both must give the same score."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from typing import Any
 
@@ -307,4 +308,5 @@ def test_wrong_answers_fail_on_both_routes_with_messages_and_wrappers(fast) -> N
     ],
 )
 def test_the_planner_leaves_anything_else_to_the_judge(body: str) -> None:
-    assert check_plan.plan(_ref(body)["test"], "add") is None, body
+    test = _ref(body)["test"]
+    assert check_plan.plan(ast.parse(test), test, "add") is None, body
