@@ -136,12 +136,17 @@ class RayBackend:
         self._jobs += len(tasks)
 
     def _flush(self) -> None:
-        """Send the accepted cheap jobs, split evenly over the CPUs, at most CHUNK_JOBS per
-        Ray task (fewer when there are few: every CPU gets some)."""
-        cheap, self._cheap = self._cheap, []
-        size = max(1, min(CHUNK_JOBS, -(-len(cheap) // self._capacity)))
-        for start in range(0, len(cheap), size):
-            self._send(cheap[start : start + size])
+        """Send the accepted cheap jobs in chunks of CHUNK_JOBS. While a CPU has no Ray
+        task, a short tail goes too, split over the idle CPUs; while every CPU is busy a
+        tail waits for more jobs (splitting it would shrink every later chunk)."""
+        idle = self._capacity - len(self._inflight)
+        while len(self._cheap) >= CHUNK_JOBS or (self._cheap and idle > 0):
+            size = CHUNK_JOBS
+            if len(self._cheap) < CHUNK_JOBS:
+                size = max(1, -(-len(self._cheap) // idle))
+            chunk, self._cheap = self._cheap[:size], self._cheap[size:]
+            self._send(chunk)
+            idle -= 1
 
     def busy(self) -> bool:
         return bool(self._inflight) or bool(self._unsent) or bool(self._cheap)
