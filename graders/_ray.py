@@ -7,14 +7,15 @@ initialised, the backend joins the cluster at ``address`` (the argument, else
 with ``workers`` CPUs. How many jobs run at once follows the cluster's CPUs (checked again
 every `CAPACITY_REFRESH_S` and after a loss), or ``workers`` if given.
 
-Containment is the pool's: each Ray task runs its job in a warm worker held by the Ray
+Cheap jobs go in chunks (`CHUNK_JOBS` per Ray task), each job still contained on its own.
+Containment is the pool's: each Ray task runs its jobs in a warm worker held by the Ray
 worker process (`_run_contained`, a one-worker `PoolBackend`), so a job gets the same
 clock, memory limit, output capture and tree kill on Ray as on the pool. In particular
 the job's clock starts when that warm worker is ready for it, and a job past its limit
 kills the warm worker only, not the Ray worker: no Ray worker restart (seconds) delays the
 next jobs, nor counts against their limits. The driver keeps a backstop only, for a Ray
-worker that stops answering: ``timeout_s`` plus the start allowance plus `BACKSTOP_S`
-after the submission.
+worker that stops answering: ``timeout_s`` (summed over a chunk's jobs) plus the start
+allowance plus `BACKSTOP_S` after the submission.
 
 Ray's own task retries are off (``max_retries=0``): the executor retries infrastructure
 failures itself, so a retry is counted the same way on every backend. A task lost with its
