@@ -17,8 +17,9 @@ goes on a shared machine falls on all of them alike. Ratios are taken within a r
 forced with ``REWARDSMITH_SANDBOX_MODE`` in the runner's process).
 
 Run: ``.venv/bin/python benchmarks/code_runner.py [--workers 2] [--rounds 5]
-[--modes privileged,rootless] [--mutants]``. With ``--mutants`` it also runs the external
-check (broken variants of every solution).
+[--modes privileged,rootless] [--mutants] [--compare-with OLD]``; ``--compare-with`` adds
+``old-ours-*`` runners, the same runners on an older rewardsmith, in the same rounds. With
+``--mutants`` it also runs the external check (broken variants of every solution).
 """
 
 from __future__ import annotations
@@ -178,6 +179,9 @@ def timed(runner: str, workers: int) -> dict[str, Any]:
     env.pop("REWARDSMITH_SANDBOX_MODE", None)
     if mode:
         env["REWARDSMITH_SANDBOX_MODE"] = mode
+    if name.startswith("old-"):  # the same runner on an older rewardsmith (--compare-with)
+        name = name[len("old-") :]
+        env["PYTHONPATH"] = OLD[0] + os.pathsep + env.get("PYTHONPATH", "")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
         [sys.executable, __file__, "--runner", name, "--workers", str(workers)],
@@ -204,8 +208,14 @@ def timed(runner: str, workers: int) -> dict[str, Any]:
     return row
 
 
+OLD: list[str] = []
+"""A folder holding an older rewardsmith (`--compare-with`), measured beside this one."""
+
+
 def runners(modes: list[str]) -> list[str]:
     ours = [f"{r}@{m}" for m in modes for r in ("ours-calls", "ours-check")]
+    if OLD:
+        ours += [f"old-{r}@{m}" for m in modes for r in ("ours-calls", "ours-check")]
     return [*ours, "evalplus", "bare"]
 
 
@@ -271,8 +281,15 @@ def main() -> None:
         help="sandbox modes for the ours-* runners, comma-separated",
     )
     parser.add_argument("--mutants", action="store_true", help="also run the external check")
+    parser.add_argument(
+        "--compare-with",
+        help="also run the ours-* runners on an older rewardsmith: a folder holding a "
+        "`rewardsmith/` namespace of an older checkout (see benchmarks/executor.py compare)",
+    )
     parser.add_argument("--runner", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.compare_with:
+        OLD.append(args.compare_with)
     if args.runner:
         results = run_one(args.runner, args.workers)
         ids = [t["task_id"] for t in he.tasks() if load_cases([])[t["task_id"]] is not None]

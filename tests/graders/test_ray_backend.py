@@ -118,3 +118,32 @@ def test_on_ray_memory_and_output_are_contained(ray_cluster):
         big, talk = ex.run(jobs)
     assert big.failure is Failure.VERIFIER_MEMORY and "400 MiB" in big.feedback
     assert talk.evidence["output"] == "stdout: job talk\nstderr: job talk\n"
+
+
+def test_on_ray_cheap_jobs_share_tasks_and_keep_their_own_limits(ray_cluster):
+    # Sleep(0) jobs teach the executor that this verifier is cheap, so the next ones go in
+    # chunks (several jobs per Ray task); one of them sleeps past its limit: it alone is
+    # killed, the jobs chunked with it pass, in order, and none is lost or run twice.
+    warm = [Job(Sleep(0.0), Sample(id=f"w{i}", completion="x")) for i in range(8)]
+    jobs = [Job(Sleep(0.0), Sample(id=f"c{i}", completion="x")) for i in range(200)]
+    jobs[57] = Job(
+        Sleep(0.0), Sample(id="late", completion="x", meta={"seconds": 30.0}), timeout_s=1.0
+    )
+    with Executor("ray", timeout_s=20.0, cache=False) as ex:
+        ex.run(warm)
+        backend = ex._backend
+        sizes: list[int] = []
+        send = backend._send
+
+        def counted(tasks):
+            sizes.append(len(tasks))
+            send(tasks)
+
+        backend._send = counted
+        results = sorted(ex.stream(jobs), key=lambda r: r.index)
+    assert max(sizes) > 1 and sum(sizes) == 200, sizes
+    assert [r.index for r in results] == list(range(200))
+    late = results[57].verdict
+    assert late.failure is Failure.VERIFIER_TIMEOUT, late
+    others = [r for r in results if r.index != 57]
+    assert all(r.verdict.status is Status.PASS and r.attempts == 1 for r in others)

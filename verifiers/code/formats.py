@@ -37,6 +37,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from rewardsmith.verifiers.code import check_plan
 from rewardsmith.verifiers.code import names as _names
 from rewardsmith.verifiers.code.checker_policy import CheckerRefused, refuse_dynamic
 from rewardsmith.verifiers.code.values import EncodeError, encode
@@ -71,6 +72,10 @@ class Suite:
     shown: dict[str, str] = field(default_factory=dict)
     """Per record name, what hidden feedback shows as the input: the candidate's calls
     only (an assert's source has its expected value in it)."""
+    batch: dict[str, Any] | None = None
+    """A HumanEval check of literal calls only (`check_plan`): the calls, relayed in one
+    batch with no judge; `planned` (trusted, kept here) judges the results."""
+    planned: tuple[Any, ...] = ()
 
 
 _AST_LOCK = threading.Lock()
@@ -166,9 +171,13 @@ def _humaneval(ref: dict[str, Any]) -> Suite:
         trusted = _prompt_names(prompt) | {entry, *provides}
     except SyntaxError as exc:
         raise ReferenceError_(f"reference `prompt` does not parse: {exc}") from None
-    helpers = _names.free_names(test, also_bound=trusted)
-    if helpers:
-        raise _own_helpers(helpers, "humaneval", "neither the test nor the prompt defines")
+    batch = check_plan.plan(tree, test, entry, also_bound=trusted)
+    modules: list[str] = []  # a planned check reads no name but builtins and `candidate`
+    if batch is None:
+        helpers = _names.free_names(test, also_bound=trusted)
+        if helpers:
+            raise _own_helpers(helpers, "humaneval", "neither the test nor the prompt defines")
+        modules = _names.stdlib_modules_used(test, also_bound=trusted)
     candidate = (entry, *provides)
     spec = {
         "format": "check",
@@ -176,13 +185,15 @@ def _humaneval(ref: dict[str, Any]) -> Suite:
         "entry_point": entry,
         "prelude": _runnable(prompt),
         "candidate_names": list(candidate),
-        "modules": _names.stdlib_modules_used(test, also_bound=trusted),
+        "modules": modules,
     }
-    shown = {
-        f"line {node.lineno}": _calls_in(ast.unparse(node), {"candidate", *candidate})
-        for node in ast.walk(tree)
-        if isinstance(node, ast.stmt) and not isinstance(node, ast.FunctionDef)
-    }
+    shown: dict[str, str] = {}
+    if ref.get("hide_expected") is True:  # read by `outcome.conceal` only
+        shown = {
+            f"line {node.lineno}": _calls_in(ast.unparse(node), {"candidate", *candidate})
+            for node in ast.walk(tree)
+            if isinstance(node, ast.stmt) and not isinstance(node, ast.FunctionDef)
+        }
     return Suite(
         "humaneval",
         spec,
@@ -190,6 +201,8 @@ def _humaneval(ref: dict[str, Any]) -> Suite:
         entry_point=entry,
         candidate_names=candidate,
         shown=shown,
+        batch=None if batch is None else {"calls": batch[0]},
+        planned=() if batch is None else tuple(batch[1]),
     )
 
 

@@ -14,12 +14,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from rewardsmith.verifiers.code import check_plan
 from rewardsmith.verifiers.code.harness import program_source
 from rewardsmith.verifiers.code.harness.wire import MAX_REPLY, loads_bounded
 from rewardsmith.verifiers.code.values import DecodeError, decode, exact_equal, excerpt
 from rewardsmith.verifiers.sandbox import ForkServer, LimitHit, Limits, Program, SandboxResult
 
-__all__ = ["FunctionRun", "compare_calls", "run_calls", "run_function_tests"]
+__all__ = ["FunctionRun", "compare_calls", "run_calls", "run_function_tests", "run_planned"]
 
 _AGENT = program_source("agent")
 _BATCH = program_source("agent", "batch_main")
@@ -103,6 +104,19 @@ def run_calls(server: ForkServer, code: str, spec: dict[str, Any], limits: Limit
     records = [_record(i, replies.get(i), ran) for i in range(len(spec["calls"]))]
     report = {"hello": hello, "tests": records if hello.get("loaded") else []}
     return FunctionRun(report, ran, ran)
+
+
+def run_planned(server: ForkServer, code: str, suite: Any, limits: Limits) -> FunctionRun:
+    """A HumanEval check that `check_plan` planned: its calls in one batch in the
+    candidate's jail (`run_calls`), judged here; the report has the judge's shape."""
+    ran = run_calls(server, code, suite.batch, limits)
+    report = ran.report or {}
+    hello = report.get("hello", {})
+    if hello.get("loaded"):
+        if suite.entry_point not in hello.get("names", []):
+            report["missing_entry_point"] = suite.entry_point
+        report["tests"] = check_plan.verdicts(report.get("tests", []), list(suite.planned))
+    return ran
 
 
 def _json_line(line: bytes) -> Any:

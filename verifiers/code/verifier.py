@@ -124,6 +124,8 @@ class CodeTests:
         with fork_server(preload) as server:
             if suite.format == "calls":
                 ran = function_tests.run_calls(server, code, suite.judge_spec, self.limits)
+            elif suite.batch is not None:  # a check of literal calls: no judge (check_plan)
+                ran = function_tests.run_planned(server, code, suite, self.limits)
             else:
                 ran = function_tests.run_function_tests(
                     server, code, suite.judge_spec, self.limits, self.call_timeout_s
