@@ -6,13 +6,14 @@ the verdicts (`tests/verifiers/mesh/data/verdicts_12af234.json`);
 Two sets, each pair with the settings it is scored under:
 
 - **bundled**: the 3D tasks' reference meshes (`datasets/scenes3d`), each against a copy of
-  itself, itself turned and moved (a right answer in another pose), and the first
-  instances of every exploit class (`exploits.transformed_parts`: hollowed, scaled,
-  mirrored, needles, ...), scored with ``align=True`` and with the defaults;
+  itself and itself turned and moved (a right answer in another pose), scored with the
+  defaults and with ``align=True``, and against the first instance of every exploit class
+  (`exploits.transformed_parts`: hollowed, scaled, mirrored, needles, ...) with the
+  defaults;
 - **cadquery**: CadQuery's examples (``../shared/data/cad/``) against their own meshes and
   the generated parts' one-feature variants against their parts, made on the OCP kernel
   in the sandbox (needs the CAD venv), scored as the CAD benchmark scores them
-  (``preset="cadrille"``) and with the defaults.
+  (``preset="cadrille"``).
 """
 
 from __future__ import annotations
@@ -56,13 +57,12 @@ def _turned(mesh: trimesh.Trimesh) -> trimesh.Trimesh:
     return out
 
 
-def bundled_pairs(folder: Path, per_class: int = 2) -> Iterator[Pair]:
+def bundled_pairs(folder: Path, per_class: int = 1) -> Iterator[Pair]:
     """See the module docstring; meshes written under `folder`."""
     from rewardsmith.datasets.scenes3d.tasks import load_tasks
     from rewardsmith.verifiers.mesh.exploits import transformed_parts
     from rewardsmith.verifiers.mesh.load import load_mesh
 
-    settings = ("default", "align")
     for task in load_tasks():
         if task.verifier != "cad_code":
             continue
@@ -70,10 +70,10 @@ def bundled_pairs(folder: Path, per_class: int = 2) -> Iterator[Pair]:
         mesh = load_mesh(reference["mesh"])
         copy = folder / f"{task.id}_copy.stl"
         shutil.copyfile(reference["mesh"], copy)
-        yield Pair(f"{task.id}/copy", str(copy), reference, settings)
+        yield Pair(f"{task.id}/copy", str(copy), reference, ("default", "align"))
         turned = folder / f"{task.id}_turned.stl"
         _turned(mesh).export(turned)
-        yield Pair(f"{task.id}/turned", str(turned), reference, settings)
+        yield Pair(f"{task.id}/turned", str(turned), reference, ("default", "align"))
         seen: dict[str, int] = {}
         for exploit_class, _, out in transformed_parts(mesh, align=True, level=0.005):
             k = seen[exploit_class] = seen.get(exploit_class, 0) + 1
@@ -81,7 +81,7 @@ def bundled_pairs(folder: Path, per_class: int = 2) -> Iterator[Pair]:
                 continue
             path = folder / f"{task.id}_{exploit_class.replace('/', '_')}_{k}.stl"
             out.export(path)
-            yield Pair(f"{task.id}/{exploit_class}/{k}", str(path), reference, settings)
+            yield Pair(f"{task.id}/{exploit_class}/{k}", str(path), reference, ("default",))
 
 
 def cadquery_pairs(folder: Path, examples: Path) -> Iterator[Pair]:
@@ -111,4 +111,4 @@ def cadquery_pairs(folder: Path, examples: Path) -> Iterator[Pair]:
                 path.write_bytes(run.mesh)
                 made[key] = str(path)
         ref = {"mesh": made[f"ref:{reference}"], "components": None}
-        yield Pair(f"cadquery/{name}", made[f"cand:{candidate}"], ref, ("cadrille", "default"))
+        yield Pair(f"cadquery/{name}", made[f"cand:{candidate}"], ref, ("cadrille",))
