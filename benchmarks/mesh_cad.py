@@ -118,7 +118,7 @@ def runner_only(samples: list[Sample], workers: int) -> list[str]:
 
 
 def spread(samples: list[Sample], n: int) -> list[Sample]:
-    """`n` samples spread evenly over the list (all of them when `n` is 0 or not below their number)."""
+    """`n` samples spread evenly over the list (all of them when `n` is 0 or too large)."""
     if n <= 0 or n >= len(samples):
         return samples
     return [samples[round(k * len(samples) / n)] for k in range(n)]
