@@ -17,16 +17,12 @@ Run: ``.venv/bin/python benchmarks/mesh_verdicts.py [--base 12af234] [--skip-cad
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -38,6 +34,7 @@ from rewardsmith.verifiers.mesh.metrics import nearest_both_ways, sample_with_fa
 from rewardsmith.verifiers.mesh.verdict_pairs import (
     SETTINGS,
     Pair,
+    base_code,
     bundled_pairs,
     cadquery_pairs,
     digest,
@@ -48,35 +45,7 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO.parent / "shared/data/cad/cadquery-examples"
 
 
-def base_code(commit: str, folder: Path) -> tuple[ModuleType, ModuleType]:
-    """(compare, measure) of `commit`'s mesh package, imported as ``rs_base_mesh``."""
-    package = folder / "rs_base_mesh"
-    package.mkdir()
-    names = subprocess.run(
-        ["git", "ls-tree", "--name-only", commit, "verifiers/mesh/"],
-        cwd=REPO,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split()
-    for name in names:
-        if name.endswith(".py"):
-            text = subprocess.run(
-                ["git", "show", f"{commit}:{name}"],
-                cwd=REPO,
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout
-            text = text.replace("rewardsmith.verifiers.mesh", "rs_base_mesh")
-            (package / Path(name).name).write_text(text)
-    sys.path.insert(0, str(folder))
-    return importlib.import_module("rs_base_mesh.compare"), importlib.import_module(
-        "rs_base_mesh.measure"
-    )
-
-
-def judged(code: tuple[ModuleType, ModuleType], pair: Pair, setting: str) -> tuple[Verdict, float]:
+def judged(code: tuple[Any, Any], pair: Pair, setting: str) -> tuple[Verdict, float]:
     """The verdict of `code` on `pair` under `setting`, and the seconds it took."""
     comparing, measuring = code
     verifier = comparing.MeshCompare(**SETTINGS[setting])
@@ -114,7 +83,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load at start {os.getloadavg()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="mesh-verdicts-") as scratch:
-        base = base_code(args.base, Path(scratch))
+        base = base_code(args.base, Path(scratch), REPO)
         today = (compare, measure)
         meshes = Path(scratch) / "meshes"
         meshes.mkdir()

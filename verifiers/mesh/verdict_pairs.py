@@ -2,7 +2,9 @@
 
 `benchmarks/mesh_verdicts.py` scores these with the code of an earlier commit and records
 the verdicts (`tests/verifiers/mesh/data/verdicts_12af234.json`);
-`tests/verifiers/mesh/test_verdicts_pinned.py` scores them with today's code and compares.
+`tests/verifiers/mesh/test_verdicts_pinned.py` scores them with today's code and compares
+(where the CAD kernel tessellated a part differently from the recording, against the base
+code run there and then: `base_code`).
 Two sets, each pair with the settings it is scored under:
 
 - **bundled**: the 3D tasks' reference meshes (`datasets/scenes3d`), each against a copy of
@@ -19,16 +21,20 @@ Two sets, each pair with the settings it is scored under:
 from __future__ import annotations
 
 import hashlib
+import importlib
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 import trimesh
 
-__all__ = ["SETTINGS", "Pair", "bundled_pairs", "cadquery_pairs", "digest"]
+__all__ = ["SETTINGS", "Pair", "base_code", "bundled_pairs", "cadquery_pairs", "digest"]
 
 SETTINGS: dict[str, dict[str, Any]] = {
     "default": {},
@@ -112,3 +118,23 @@ def cadquery_pairs(folder: Path, examples: Path) -> Iterator[Pair]:
                 made[key] = str(path)
         ref = {"mesh": made[f"ref:{reference}"], "components": None}
         yield Pair(f"cadquery/{name}", made[f"cand:{candidate}"], ref, ("cadrille",))
+
+
+def base_code(commit: str, folder: Path, repo: Path) -> tuple[ModuleType, ModuleType]:
+    """(compare, measure) of `commit`'s mesh package (``git show`` in `repo`), imported as
+    ``rs_base_mesh`` from `folder`. Raises CalledProcessError without git or the commit."""
+    package = folder / "rs_base_mesh"
+    package.mkdir()
+    listed = ["git", "ls-tree", "--name-only", commit, "verifiers/mesh/"]
+    names = subprocess.run(listed, cwd=repo, check=True, capture_output=True, text=True)
+    for name in names.stdout.split():
+        if name.endswith(".py"):
+            shown = ["git", "show", f"{commit}:{name}"]
+            text = subprocess.run(shown, cwd=repo, check=True, capture_output=True, text=True)
+            code = text.stdout.replace("rewardsmith.verifiers.mesh", "rs_base_mesh")
+            (package / Path(name).name).write_text(code)
+    sys.path.insert(0, str(folder))
+    return (
+        importlib.import_module("rs_base_mesh.compare"),
+        importlib.import_module("rs_base_mesh.measure"),
+    )
