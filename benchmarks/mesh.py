@@ -38,7 +38,7 @@
     truth render and without it, alternating, one worker: the cost per check.
 
 Run: ``.venv/bin/python benchmarks/mesh.py [--workers 2] [--samples 50] [--skip-blender]
-[--skip-cad] [--skip-metrics] [--skip-truth]``.
+[--skip-cad] [--skip-metrics] [--skip-truth] [--cad-samples 20] [--skip-cad-runner]``.
 Figures print with the load average. Prints a Markdown report (paste into docs/benchmarks.md).
 """
 
@@ -332,6 +332,8 @@ def main() -> None:
     parser.add_argument("--skip-cad", action="store_true")
     parser.add_argument("--skip-metrics", action="store_true")
     parser.add_argument("--skip-truth", action="store_true")
+    parser.add_argument("--cad-samples", type=int, default=0, help="every k-th of the 56 (0: all)")
+    parser.add_argument("--skip-cad-runner", action="store_true", help="(c) end to end only")
     args = parser.parse_args()
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     load = Path("/proc/loadavg").read_text().split()[:3]
@@ -347,7 +349,7 @@ def main() -> None:
     if not args.skip_cad:
         from mesh_cad import bench_cad  # beside this script; needs .venv-cad
 
-        report += bench_cad(args.workers)
+        report += bench_cad(args.workers, args.cad_samples, not args.skip_cad_runner)
     if not args.skip_metrics:
         report += bench_metrics(args.points)
     report.append(

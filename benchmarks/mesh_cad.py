@@ -117,11 +117,18 @@ def runner_only(samples: list[Sample], workers: int) -> list[str]:
     ]
 
 
-def bench_cad(workers: int) -> list[str]:
+def spread(samples: list[Sample], n: int) -> list[Sample]:
+    """`n` samples spread evenly over the list (all of them when `n` is 0 or too large)."""
+    if n <= 0 or n >= len(samples):
+        return samples
+    return [samples[round(k * len(samples) / n)] for k in range(n)]
+
+
+def bench_cad(workers: int, n: int = 0, runner: bool = True) -> list[str]:
     if cad_python() is None or not EXAMPLES.is_dir():
         return ["### (c) CadQuery: skipped (no .venv-cad or no examples)", ""]
     with tempfile.TemporaryDirectory(prefix="bench-cad-") as scratch:
-        samples = cad_samples(Path(scratch))
+        samples = spread(cad_samples(Path(scratch)), n)
         verifier = CadCode(kind="cadquery", wall_s=120.0, compare=MeshCompare(preset="cadrille"))
         timed_map(verifier, samples[:2], workers)  # the warm server and workers, started
 
@@ -130,18 +137,17 @@ def bench_cad(workers: int) -> list[str]:
                 return verifier(sample)
 
         warm_v, warm_s, fresh_v, fresh_s = interleaved(verifier, fresh, samples, workers)
-        n = len(samples)
         lines = [
-            f"### (c) CadQuery scripts, {n} samples, {workers} workers, interleaved",
+            f"### (c) CadQuery scripts, {len(samples)} samples, {workers} workers, interleaved",
             "",
             "| runner | total s | samples/s | per sample ms |",
             "| --- | ---: | ---: | ---: |",
-            *runner_only(samples, workers),
-            row("end to end (`cad_code`, cadrille preset), warm server", warm_s, n),
-            row("end to end, fresh interpreter per phase", fresh_s, n),
+            *(runner_only(samples, workers) if runner else []),
+            row("end to end (`cad_code`, cadrille preset), warm server", warm_s, len(samples)),
+            row("end to end, fresh interpreter per phase", fresh_s, len(samples)),
             "",
             f"End-to-end ratio: **{fresh_s / warm_s:.2f}x**. Same verdicts (status, score, "
-            f"failure): {agreement(warm_v, fresh_v)}/{n}. Statuses: "
+            f"failure): {agreement(warm_v, fresh_v)}/{len(samples)}. Statuses: "
             f"{sorted({v.status.value for v in warm_v})}.",
             "",
         ]

@@ -127,7 +127,7 @@ class MeshCompare:
 
     def settings(self) -> dict[str, Any]:
         """What the worker needs, as plain values."""
-        return {k: v for k, v in asdict(self).items() if k not in ("thresholds", "preset")}
+        return {k: v for k, v in asdict(self).items() if k != "preset"}
 
     def exploits(self, sample: Sample) -> Iterator[Exploit]:
         """Adversarial variants of a right `sample` (see `exploits.py`): each earns 0."""

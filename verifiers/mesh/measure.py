@@ -14,6 +14,7 @@ import trimesh
 from rewardsmith.verifiers.mesh.align import align_pair, normalise
 from rewardsmith.verifiers.mesh.load import MeshLoadError, load_mesh
 from rewardsmith.verifiers.mesh.metrics import surface_metrics
+from rewardsmith.verifiers.mesh.thresholds import Thresholds
 from rewardsmith.verifiers.mesh.topology import measure_topology
 from rewardsmith.verifiers.mesh.validity import check_validity
 from rewardsmith.verifiers.mesh.volume import iou, volume_ratio
@@ -48,6 +49,11 @@ def _figures(a: trimesh.Trimesh, b: trimesh.Trimesh, settings: dict[str, Any]) -
     }
 
 
+def _passes(figures: dict[str, Any], settings: dict[str, Any]) -> bool:
+    ramps = Thresholds(**settings["thresholds"]).ramps(figures)
+    return all(r >= 1.0 for r in ramps.values())
+
+
 def measure_pair(candidate: str, reference: str, settings: dict[str, Any]) -> dict[str, Any]:
     """Everything the verdict needs, as plain values.
 
@@ -55,7 +61,8 @@ def measure_pair(candidate: str, reference: str, settings: dict[str, Any]) -> di
     where each side holds ``validity``, ``topology`` and ``extents`` (or ``load_error``),
     ``raw`` holds the metrics on the two meshes normalised in place, and ``aligned`` (when
     ``settings["align"]``) the metrics after alignment, with ``extents``: the candidate's
-    real size in the reference's axes once rotated onto it.
+    real size in the reference's axes once rotated onto it. The search is skipped
+    (``aligned`` None, ``align_skipped`` says why) when the stated pose passes already.
     """
     cand, cand_info = _load(candidate, settings)
     ref, ref_info = _load(reference, settings)
@@ -65,7 +72,11 @@ def measure_pair(candidate: str, reference: str, settings: dict[str, Any]) -> di
         return result
     result["raw"] = {**_figures(normalise(cand), normalise(ref), settings), "rotated": False}
     result["raw"]["extents"] = cand_info["extents"]
-    if settings["align"]:
+    if settings["align"] and _passes(result["raw"], settings):
+        # The stated pose already earns every ramp: the search cannot score higher, and a
+        # tie keeps the raw pose (`compare._best_pose`), so the verdict is the same.
+        result["align_skipped"] = "the stated pose passes every metric"
+    elif settings["align"]:
         aligned = align_pair(cand, ref, seed=settings["seed"])
         turned = cand.vertices @ aligned.rotation.T
         result["aligned"] = {
