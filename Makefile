@@ -69,11 +69,16 @@ demo: $(VENV)/.installed-dev
 		--output build/demo/mixed-scored.jsonl --no-resume
 	$(BIN)/rewardsmith report build/demo/mixed-scored.jsonl --output build/demo/report.html
 
+# Two pytest-xdist workers (TEST_WORKERS=0 runs in one process); `loadgroup` keeps the tests
+# that share a fixed process marker on one worker (tests/conftest.py, SAME_WORKER).
+TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist loadgroup
+
 test: $(VENV)/.installed-dev $(VENV)/.installed-clients $(CAD_VENV)/.installed $(VLLM_VENV)/.installed
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(XDIST)
 
 test-fast: $(VENV)/.installed-dev $(VENV)/.installed-clients $(CAD_VENV)/.installed
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest $(XDIST) -m "not slow"
 
 # Every script in benchmarks/ that can run on its own (helper modules have no __main__).
 bench: $(VENV)/.installed-bench

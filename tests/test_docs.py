@@ -1,6 +1,7 @@
 """Every ```python block in docs/*.md runs, so the examples cannot go stale.
 
-The blocks of one page run in order in one fresh interpreter from the repo root. A block
+The blocks of one page run in order in one fresh process from the repo root (forked from a
+warm interpreter that has imported the toolkit once: the `page_runner` fixture). A block
 right after an ``<!-- not-run -->`` line is skipped (use it for fragments that need a
 cluster, a GPU or a long run, and say so in the text).
 """
@@ -8,11 +9,11 @@ cluster, a GPU or a long run, and say so in the text).
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.page_runner import PageRunner
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -33,13 +34,7 @@ def skip_without_shared_data(text: str, where: str) -> None:
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if _runnable_code(p)], ids=lambda p: p.name)
-def test_docs_examples_run(page: Path) -> None:
+def test_docs_examples_run(page: Path, page_runner: PageRunner) -> None:
     skip_without_shared_data(_runnable_code(page), f"the examples of {page.name}")
-    result = subprocess.run(
-        [sys.executable, "-c", _runnable_code(page)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = page_runner.run(_runnable_code(page), timeout=300)
     assert result.returncode == 0, f"{page.name}:\n{result.stderr[-3000:]}"

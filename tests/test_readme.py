@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.page_runner import PageRunner
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_readme_python_example() -> None:
+def test_readme_python_example(page_runner: PageRunner) -> None:
     [code] = re.findall(r"```python\n(.*?)^```", (REPO / "README.md").read_text(), re.S | re.M)
     expected = re.search(r"# (.+)$", code.strip().splitlines()[-1])
     assert expected is not None
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300
-    )
+    result = page_runner.run(code, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == expected.group(1)
 

@@ -1,7 +1,8 @@
 """Run every `rewardsmith ...` line of docs/cli.md, in order, from the repo root.
 
 A line ending in ``# exit N`` must exit with N; every other line must exit 0. Blocks after
-an ``<!-- not-run -->`` line (a server that runs until stopped) are skipped.
+an ``<!-- not-run -->`` line (a server that runs until stopped) are skipped. Each line runs
+in its own process, forked from one warm interpreter (the `page_runner` fixture).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.page_runner import PageRunner
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "cli.md"
@@ -33,7 +36,7 @@ def _commands() -> list[tuple[str, int]]:
 
 
 @pytest.mark.slow
-def test_cli_page_examples_run() -> None:
+def test_cli_page_examples_run(page_runner: PageRunner) -> None:
     commands = _commands()
     assert len(commands) >= 8
     env = {
@@ -41,12 +44,16 @@ def test_cli_page_examples_run() -> None:
         "COLUMNS": "200",
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
     }
-    for command, expected in commands:
+    for i, (command, expected) in enumerate(commands):
         if "../shared/data" in command and not SHARED_DATA.is_dir():
             continue  # third-party files not in the repo: that line only is left out
-        result = subprocess.run(
-            shlex.split(command), cwd=REPO, env=env, capture_output=True, text=True, timeout=300
-        )
+        if i == 0:  # the installed `rewardsmith` script itself, once
+            argv = shlex.split(command)
+            result = subprocess.run(
+                argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+            )
+        else:
+            result = page_runner.cli(shlex.split(command), env=env, timeout=300)
         assert result.returncode == expected, (
             f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
         )
