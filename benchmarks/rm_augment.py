@@ -13,8 +13,9 @@ model on the *other* fold's classes.
         --pairs 160 --out build/rm_augment.json
 
 Training is skipped for a model whose final checkpoint already exists under ``--workdir``
-(delete it to retrain). Equal compute: ``plain`` runs two epochs over 1,280 pairs and the
-augmented models one over 2,560, 160 steps each.
+(delete it to retrain). Equal compute: with ``--per-pair K`` augmented pairs per training
+pair, the augmented models run one epoch over ``1,280 × (K + 1)`` pairs and ``plain`` runs
+``K + 1`` epochs over the 1,280, the same number of steps.
 """
 
 from __future__ import annotations
@@ -115,6 +116,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, help="only the first N test pairs (random order)")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--per-pair", type=int, default=1, help="augmented pairs per training pair")
     parser.add_argument("--workdir", type=Path, default=Path("build/rm_augment"))
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
@@ -122,10 +124,13 @@ def main() -> None:
     test = preference_pairs(bundled_preferences("arithmetic", "test")).rows[: args.pairs]
     words = frequent_words([p.chosen for p in train_pairs], [p.rejected for p in train_pairs])
     start = time.perf_counter()
-    checkpoints = {"plain": train_model("plain", train_pairs, 2, args)}
+    k = args.per_pair
+    suffix = "" if k == 1 else f"-x{k}"
+    checkpoints = {"plain": train_model(f"plain{suffix}", train_pairs, k + 1, args)}
     for fold, classes in FOLDS.items():
-        extra = augment_pairs(train_pairs, classes, seed=args.seed, words=words)
-        checkpoints[f"aug-{fold}"] = train_model(f"aug-{fold}", train_pairs + extra, 1, args)
+        extra = augment_pairs(train_pairs, classes, seed=args.seed, per_pair=k, words=words)
+        rows = train_pairs + extra
+        checkpoints[f"aug-{fold}"] = train_model(f"aug-{fold}{suffix}", rows, 1, args)
     trained = time.perf_counter() - start
     reports = {name: robustness(path, test, words) for name, path in checkpoints.items()}
     seen = {f"aug-{fold}": classes for fold, classes in FOLDS.items()}
