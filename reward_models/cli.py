@@ -259,6 +259,13 @@ def train_command(
         str | None, typer.Option(help="Step objective: the one-token step separator.")
     ] = None,
     seed: int = 0,
+    augment: Annotated[
+        str | None,
+        typer.Option(
+            help="Add exploit-augmented pairs of these classes (comma-separated, or 'all'; "
+            "see reward_models.augment): one per pair, the originals kept."
+        ),
+    ] = None,
 ) -> None:
     """Train on preference pairs (Bradley-Terry) or step-labelled chains (a process reward
     model); run under torchrun for data parallel. Exits 1 if training diverged."""
@@ -268,6 +275,8 @@ def train_command(
     rank, _ = init_distributed()
     console = Console(quiet=rank != 0)
     rows = _load(data, split, column, console, steps=objective == "step")
+    if augment is not None:
+        rows = _augmented(rows, augment, seed, console)
     rm = RewardModel.load(
         backbone,
         kind=kind,
@@ -293,6 +302,23 @@ def train_command(
         console.print(f"[bold red]training diverged:[/] {result.diverged}")
         raise typer.Exit(1)
     console.print(f"done: {result.steps} steps; final model in {result.checkpoint}")
+
+
+def _augmented(rows: list[Any], classes: str, seed: int, console: Console) -> list[Any]:
+    from rewardsmith.reward_models.augment import augment_pairs, parse_classes
+    from rewardsmith.reward_models.data import PreferencePair
+    from rewardsmith.reward_models.exploits import frequent_words
+
+    if not rows or not isinstance(rows[0], PreferencePair):
+        raise typer.BadParameter("--augment needs preference pairs (the pairwise objective)")
+    try:
+        chosen = parse_classes(classes)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    words = frequent_words([p.chosen for p in rows], [p.rejected for p in rows])
+    extra = augment_pairs(rows, chosen, seed=seed, words=words)
+    console.print(f"augmented: {len(extra)} pairs of {len(chosen)} classes added to {len(rows)}")
+    return rows + extra
 
 
 def average_command(

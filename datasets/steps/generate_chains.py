@@ -16,6 +16,11 @@ Every chain is re-checked here before it is written, with Python integer arithme
 Deterministic for a seed; rerun with
 
     python datasets/steps/generate_chains.py > datasets/steps/arithmetic_chains.jsonl
+
+More training chains, from prompts none of the bundled set's test prompts share (a larger
+training set than the repository should carry; write it where you train):
+
+    python datasets/steps/generate_chains.py --train-prompts 6000 > build/prm/train.jsonl
 """
 
 from __future__ import annotations
@@ -135,6 +140,23 @@ def rows(seed: int = 0) -> list[dict[str, object]]:
     return out
 
 
+def training_rows(prompts: int, seed: int = 1) -> list[dict[str, object]]:
+    """Rows of `prompts` prompts drawn from seeds `seed`, `seed` + 1, ..., all marked train,
+    none with a prompt of the bundled set's test split (seed 0)."""
+    test = {row["prompt"] for row in rows(0) if row["split"] == "test"}
+    out: list[dict[str, object]] = []
+    while len(out) < 2 * prompts:
+        for row in rows(seed):
+            if row["prompt"] not in test and len(out) < 2 * prompts:
+                out.append({**row, "id": f"s{seed}-{row['id']}", "split": "train"})
+        seed += 1
+    return out
+
+
 if __name__ == "__main__":
-    for row in rows(int(sys.argv[1]) if len(sys.argv) > 1 else 0):
+    if len(sys.argv) > 2 and sys.argv[1] == "--train-prompts":
+        chains = training_rows(int(sys.argv[2]))
+    else:
+        chains = rows(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+    for row in chains:
         print(json.dumps(row))
