@@ -96,23 +96,29 @@ def _walk(element: Any) -> list[Any]:
     return [element, *(e for child in element.children for e in _walk(child))]
 
 
-def _marked_texts(pdf: Any) -> dict[tuple[int, int], str]:
-    """The text of each marked-content sequence, keyed by (page number, MCID)."""
-    texts: dict[tuple[int, int], list[str]] = {}
+Marked = dict[tuple[int, int], tuple[str, float]]
+
+
+def _marked_texts(pdf: Any) -> Marked:
+    """The text and left edge of each marked-content sequence, by (page number, MCID)."""
+    chars: dict[tuple[int, int], list[dict[str, Any]]] = {}
     for page in pdf.pages:
         for char in page.chars:
             if char.get("mcid") is not None:
-                texts.setdefault((page.page_number, char["mcid"]), []).append(char["text"])
-    return {key: "".join(chars) for key, chars in texts.items()}
+                chars.setdefault((page.page_number, char["mcid"]), []).append(char)
+    return {
+        key: ("".join(c["text"] for c in group), min(c["x0"] for c in group))
+        for key, group in chars.items()
+    }
 
 
-def _regions(number: int, table: Any, texts: dict[tuple[int, int], str]) -> list[GroundTruthRegion]:
+def _regions(number: int, table: Any, texts: Marked) -> list[GroundTruthRegion]:
     rows = [e for e in _walk(table) if e.type == "TR"]
     taken: set[tuple[int, int]] = set()
     by_page: dict[int, list[tuple[int, int, int, int, str]]] = {}
     for r, row in enumerate(rows):
-        c, row_page = 0, None
-        for cell in (e for e in row.children if e.type in ("TH", "TD")):
+        c, row_page, placed = 0, None, []
+        for cell in _in_printed_order(row, texts, any((r, j) in taken for j in range(99))):
             while (r, c) in taken:
                 c += 1
             height = int(cell.attributes.get("RowSpan", 1))
@@ -120,12 +126,33 @@ def _regions(number: int, table: Any, texts: dict[tuple[int, int], str]) -> list
             taken |= {(r + i, c + j) for i in range(height) for j in range(width)}
             parts = [(e.page_number, m) for e in _walk(cell) for m in e.mcids]
             row_page = row_page or next((p for p, _ in parts if p), None)
-            text = " ".join(" ".join(texts.get(key, "") for key in parts).split())
-            by_page.setdefault(row_page or 0, []).append(
-                (r, r + height - 1, c, c + width - 1, text)
-            )
+            text = " ".join(" ".join(texts.get(k, ("", 0.0))[0] for k in parts).split())
+            placed.append((r, r + height - 1, c, c + width - 1, text))
             c += width
+        by_page.setdefault(row_page or 0, []).extend(placed)
     return [_renumbered(number, page, cells) for page, cells in sorted(by_page.items())]
+
+
+def _in_printed_order(row: Any, texts: Marked, spanned_into: bool) -> list[Any]:
+    """A row's cells left to right as printed. Some writers tag a row's cells out of the
+    order they print them (pdfplumber's WARN report does); in a row of single cells,
+    the cells with text are put in the order of their left edges, the empty ones keep
+    their slots. Rows with spans are left in tag order."""
+    cells = [e for e in row.children if e.type in ("TH", "TD")]
+    spans = any(int(e.attributes.get(k, 1)) > 1 for e in cells for k in ("RowSpan", "ColSpan"))
+    if spans or spanned_into:
+        return cells
+    x = {id(e): _left(e, texts) for e in cells}
+    filled = [e for e in cells if x[id(e)] is not None]
+    ordered = iter(sorted(filled, key=lambda e: x[id(e)] or 0.0))
+    return [next(ordered) if x[id(e)] is not None else e for e in cells]
+
+
+def _left(cell: Any, texts: Marked) -> float | None:
+    edges = [
+        texts[k][1] for e in _walk(cell) for m in e.mcids if (k := (e.page_number, m)) in texts
+    ]
+    return min(edges) if edges else None
 
 
 def _renumbered(
