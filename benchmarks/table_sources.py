@@ -14,6 +14,9 @@ this repository: they are read from `../shared/data` or from a cache folder
   the tree, each cell's text from the characters of its marked content. Files: the
   tagged PDFs of pdfplumber's test folder (jsvine/pdfplumber, ``tests/pdfs/``, MIT),
   placed in ``<cache>/pdfplumber/``.
+- ``pdfua``: the PDF/UA conformance files of the veraPDF corpus (veraPDF/veraPDF-corpus,
+  ``PDF_UA-1/``, CC BY 4.0) that pass and tag a table, one file per distinct table,
+  read like ``tagged``; placed in ``<cache>/verapdf/``.
 - ``statements``: the reports this project generates (``datasets/finance``), ground
   truth from the generator's own rows (a table that runs onto the next page is one
   region per page, its header repeated, as the ICDAR ground truth counts it).
@@ -165,6 +168,19 @@ def _renumbered(
     )
 
 
+PDFUA_FILES = ("7.2-t03-pass-a.pdf", "7.2-t15-pass-a.pdf", "7.5-t01-pass-a.pdf")
+"""veraPDF corpus PDF/UA-1 files (``7.2 Text/``, ``7.5 Tables/``) that tag a table; the
+other passing files tag one of these same three tables again."""
+
+
+def pdfua() -> list[Doc] | str:
+    folder = cache_dir() / "verapdf"
+    present = [folder / f for f in PDFUA_FILES if (folder / f).exists()]
+    if not present:
+        return f"none of {PDFUA_FILES} in {folder} (copy them from veraPDF/veraPDF-corpus)"
+    return [Doc("pdfua", p.stem, str(p), relations_of(tagged_regions(p))) for p in present]
+
+
 def statements() -> list[Doc] | str:
     from rewardsmith.datasets.finance import generate
 
@@ -206,5 +222,6 @@ def _grid_region(rows: list[list[str]]) -> GroundTruthRegion:
 SOURCES: dict[str, Callable[[], list[Doc] | str]] = {
     "icdar2013-eu": icdar_eu,
     "tagged": tagged,
+    "pdfua": pdfua,
     "statements": statements,
 }
