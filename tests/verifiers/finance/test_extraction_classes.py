@@ -101,7 +101,11 @@ def test_a_table_with_numbered_rows_is_still_a_table(tmp_path: Path, numbered: b
     ]
 
 
-GRID = [["Header A", "Header B", "Header C"], ["Row 1", "Alpha", "Beta"], ["Row 2", "Gamma", "Delta"]]
+GRID = [
+    ["Header A", "Header B", "Header C"],
+    ["Row 1", "Alpha", "Beta"],
+    ["Row 2", "Gamma", "Delta"],
+]
 
 
 def _ruled_page(path: Path, border: str) -> Path:
