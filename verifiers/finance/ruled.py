@@ -16,8 +16,7 @@ drawing operations, so this reads them there (as pdfplumber's ``lines`` strategy
    cell whose words stand in separate columns with column-wide gaps between them is a
    row whose column rules are missing, and is split by its words; one whose text crosses
    boundaries in some other way, below the header, marks the table ``incomplete`` (its
-   drawing does not give its structure), and so does text beside the ruled box on half
-   of its rows or more (only part of the table is ruled: its figures, not its labels).
+   drawing does not give its structure).
 
 Input is one `PageLayout`; output is candidate tables as plain data.
 """
@@ -209,26 +208,13 @@ def _table(cells: list[Cell], page: PageLayout) -> dict[str, Any] | None:
     # A header may group sub-columns without rules; a body row that reads across columns
     # as one text means the drawing does not give this table's structure.
     body = next((r for r, line in enumerate(grid) if any(map(is_data_cell, line[1:]))), 0)
-    incomplete = any(r >= body for r in unsplit_rows) or _runs_past_its_rules(xs, ys, page)
     return {
         "source": "ruled",
         "bbox": [xs[0], ys[0], xs[-1], ys[-1]],
         "cells": grid,
         "spans": spans,
-        "incomplete": incomplete,
+        "incomplete": any(r >= body for r in unsplit_rows),
     }
-
-
-def _runs_past_its_rules(xs: list[float], ys: list[float], page: PageLayout) -> bool:
-    """True when text stands beside the ruled box on at least half of its rows: the rules
-    box in only part of the table (the figures ruled, the row labels or a last column
-    printed outside), so the drawing does not give the table's structure."""
-    beside = set()
-    for _, x0, top, x1, bottom in page.words:
-        middle = (top + bottom) / 2
-        if ys[0] < middle < ys[-1] and (x1 <= xs[0] or x0 >= xs[-1]):
-            beside.add(bisect.bisect(ys, middle))
-    return len(beside) * 2 >= len(ys) - 1
 
 
 def _lines(words: list[Word]) -> list[list[Word]]:

@@ -142,29 +142,3 @@ def _ruled_page(path: Path, border: str) -> Path:
 @pytest.mark.parametrize("border", ["lines", "double", "shaded"])
 def test_a_ruled_table_has_the_columns_it_prints(tmp_path: Path, border: str) -> None:
     assert _tables(_ruled_page(tmp_path / "ruled.pdf", border)) == [GRID]
-
-
-PARTLY_RULED = [
-    ["Item", "2000", "2002", "2004"],
-    ["General education", "15 455", "13 951", "12 068"],
-    ["Vocational qualifications", "35 190", "44 307", "60 152"],
-    ["Polytechnics", "20 527", "20 922", "22 083"],
-]
-
-
-@pytest.mark.parametrize("outside", ["labels", "labels and last column"])
-def test_a_table_ruled_only_in_part_keeps_its_unruled_columns(tmp_path: Path, outside: str) -> None:
-    """Rules box the figures only; the row labels (and a last column) stand outside."""
-    pdf = _page()
-    xs = [72.0, 220.0, 290.0, 360.0, 430.0]
-    ruled = xs[1:4] if outside == "labels and last column" else xs[1:5]
-    for r, row in enumerate(PARTLY_RULED):
-        for c, text in enumerate(row):
-            pdf.text(xs[c] + 6, 114 + 20 * r, text)
-    pdf.set_line_width(0.5)
-    for x in ruled:
-        pdf.line(x, 100, x, 180)
-    for y in (100.0, 120.0, 140.0, 160.0, 180.0):
-        pdf.line(ruled[0], y, ruled[-1], y)
-    pdf.output(str(tmp_path / "partly.pdf"))
-    assert _tables(tmp_path / "partly.pdf") == [PARTLY_RULED]
