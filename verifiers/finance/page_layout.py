@@ -89,8 +89,10 @@ def read_page(page: Any) -> PageLayout:
     result.camelot = (layout, dimensions, images, horizontal_text, vertical_text, rotation)
     for line in horizontal_text:
         _add_line(result, line)
+    boxes: list[tuple[Box, bool]] = []
     for item in _graphics(layout):
-        _add_graphic(result, item)
+        _add_graphic(result, item, boxes)
+    _add_boxes(result, boxes)
     result.images = [_flip(image.bbox, height) for image in images]
     result.horizontal = result.horizontal[:MAX_SEGMENTS]
     result.vertical = result.vertical[:MAX_SEGMENTS]
@@ -138,9 +140,31 @@ _THIN = 2.0
 """A rectangle thinner than this many points is drawn as a line (a rule)."""
 _MARK = 3.0
 """Smaller shapes (a rounded corner, a bullet) are not chart marks."""
+_INSET = 6.0
+"""A filled box inset at most this much in a filled box, on every side, shades the same
+cell (Word fills a cell, then the cell's text area inside its padding)."""
+_MAX_BOXES = 2000
+"""Past this many boxes on a page the inset test (quadratic) is skipped."""
 
 
-def _add_graphic(page: PageLayout, item: Any) -> None:
+def _add_boxes(page: PageLayout, boxes: list[tuple[Box, bool]]) -> None:
+    """The edges of each box are rules, except a shading box inset in another: its edges
+    would cut a cell's padding off as a column (or row) of its own."""
+    check = len(boxes) <= _MAX_BOXES
+    for box, filled in boxes:
+        if check and filled and any(_inset(box, other) for other, f in boxes if f):
+            continue
+        x0, top, x1, bottom = box
+        page.horizontal += [(top, x0, x1), (bottom, x0, x1)]
+        page.vertical += [(x0, top, bottom), (x1, top, bottom)]
+
+
+def _inset(inner: Box, outer: Box) -> bool:
+    gaps = (inner[0] - outer[0], inner[1] - outer[1], outer[2] - inner[2], outer[3] - inner[3])
+    return inner != outer and all(0 <= g <= _INSET for g in gaps)
+
+
+def _add_graphic(page: PageLayout, item: Any, boxes: list[tuple[Box, bool]]) -> None:
     x0, top, x1, bottom = _flip(item.bbox, page.height)
     if len(page.horizontal) > MAX_SEGMENTS and len(page.vertical) > MAX_SEGMENTS:
         return
@@ -149,7 +173,6 @@ def _add_graphic(page: PageLayout, item: Any) -> None:
     elif x1 - x0 <= _THIN and bottom - top > _THIN:
         page.vertical.append(((x0 + x1) / 2, top, bottom))
     elif type(item).__name__ == "LTRect":  # a box (a border, a shaded cell): edges are rules
-        page.horizontal += [(top, x0, x1), (bottom, x0, x1)]
-        page.vertical += [(x0, top, bottom), (x1, top, bottom)]
+        boxes.append(((x0, top, x1, bottom), bool(getattr(item, "fill", False))))
     elif min(x1 - x0, bottom - top) > _MARK and len(page.marks) < MAX_SEGMENTS:
         page.marks.append((x0, top, x1, bottom))

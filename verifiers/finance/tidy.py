@@ -13,7 +13,9 @@ three common mistakes:
 - rows and columns left empty are dropped.
 
 `looks_like_prose` rejects what is not a table at all: paragraphs (most cells long
-sentences), bulleted lists (a column of bullets), a single column of text.
+sentences), bulleted lists (a column of bullets), a single column of text, and lists
+laid out in two columns (markers, items, headings between them: no row holds two
+cells of content).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ __all__ = ["looks_like_prose", "tidy"]
 
 _CAPTION = re.compile(r"^\s*(table|figure|chart|graph|source|sources|note|notes)\b|^\s*[*(†]")
 _BULLET = re.compile(r"^[•▪◦●○■□o·*]$")  # not dashes: a dash is a printed zero
+_MARKER = re.compile(r"^(?:[•▪◦●○■□·*]|\(?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.)])$")
+"""A list item's bullet or enumerator ("•", "1.", "a)", "(iv)")."""
 LONG_TEXT = 45
 """A one-cell row longer than this is prose, not a table row."""
 
@@ -99,6 +103,11 @@ def tidy(table: Table) -> Table:
     return Table(tuple(tuple(Cell(c) for c in row) for row in grid))
 
 
+def _contents(row: list[str]) -> list[str]:
+    """A row's filled cells that are more than a list item's marker."""
+    return [t for t in (c.strip() for c in row) if t and not _MARKER.match(t)]
+
+
 def looks_like_prose(table: Table) -> bool:
     """True for paragraphs, bulleted lists and single columns of text."""
     grid = table.grid()
@@ -110,5 +119,7 @@ def looks_like_prose(table: Table) -> bool:
         return True
     if any(col and all(_BULLET.match(t) for t in col) for col in columns):
         return True
+    if not any(len(_contents(row)) >= 2 for row in grid):
+        return True  # a list, or headings and paragraphs: no row pairs a label and a value
     cells = [t for col in columns for t in col]
     return sum(len(t) > 60 for t in cells) * 2 >= len(cells)
