@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rewardsmith.environments.base import ToolEnvironment
+from rewardsmith.environments.base import EnvironmentFailure, ToolEnvironment
 from rewardsmith.environments.protocol import EpisodeLimits
 from rewardsmith.environments.tools import Tool
 from rewardsmith.verifiers.sandbox import LimitHit, Limits, run_python
@@ -42,8 +42,8 @@ def python(code: str) -> str:
         code: The program. Print what you want to see.
     """
     result = run_python(code, limits=TOOL_LIMITS)
-    if result.error:  # the jail did not start: our failure, said as such
-        return f"error: the sandbox could not run the program ({result.error})"
+    if result.error:  # the jail did not start: the environment's failure, not the model's
+        raise EnvironmentFailure(f"the sandbox could not run the program ({result.error})")
     out = result.stdout.decode("utf-8", "replace")[-_SHOWN:]
     err = result.stderr.decode("utf-8", "replace")[-_SHOWN:]
     parts = [out] if out else []
@@ -51,6 +51,8 @@ def python(code: str) -> str:
         parts.append(f"stderr:\n{err}")
     if result.limit_hit is not None:
         parts.append(f"error: the program was stopped: {_limit_text(result.limit_hit)}")
+    elif result.signal is not None:  # said by name: partial output alone hides the kill
+        parts.append(f"error: the program was {result.describe()}")
     elif result.exit_code not in (0, None):
         parts.append(f"exit code {result.exit_code}")
     return "\n".join(parts) or "(the program printed nothing)"
