@@ -3,7 +3,13 @@
 One step: count the turn and its tokens; refuse an over-long action; run the action's tool
 calls (each failure, from malformed JSON to a tool past its time limit, is an
 observation); otherwise hand the action to the environment's `answer`. After the step,
-a turn limit or token budget ends the episode, scored as it stands.
+a turn limit, token budget or time budget ends the episode, scored as it stands.
+
+The calls of one turn run together within a per-turn and per-episode time budget
+(`turn_budget_s`, `episode_budget_s`; `environments.parallel_calls`). A tool whose own
+infrastructure fails (a sandbox that cannot start) raises `EnvironmentFailure`: the
+episode ends as ``environment_error`` with no reward (the environment's failure, never
+the model's), instead of the error reaching the model as an observation.
 
 Rewards come only from the environment's `Scorer` (the same object the CLI, the server
 and the trainer score with), over a `Sample` whose completion is the episode's trajectory
@@ -19,17 +25,23 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from rewardsmith.environments.parallel_calls import call_together, episode_tool_seconds
 from rewardsmith.environments.protocol import EpisodeLimits, EpisodeState, Transition
 from rewardsmith.environments.tools import Tool, ToolCall, has_tool_call, parse_tool_calls
 from rewardsmith.graders import Reward, Scorer
 from rewardsmith.verifiers.types import Sample, Step
 
-__all__ = ["ToolEnvironment"]
+__all__ = ["EnvironmentFailure", "ToolEnvironment"]
 
 _MAX_RESULT_CHARS = 4_000
 _NOT_ANSWERS = ("tool", "refused", "given")
 """Kinds of step that are not the model's answer: a tool call, an action refused as too
 long, the program a repair task starts from (a truncated episode must not earn it)."""
+
+
+class EnvironmentFailure(RuntimeError):
+    """The environment itself failed (its sandbox did not start): the episode ends as
+    ``environment_error`` with no reward, never as an observation the model is blamed for."""
 
 
 class ToolEnvironment:
@@ -46,6 +58,10 @@ class ToolEnvironment:
     """What a step costs, relative to an in-process check (1): a rollout starts the steps of
     a batch most expensive first (`step_cost`). A sandboxed test run is about 100."""
     tools: Sequence[Tool] = ()
+    turn_budget_s: ClassVar[float] = 20.0
+    """Seconds a turn's tool calls (run together) may take; a call past it is an error."""
+    episode_budget_s: ClassVar[float] = 60.0
+    """Seconds of tool time per episode; past it the episode ends as ``time_budget``."""
     _scorers_lock: ClassVar[threading.Lock] = threading.Lock()
     """Episodes step in threads: two first calls must not both start a Scorer."""
 
@@ -82,6 +98,13 @@ class ToolEnvironment:
         """One model turn. `action_tokens` is the driver's token count (else characters)."""
         if state.done:
             raise ValueError(f"episode {state.task.get('id')!r} is done ({state.end})")
+        try:
+            return self._step(state, action, action_tokens)
+        except EnvironmentFailure as exc:
+            end = f"environment_error: {exc}"[:500]
+            return Transition(state.after_turn(0).ended(end), None, None, True)
+
+    def _step(self, state: EpisodeState, action: str, action_tokens: int | None) -> Transition:
         state = state.after_turn(len(action) if action_tokens is None else action_tokens)
         if len(action) > self.limits.max_action_chars:
             observation = (
@@ -174,9 +197,12 @@ class ToolEnvironment:
     def _call_all(
         self, state: EpisodeState, calls: list[ToolCall]
     ) -> tuple[list[str], dict[str, Any]]:
-        """Each call's result, in order, and what to keep in the step's meta. One after
-        another here; `TimedTools` runs them together under time budgets."""
-        return [self._call(c) for c in calls], {}
+        """Each call's result, in order, and what to keep in the step's meta (``tool_s``):
+        the calls run together within the turn's budget (`parallel_calls`)."""
+        left = self.episode_budget_s - episode_tool_seconds(state)
+        budget = max(0.0, min(self.turn_budget_s, left))
+        results, took = call_together(calls, self._call, budget, name=lambda c: c.name)
+        return results, {"tool_s": round(took, 3)}
 
     def _call(self, call: ToolCall) -> str:
         if call.error:
@@ -184,6 +210,8 @@ class ToolEnvironment:
         tool = next(t for t in self.tools if t.name == call.name)
         try:
             result = str(tool.function(**call.arguments))
+        except EnvironmentFailure:
+            raise
         except Exception as exc:  # a tool's own failure is the observation, never a crash
             result = f"error: tool {call.name!r} failed: {type(exc).__name__}: {exc}"
         return result[:_MAX_RESULT_CHARS]
@@ -192,6 +220,8 @@ class ToolEnvironment:
         self, state: EpisodeState, observation: str, reward: Reward | None = None
     ) -> Transition:
         end = self.limits.exhausted(state)
+        if not end and episode_tool_seconds(state) >= self.episode_budget_s:
+            end = "time_budget"
         if end:
             return self.finish(state, end)
         return Transition(state, observation, reward, False)

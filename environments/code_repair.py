@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rewardsmith.environments.base import ToolEnvironment
+from rewardsmith.environments.base import EnvironmentFailure, ToolEnvironment
 from rewardsmith.environments.protocol import EpisodeLimits, EpisodeState, Transition
 from rewardsmith.graders import Reward
 from rewardsmith.verifiers.types import Status
@@ -65,7 +65,10 @@ class CodeRepair(ToolEnvironment):
     def reset(self, task: Mapping[str, Any]) -> tuple[EpisodeState, str]:
         state, _ = super().reset(_hidden(task))
         given = str(task["broken"])
-        hidden, log = self._test(state, given)
+        try:
+            hidden, log = self._test(state, given)
+        except EnvironmentFailure as exc:  # no tests can run: the episode never starts
+            return state.ended(f"environment_error: {exc}"[:500]), self.prompt(task)
         state = state.with_attempt(given, log, kind="given", **_ran(hidden))
         prompt = self.prompt(task) + f"\n\nTest results:\n{log}"
         return state, prompt
@@ -80,6 +83,8 @@ class CodeRepair(ToolEnvironment):
         if isinstance(visible, Mapping):
             shown = self.score(TESTS_REWARD, _with_reference(probe, dict(visible)))
         verdict = hidden.verdicts.get("code_tests")
+        for reward in (hidden, shown):
+            _raise_if_infrastructure(reward)
         log = self._log(shown)
         if shown is not hidden and log == "all tests pass":
             log = "all visible tests pass"
@@ -111,6 +116,15 @@ class CodeRepair(ToolEnvironment):
         if verdict.status is Status.PASS:
             return "all tests pass"
         return verdict.feedback or f"{verdict.status.value}: {verdict.failure}"
+
+
+def _raise_if_infrastructure(reward: Reward) -> None:
+    """The tests could not run through no fault of the program (the sandbox did not
+    start): the environment's failure, never a test log for the model."""
+    verdict = reward.verdicts.get("code_tests")
+    if verdict is None or verdict.is_infra_failure:
+        why = reward.reason if verdict is None else verdict.feedback or str(verdict.failure)
+        raise EnvironmentFailure(f"the tests could not run: {why}")
 
 
 def _hidden(task: Mapping[str, Any]) -> dict[str, Any]:

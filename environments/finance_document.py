@@ -30,10 +30,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rewardsmith.environments.base import ToolEnvironment
 from rewardsmith.environments.calc import evaluate
 from rewardsmith.environments.episode_exploits import EpisodeExploit
 from rewardsmith.environments.protocol import EpisodeLimits, EpisodeState
-from rewardsmith.environments.timed_tools import TimedTools
 from rewardsmith.environments.tools import Tool
 
 __all__ = [
@@ -200,7 +200,7 @@ def calc(expression: str) -> str:
     return _guard(evaluate)(expression)
 
 
-class FinanceDocument(TimedTools):
+class FinanceDocument(ToolEnvironment):
     """Questions over one or two long reports; see the module doc."""
 
     name: ClassVar[str] = "finance_document"

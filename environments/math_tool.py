@@ -13,14 +13,16 @@ so. The answer is the first action with no tool call; `\\boxed{}` or a plain num
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rewardsmith.environments.base import ToolEnvironment
-from rewardsmith.environments.protocol import EpisodeLimits
-from rewardsmith.environments.tools import Tool
-from rewardsmith.verifiers.sandbox import LimitHit, Limits, run_python
+from rewardsmith.environments.base import EnvironmentFailure, ToolEnvironment
+from rewardsmith.environments.protocol import EpisodeLimits, EpisodeState
+from rewardsmith.environments.python_session import run_cell, session_cells
+from rewardsmith.environments.tools import Tool, ToolCall
+from rewardsmith.verifiers.sandbox import LimitHit, Limits, SandboxResult, run_python
 
 __all__ = ["MATH_TASKS", "MathWithPython", "python"]
 
@@ -41,9 +43,14 @@ def python(code: str) -> str:
     Args:
         code: The program. Print what you want to see.
     """
-    result = run_python(code, limits=TOOL_LIMITS)
-    if result.error:  # the jail did not start: our failure, said as such
-        return f"error: the sandbox could not run the program ({result.error})"
+    return describe_run(run_python(code, limits=TOOL_LIMITS))
+
+
+def describe_run(result: SandboxResult) -> str:
+    """What a sandboxed run printed and how it ended, as the model reads it; a jail that
+    did not start raises `EnvironmentFailure` (the environment's failure, not the model's)."""
+    if result.error:  # the jail did not start: the environment's failure, not the model's
+        raise EnvironmentFailure(f"the sandbox could not run the program ({result.error})")
     out = result.stdout.decode("utf-8", "replace")[-_SHOWN:]
     err = result.stderr.decode("utf-8", "replace")[-_SHOWN:]
     parts = [out] if out else []
@@ -51,6 +58,8 @@ def python(code: str) -> str:
         parts.append(f"stderr:\n{err}")
     if result.limit_hit is not None:
         parts.append(f"error: the program was stopped: {_limit_text(result.limit_hit)}")
+    elif result.signal is not None:  # said by name: partial output alone hides the kill
+        parts.append(f"error: the program was {result.describe()}")
     elif result.exit_code not in (0, None):
         parts.append(f"exit code {result.exit_code}")
     return "\n".join(parts) or "(the program printed nothing)"
@@ -72,9 +81,35 @@ class MathWithPython(ToolEnvironment):
     tools = (Tool(python),)
 
     def __init__(
-        self, limits: EpisodeLimits | None = None, scorer: Mapping[str, Any] | None = None
+        self,
+        limits: EpisodeLimits | None = None,
+        scorer: Mapping[str, Any] | None = None,
+        session: bool = False,
     ) -> None:
         super().__init__({"math": {"weight": 1.0}}, limits or EpisodeLimits(max_turns=4), scorer)
+        self.session = session
+        """A stateful tool: the episode's Python session (`python_session`), variables kept
+        across calls and turns; a turn's calls then run in order (each may use the last)."""
+
+    def _call_all(
+        self, state: EpisodeState, calls: list[ToolCall]
+    ) -> tuple[list[str], dict[str, Any]]:
+        if not self.session:
+            return super()._call_all(state, calls)
+        started = time.monotonic()
+        cells = session_cells(state.attempts)
+        results: list[str] = []
+        kept: list[str] = []
+        for call in calls:
+            if call.error:
+                results.append(f"error: {call.error}")
+                continue
+            code = str(call.arguments["code"])
+            result = run_cell([*cells, *kept], code, TOOL_LIMITS)
+            results.append(describe_run(result))
+            if result.ok:
+                kept.append(code)
+        return results, {"tool_s": round(time.monotonic() - started, 3), "cells": kept}
 
     def prompt(self, task: Mapping[str, Any]) -> str:
         return f"{task['prompt']}\n\n{INSTRUCTIONS}"

@@ -133,13 +133,15 @@ def server_config(
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
     """What `_server.main` needs for `mode`, and the command to start it under."""
     userns = mode is modes.Mode.ROOTLESS or (mode is modes.Mode.CGROUP2 and not host.root)
+    site = _site_dirs(python)
     config: dict[str, Any] = {
-        "site": list(_site_dirs(python)),
+        "site": list(site),
         "name": name,
         "mode": mode.value,
         "userns": userns,
         "preload": list(preload),
         "binds": list(binds),
+        "hide": _package_dirs(site),
     }
     wrapper: tuple[str, ...] = ()
     if mode is modes.Mode.CGROUP2:
@@ -151,6 +153,19 @@ def server_config(
 
 
 @functools.cache
+def _package_dirs(site_dirs: Sequence[str]) -> list[str]:
+    """Folders of the installed rewardsmith package the jail must not show: its bundled
+    task files hold the references (a wheel install puts them in site-packages, which the
+    jail binds). This process's own package folders and each site folder's `rewardsmith`."""
+    import rewardsmith
+
+    found = [
+        *getattr(rewardsmith, "__path__", ()),
+        *(os.path.join(s, "rewardsmith") for s in site_dirs),
+    ]
+    return [p for p in dict.fromkeys(found) if os.path.isdir(p)]
+
+
 def _site_dirs(python: str) -> tuple[str, ...]:
     """`python`'s site-packages folders (the server starts without the site module)."""
     paths = sys.path

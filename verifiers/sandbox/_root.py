@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import traceback
+from collections.abc import Sequence
 
 import _linux as L
 
@@ -30,14 +31,17 @@ class Root:
     """A mount namespace whose root is the prepared jail root (see `make_template`)."""
     binds_under_tmp: tuple[str, ...] = ()
     links_under_tmp: tuple[tuple[str, str], ...] = ()
+    hidden_under_tmp: tuple[str, ...] = ()
 
 
-def prepare_root(root: str, binds: list[str]) -> None:
+def prepare_root(root: str, binds: list[str], hide: Sequence[str] = ()) -> None:
     """Once per server, in its private mount namespace: the jail's read-only root (a tmpfs
     of system binds, symlinks, a minimal /dev, empty mount points). Each jail then only
     mounts its own work dir, /tmp and /proc on top, so a run costs a few mounts, not dozens.
     A bind reached through a symbolic link (a venv behind a link) is shown at its real path
-    with the link recreated, so both paths work inside."""
+    with the link recreated, so both paths work inside. Each folder of `hide` found inside
+    a bind (the installed rewardsmith package: its bundled tasks hold the references) is
+    covered by an empty read-only tmpfs, so no program reads it in any install."""
     L.mount("tmpfs", root, "tmpfs", L.MS_NOSUID | L.MS_NODEV, "size=1m,mode=0755")
     dirs = [d for d in (*SYSTEM_DIRS, *binds) if os.path.isdir(d)]
     for top in ("/bin", "/lib", "/lib64", "/sbin"):
@@ -63,6 +67,7 @@ def prepare_root(root: str, binds: list[str]) -> None:
     for i, path in enumerate(Root.binds_under_tmp):
         os.makedirs(f"{root}/.tmp-binds/{i}")
         L.bind_readonly(path, f"{root}/.tmp-binds/{i}")
+    _hide(root, dirs, hide)
     L.mount("tmpfs", f"{root}/dev", "tmpfs", L.MS_NOSUID | L.MS_NOEXEC, "size=64k,mode=0755")
     for dev in _DEVICES:
         open(f"{root}/dev/{dev}", "w").close()
@@ -87,6 +92,29 @@ def link_chain(path: str, depth: int = 0) -> list[tuple[str, str]]:
         else:
             current = candidate
     return out
+
+
+def _hide(root: str, dirs: Sequence[str], hide: Sequence[str]) -> None:
+    """Cover each folder of `hide` that a bind shows (where it shows it: at its real path,
+    or in the staged copy of a bind under /tmp, which `enter` binds recursively)."""
+    bound = [os.path.realpath(d) for d in dirs]
+    staged = {os.path.realpath(p): i for i, p in enumerate(Root.binds_under_tmp)}
+    under_tmp = []
+    for folder in dict.fromkeys(os.path.realpath(h) for h in hide):
+        top = next((b for b in bound if (folder + "/").startswith(b + "/")), None)
+        if top is None or not os.path.isdir(folder):
+            continue
+        if top in staged:
+            where = f"{root}/.tmp-binds/{staged[top]}{folder[len(top) :]}"
+            under_tmp.append(folder)
+        else:
+            where = root + folder
+        _cover(where)
+    Root.hidden_under_tmp = tuple(under_tmp)
+
+
+def _cover(path: str) -> None:
+    L.mount("tmpfs", path, "tmpfs", L.MS_NOSUID | L.MS_NODEV | L.MS_RDONLY, "size=4k,mode=0555")
 
 
 def _under_tmp(path: str) -> bool:

@@ -91,7 +91,7 @@ class Server:
         _jail.Context.userns = self.userns
         _jail.Context.prepare = prepare_code
         _root.Root.root_dir = root_dir
-        _root.prepare_root(root_dir, config["binds"])
+        _root.prepare_root(root_dir, config["binds"], config.get("hide", ()))
         _root.Root.template_ns = _root.make_template(root_dir)
         extra = ("memfd_create",) if self.mode == "rootless" else ()
         program = _seccomp.filter_program(extra_enosys=extra)
