@@ -33,8 +33,7 @@ SCENES: list[dict[str, Any]] = [
     {
         "id": "blue_ball",
         "objects": [("Ball", "sphere", 1.0, (0, 0, 1), "Blue", ())],
-        "materials": {"Blue": {"Base Color": [0.05, 0.1, 0.8], "Metallic": 1.0,
-                               "Roughness": 0.3}},
+        "materials": {"Blue": {"Base Color": [0.05, 0.1, 0.8], "Metallic": 1.0, "Roughness": 0.3}},
         "lights": [{"type": "POINT", "energy": 1000.0, "location": [3, -3, 5]}],
         "camera": {"location": [0, -8, 3], "look_at": [0, 0, 1], "lens": 35},
     },
@@ -49,8 +48,7 @@ SCENES: list[dict[str, Any]] = [
     {
         "id": "smooth_ball",
         "objects": [("Orb", "sphere", 1.0, (0, 0, 1.5), "Glass", ("SUBSURF",))],
-        "materials": {"Glass": {"Base Color": [0.9, 0.9, 1.0], "Roughness": 0.05,
-                                "IOR": 1.45}},
+        "materials": {"Glass": {"Base Color": [0.9, 0.9, 1.0], "Roughness": 0.05, "IOR": 1.45}},
         "lights": [{"type": "AREA", "energy": 500.0, "location": [2, -3, 5]}],
         "camera": {"location": [0, -7, 2.5], "look_at": [0, 0, 1.5], "lens": 50},
         "render": {"engine": "CYCLES", "resolution_x": 400, "resolution_y": 300},
@@ -141,8 +139,7 @@ SCENES: list[dict[str, Any]] = [
             "Frosted": {"Base Color": [1.0, 0.95, 0.8], "Roughness": 0.6},
         },
         "lights": [
-            {"type": "POINT", "energy": 800.0, "color": [1.0, 0.85, 0.6],
-             "location": [0, -1, 3.2]},
+            {"type": "POINT", "energy": 800.0, "color": [1.0, 0.85, 0.6], "location": [0, -1, 3.2]},
             {"type": "SUN", "energy": 1.0, "rotation": (0.8, 0.0, 0.3)},
         ],
         "camera": {"location": [4, -6, 2], "look_at": [0, 0, 1.5], "lens": 35},
@@ -244,12 +241,22 @@ def _add(shape: str, size: Any, location: tuple[float, ...]) -> str:
 def _describe_object(obj: Obj) -> str:
     name, shape, size, location, material, modifiers = obj
     dims = " x ".join(f"{d:g}" for d in _dimensions(shape, size))
-    kind = {"box": "box", "sphere": "sphere", "cylinder": "cylinder", "plane": "plane",
-            "cone": "cone"}[shape]
-    extra = f", with a {' and a '.join(_MODIFIER_WORDS[m] for m in modifiers)} modifier" if (
-        modifiers) else ""
-    return (f"a {kind} named {name}, {dims} m (its bounding box), centred at "
-            f"{_xyz(location)}{extra}, material {material}")
+    kind = {
+        "box": "box",
+        "sphere": "sphere",
+        "cylinder": "cylinder",
+        "plane": "plane",
+        "cone": "cone",
+    }[shape]
+    extra = (
+        f", with a {' and a '.join(_MODIFIER_WORDS[m] for m in modifiers)} modifier"
+        if (modifiers)
+        else ""
+    )
+    return (
+        f"a {kind} named {name}, {dims} m (its bounding box), centred at "
+        f"{_xyz(location)}{extra}, material {material}"
+    )
 
 
 _MODIFIER_WORDS = {"BEVEL": "Bevel", "SUBSURF": "Subdivision Surface"}
@@ -265,8 +272,11 @@ def _xyz(values: Any) -> str:
 def _spec(scene: dict[str, Any]) -> dict[str, Any]:
     objects = {}
     for name, shape, size, location, material, modifiers in scene["objects"]:
-        entry: dict[str, Any] = {"type": "MESH", "location": [float(v) for v in location],
-                                 "materials": [material]}
+        entry: dict[str, Any] = {
+            "type": "MESH",
+            "location": [float(v) for v in location],
+            "materials": [material],
+        }
         if "SUBSURF" not in modifiers:  # subdivision shrinks the cage: only where it sits
             entry["dimensions"] = _dimensions(shape, size)
         if modifiers:
@@ -289,8 +299,7 @@ def _prompt(scene: dict[str, Any]) -> str:
     lines += [f"- {_describe_object(o)};" for o in scene["objects"]]
     for name, inputs in scene["materials"].items():
         values = ", ".join(
-            f"{k.lower()} {_xyz(v) if isinstance(v, list) else f'{v:g}'}"
-            for k, v in inputs.items()
+            f"{k.lower()} {_xyz(v) if isinstance(v, list) else f'{v:g}'}" for k, v in inputs.items()
         )
         lines.append(f"- material {name} (Principled BSDF): {values};")
     for light in scene["lights"]:
@@ -316,19 +325,27 @@ def _prompt(scene: dict[str, Any]) -> str:
 def _scripts(scene: dict[str, Any]) -> list[str]:
     geometry = ["import bpy"]
     for name, shape, size, location, _material, modifiers in scene["objects"]:
-        geometry += [_add(shape, size, location), "obj = bpy.context.active_object",
-                     f"obj.name = {name!r}"]
+        geometry += [
+            _add(shape, size, location),
+            "obj = bpy.context.active_object",
+            f"obj.name = {name!r}",
+        ]
         geometry += [f"obj.modifiers.new({m.title()!r}, {m!r})" for m in modifiers]
     materials = ["import bpy"]
     for name, inputs in scene["materials"].items():
-        materials += [f"mat = bpy.data.materials.new({name!r})", "mat.use_nodes = True",
-                      "bsdf = mat.node_tree.nodes['Principled BSDF']"]
+        materials += [
+            f"mat = bpy.data.materials.new({name!r})",
+            "mat.use_nodes = True",
+            "bsdf = mat.node_tree.nodes['Principled BSDF']",
+        ]
         for key, value in inputs.items():
             shown = (*value, 1.0) if isinstance(value, list) else value
-            materials.append(f"bsdf.inputs[{key!r}].default_value = {tuple(shown) if isinstance(shown, tuple) else shown}")  # noqa: E501
+            shown = tuple(shown) if isinstance(shown, tuple) else shown
+            materials.append(f"bsdf.inputs[{key!r}].default_value = {shown}")
     for name, *_rest, material, _modifiers in scene["objects"]:
-        materials.append(f"bpy.data.objects[{name!r}].data.materials.append("
-                         f"bpy.data.materials[{material!r}])")
+        materials.append(
+            f"bpy.data.objects[{name!r}].data.materials.append(bpy.data.materials[{material!r}])"
+        )
     lighting = ["import bpy", "from mathutils import Vector"]
     for k, light in enumerate(scene["lights"]):
         lighting += [
@@ -344,23 +361,30 @@ def _scripts(scene: dict[str, Any]) -> list[str]:
         if "rotation" in light:
             lighting.append(f"light.rotation_euler = {tuple(light['rotation'])}")
         if "look_at" in light:
-            lighting.append(f"light.rotation_euler = (Vector({tuple(light['look_at'])}) - "
-                            "light.location).to_track_quat('-Z', 'Y').to_euler()")
+            lighting.append(
+                f"light.rotation_euler = (Vector({tuple(light['look_at'])}) - "
+                "light.location).to_track_quat('-Z', 'Y').to_euler()"
+            )
     cam = scene["camera"]
     camera = [
-        "import bpy", "from mathutils import Vector",
+        "import bpy",
+        "from mathutils import Vector",
         "cam = bpy.data.objects.new('Camera', bpy.data.cameras.new('Camera'))",
         "bpy.context.scene.collection.objects.link(cam)",
-        f"cam.location = {tuple(cam['location'])}", f"cam.data.lens = {cam['lens']}",
+        f"cam.location = {tuple(cam['location'])}",
+        f"cam.data.lens = {cam['lens']}",
         f"cam.rotation_euler = (Vector({tuple(cam['look_at'])}) - cam.location)"
         ".to_track_quat('-Z', 'Y').to_euler()",
         "bpy.context.scene.camera = cam",
     ]
     if "render" in scene:
         r = scene["render"]
-        camera += ["scene = bpy.context.scene", f"scene.render.engine = {r['engine']!r}",
-                   f"scene.render.resolution_x = {r['resolution_x']}",
-                   f"scene.render.resolution_y = {r['resolution_y']}"]
+        camera += [
+            "scene = bpy.context.scene",
+            f"scene.render.engine = {r['engine']!r}",
+            f"scene.render.resolution_x = {r['resolution_x']}",
+            f"scene.render.resolution_y = {r['resolution_y']}",
+        ]
     return ["\n".join(s) + "\n" for s in (geometry, materials, lighting, camera)]
 
 
