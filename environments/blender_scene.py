@@ -15,8 +15,8 @@ The state between turns is the saved .blend, kept under its hash in a per-episod
 folder of the host (`blender_workbench`); the model's code only ever sees a copy of it.
 
 **Rewards.** Each tool turn is paid ``potential(after) - potential(before)``, where the
-potential is the `blender_scene` verifier's staged score (mean of its stage scores) of the
-scene's trusted dump: potential-based shaping, so an episode's turn rewards sum to the
+potential is the `blender_scene` verifier's sequential staged score (a stage counts once
+the earlier ones are complete) of the scene's trusted dump: potential-based shaping, so an episode's turn rewards sum to the
 potential of its last scene minus that of the empty one, and a raise-then-remove round
 trip pays nothing. The final reward is the verifier itself on the episode's accepted
 scripts replayed in order (`sample`), truth render included, so a scene that renders black
@@ -71,7 +71,12 @@ FINAL_REWARD: dict[str, Any] = {
     "grader": {
         "weighted": {
             "components": {
-                "scene": {"verify": "blender_scene", "max_steps": MAX_SCRIPTS, "wall_s": 60.0}
+                "scene": {
+                    "verify": "blender_scene",
+                    "staging": "sequential",
+                    "max_steps": MAX_SCRIPTS,
+                    "wall_s": 60.0,
+                }
             },
             "weights": {"scene": 1.0},
         }
@@ -93,9 +98,11 @@ def load_tasks() -> list[dict[str, Any]]:
 
 
 def potential(dump: Mapping[str, Any], spec: Mapping[str, Any]) -> float:
-    """The verifier's staged score (mean over stages) of a scene dump: the shaping potential."""
+    """The verifier's sequential staged score of a scene dump: the shaping potential. A
+    stage counts once every earlier one is complete, so render settings set on a scene
+    with no objects (or a scene deleted after its build) are worth nothing."""
     scores = stage_scores(check_scene(dict(dump), SceneSpec.model_validate(spec)))
-    return round(staged_score(scores, "mean"), 6)
+    return round(staged_score(scores, "sequential"), 6)
 
 
 # --------------------------------------------------------------------------- the turn's bench
