@@ -16,12 +16,12 @@ folder of the host (`blender_workbench`); the model's code only ever sees a copy
 
 **Rewards.** Each tool turn is paid ``potential(after) - potential(before)``, where the
 potential is the `blender_scene` verifier's sequential staged score (a stage counts once
-the earlier ones are complete) of the scene's trusted dump: potential-based shaping, so an episode's turn rewards sum to the
-potential of its last scene minus that of the empty one, and a raise-then-remove round
-trip pays nothing. The final reward is the verifier itself on the episode's accepted
-scripts replayed in order (`sample`), truth render included, so a scene that renders black
-does not pass; the text of the final answer is never run or read. An episode's dump
-scores to the same reward with ``rewardsmith score``.
+the earlier ones are complete) of the scene's trusted dump: potential-based shaping, so an
+episode's turn rewards sum to the potential of its last scene minus that of the empty one,
+and a raise-then-remove round trip pays nothing. The final reward is the verifier itself
+on the episode's accepted scripts replayed in order (`sample`), truth render included, so
+a scene that renders black does not pass; the text of the final answer is never run or
+read. An episode's dump scores to the same reward with ``rewardsmith score``.
 
     >>> BlenderSceneEnv.name, [t.name for t in BlenderSceneEnv.tools]
     ('blender_scene', ['run_bpy', 'inspect_scene', 'render_preview'])
@@ -222,6 +222,7 @@ class BlenderSceneEnv(TimedTools):
         self.call_wall_s = call_wall_s
         """One sandboxed program's wall-clock limit (less when the turn has less left)."""
         self.scratch = scratch or tempfile.mkdtemp(prefix="rewardsmith-blender-env-")
+        self._own_scratch = scratch is None
 
     def prompt(self, task: Mapping[str, Any]) -> str:
         return f"{task['prompt']}\n\n{INSTRUCTIONS}"
@@ -240,6 +241,17 @@ class BlenderSceneEnv(TimedTools):
         }
         task["scene_state"] = start
         return super().reset(task)
+
+    def close(self) -> None:
+        """Stop the Scorers; remove the scratch folder this environment made (the scenes
+        of episodes still running go with it)."""
+        super().close()
+        if self._own_scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickled copy shares the scratch folder but never removes it."""
+        return {**super().__getstate__(), "_own_scratch": False}
 
     # ------------------------------------------------------------------ tools, in order
 

@@ -226,7 +226,8 @@ def test_the_jail_sees_neither_the_scratch_folder_nor_the_task_file(
 
     state, _ = env.reset(TASKS[0])
     folder = state.task["scene_state"]["dir"]
-    code = f"import os\nprint('SEEN', os.path.exists({folder!r}), os.path.exists({str(BLENDER_TASKS)!r}))"
+    paths = [folder, str(BLENDER_TASKS)]
+    code = f"import os\nprint('SEEN', *[os.path.exists(p) for p in {paths!r}])"
     observation = env.step(state, call("run_bpy", code=code)).observation
     assert "SEEN False False" in observation
 
@@ -268,7 +269,7 @@ def test_a_flooding_episode_does_not_touch_another(env: BlenderSceneEnv) -> None
 
 def test_the_dump_scores_to_the_environment_reward(env: BlenderSceneEnv) -> None:
     task = TASKS[5]
-    final, rewards, states = episode(env, task, expert_actions(task)[:2] + ["Done."])
+    final, rewards, _ = episode(env, task, [*expert_actions(task)[:2], "Done."])
     row = episode_row(env, "blender_scene", final.state, "prompt", final.reward, rewards, False)
     json.dumps(row)  # a dump row is plain JSON
     sample = Sample(
