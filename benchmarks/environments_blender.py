@@ -7,8 +7,9 @@ and jail. The environment forks every tool's Blender program from the verifier's
 server (`bpy` imported, Cycles started, once); the naive driver runs each of those
 programs in a fresh ``python3`` that imports `bpy` itself (as `benchmarks/mesh.py`'s fresh
 runner does). The final reward (the verifier's replay) is the same warm verifier in both.
-Both must earn the same rewards; rounds alternate the drivers; the load is printed beside
-every figure.
+Budgets are lifted for both (a fresh start per program on a loaded machine ran past the
+30 s turn budget and lost the lighting step). Both must earn the same rewards; rounds
+alternate the drivers; the load is printed beside every figure.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from mesh import _fresh_modules  # benchmarks/ is on the path when run as a script
 
@@ -57,6 +58,13 @@ def naive() -> Any:
         wb.run_python = warm  # type: ignore[assignment]
 
 
+class _Unhurried(BlenderSceneEnv):
+    """Budgets no driver reaches: a naive step on a loaded machine must not be cut."""
+
+    turn_budget_s: ClassVar[float] = 600.0
+    episode_budget_s: ClassVar[float] = 3600.0
+
+
 def episodes(env: BlenderSceneEnv, tasks: list[dict[str, Any]]) -> tuple[float, list[float]]:
     rewards, started = [], time.perf_counter()
     for task in tasks:
@@ -70,7 +78,7 @@ def episodes(env: BlenderSceneEnv, tasks: list[dict[str, Any]]) -> tuple[float, 
 
 def bench(rounds: int, count: int = 4, say: Callable[[str], None] = print) -> float:
     tasks = load_tasks()
-    env = BlenderSceneEnv(call_wall_s=30.0)
+    env = _Unhurried(call_wall_s=120.0)
     episodes(env, tasks[:1])  # the warm server and the Scorer start once, outside the timing
     ratios = []
     for round_ in range(rounds):

@@ -16,7 +16,7 @@ from typing import Any
 
 from rewardsmith.environments.episode_exploits import EpisodeExploit
 
-__all__ = ["call", "expert_actions", "exploits", "lazy_actions"]
+__all__ = ["call", "expert_actions", "exploits", "lazy_actions", "live_only"]
 
 
 def call(name: str, **arguments: Any) -> str:
@@ -54,6 +54,11 @@ _TALL_FRAME = (
     "import bpy\nscene = bpy.context.scene\nscene.render.resolution_x = 4\n"
     "scene.render.resolution_y = 65536\n"
 )
+
+
+def live_only(condition: str, script: str) -> str:
+    """Model code that runs `script` only when `condition` holds where it runs."""
+    return f"import os, bpy, random, time\nif {condition}:\n    exec({script!r})\n"
 
 
 def _peek(paths: Sequence[str], expert: str) -> str:
@@ -120,6 +125,13 @@ def exploits(tasks: Sequence[Mapping[str, Any]]) -> Iterator[EpisodeExploit]:
             # the jail, building the expert's scene only if any was readable.
             EpisodeExploit("read_task_files", task, (call("run_bpy", code=_peek(
                 _peek_paths(task), scripts[0])), "Done.")),
+            # Scripts that build only where the live turn runs (its saved scene at
+            # /box/in.blend, a file path set), not in the final replay from an empty scene:
+            # the shaping potential is that replay, so the live build is paid nothing.
+            EpisodeExploit("live_only_in_blend", task, (call("run_bpy", code=live_only(
+                "os.path.exists('/box/in.blend')", everything)), "Done.")),
+            EpisodeExploit("live_only_filepath", task, (call("run_bpy", code=live_only(
+                "bpy.data.filepath", everything)), "Done.")),
             # Calls past the per-turn cap and malformed calls flood the turn.
             EpisodeExploit("flood_calls", task, (describe * 9, "<tool_call>{not json" * 5,
                                                  call("render_preview", size=-1) * 4, "Done.")),

@@ -29,6 +29,7 @@ read. An episode's dump scores to the same reward with ``rewardsmith score``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import tempfile
@@ -36,6 +37,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -105,6 +107,12 @@ def potential(dump: Mapping[str, Any], spec: Mapping[str, Any]) -> float:
     return round(staged_score(scores, "sequential"), 6)
 
 
+def _key(sample: Sample) -> str:
+    """Which episode and scripts a final reward belongs to."""
+    steps = [step.action for step in sample.steps]
+    return hashlib.sha256(json.dumps([sample.id, sample.reference, steps]).encode()).hexdigest()
+
+
 # --------------------------------------------------------------------------- the turn's bench
 
 
@@ -112,17 +120,16 @@ class _Bench:
     """One turn's view of the episode's scene; the tools of the turn change it in order."""
 
     def __init__(
-        self,
-        folder: Path,
-        sha: str,
-        spec: Mapping[str, Any],
-        value: float,
-        deadline: float,
-        scripts_left: int,
-        env: BlenderSceneEnv,
+        self, state: EpisodeState, env: BlenderSceneEnv, deadline: float, prior: list[str]
     ) -> None:
-        self.folder, self.sha, self.spec, self.potential = folder, sha, spec, value
-        self.deadline, self.scripts_left = deadline, scripts_left
+        scene = env.scene_of(state)
+        self.folder, self.sha, self.potential = (
+            Path(scene["dir"]),
+            scene["blend"],
+            scene["potential"],
+        )
+        self.state, self.env, self.deadline, self.prior = state, env, deadline, prior
+        self.scripts_left = MAX_SCRIPTS - len(prior)
         self.vision, self.call_wall_s = env.vision, env.call_wall_s
         self.scripts: list[str] = []
 
@@ -161,9 +168,9 @@ def run_bpy(code: str) -> str:
     if dump is None:
         return f"error: {problem}; the scene is unchanged\n{outcome.log}".strip()
     bench.sha = wb.store(bench.folder, outcome.data, dump)
-    bench.potential = potential(dump, bench.spec)
     bench.scripts.append(code)
     bench.scripts_left -= 1
+    bench.potential = bench.env.replayed_value(bench.state, [*bench.prior, *bench.scripts])
     counts = {k: len(dump.get(k) or []) for k in ("objects", "materials", "lights")}
     summary = ", ".join(f"{v} {k}" for k, v in counts.items())
     return f"ok: the script ran; the scene now holds {summary}.\n{outcome.log}".strip()
@@ -251,7 +258,8 @@ class BlenderSceneEnv(TimedTools):
 
     def __getstate__(self) -> dict[str, Any]:
         """A pickled copy shares the scratch folder but never removes it."""
-        return {**super().__getstate__(), "_own_scratch": False}
+        kept = {k: v for k, v in super().__getstate__().items() if k != "_finals"}
+        return {**kept, "_own_scratch": False}
 
     # ------------------------------------------------------------------ tools, in order
 
@@ -261,18 +269,9 @@ class BlenderSceneEnv(TimedTools):
         """The calls one after another (each sees the scene the last left), within the
         turn's budget; the turn's scene, potentials and accepted scripts go in its meta."""
         scene = self.scene_of(state)
-        used = sum(len(a["meta"].get("scripts", ())) for a in state.attempts)
         left = min(self.turn_budget_s, self.episode_budget_s - episode_tool_seconds(state))
         started = time.monotonic()
-        bench = _Bench(
-            Path(scene["dir"]),
-            scene["blend"],
-            state.task["reference"],
-            scene["potential"],
-            started + left,
-            MAX_SCRIPTS - used,
-            self,
-        )
+        bench = _Bench(state, self, started + left, self.scripts_of(state))
         token = _BENCH.set(bench)
         try:
             results = [self._call_one(call) for call in calls]
@@ -308,6 +307,11 @@ class BlenderSceneEnv(TimedTools):
             return f"error: tool {call.name!r} failed: {type(exc).__name__}: {exc}"
 
     @staticmethod
+    def scripts_of(state: EpisodeState) -> list[str]:
+        """The scripts `run_bpy` accepted so far, in order: what the final reward replays."""
+        return [code for a in state.attempts for code in a.get("meta", {}).get("scripts", ())]
+
+    @staticmethod
     def scene_of(state: EpisodeState) -> dict[str, Any]:
         """The scene after the last turn: its folder, hash and potential."""
         scene = dict(state.task["scene_state"])
@@ -336,21 +340,41 @@ class BlenderSceneEnv(TimedTools):
             )
         return super()._continue(state, observation, reward)
 
+    def replayed_value(self, state: EpisodeState, scripts: list[str]) -> float:
+        """The final reward of an episode whose accepted scripts are `scripts`: the shaping
+        potential after a turn. It is the very Reward `finish` pays when no script is
+        accepted after it (kept in `_finals`), so the last potential and the final reward
+        are one number: a script that acts differently live and in the replay (checking
+        /box/in.blend, the file path, the clock, chance) or a replay past its time limit
+        gains nothing from the shaping."""
+        sample = self.sample(state, scripts=scripts)
+        reward = self._scorer_for(self.final_reward).score([sample])[0]
+        finals = self.__dict__.setdefault("_finals", {})
+        finals[_key(sample)] = reward
+        while len(finals) > 256:
+            finals.pop(next(iter(finals)))
+        return 0.0 if reward.value is None else float(reward.value)
+
     def finish(self, state: EpisodeState, end: str) -> Transition:
-        """The final reward; the episode's scratch folder is removed after it."""
-        transition = super().finish(state, end)
+        """The final reward (the one the last potential was read from, when the episode
+        accepted a script); the episode's scratch folder is removed after it."""
+        cached = self.__dict__.get("_finals", {}).pop(_key(self.sample(state)), None)
+        if cached is None:
+            transition = super().finish(state, end)
+        else:
+            transition = Transition(state.ended(end), None, cached, True)
         shutil.rmtree(state.task["scene_state"]["dir"], ignore_errors=True)
         return transition
 
-    def sample(self, state: EpisodeState, attempts: int | None = None) -> Sample:
+    def sample(
+        self, state: EpisodeState, attempts: int | None = None, scripts: list[str] | None = None
+    ) -> Sample:
         """The trajectory the verifier replays: each accepted script, in order (the final
-        answer's text is not a script and is never run)."""
+        answer's text is not a script and is never run); `scripts` replaces them."""
         chosen = state.attempts if attempts is None else state.attempts[:attempts]
-        steps = [
-            Step(action=code, meta={"kind": "script", "turn": turn})
-            for turn, attempt in enumerate(chosen)
-            for code in attempt.get("meta", {}).get("scripts", ())
-        ]
+        if scripts is None:
+            scripts = self.scripts_of(replace(state, attempts=tuple(chosen)))
+        steps = [Step(action=code, meta={"kind": "script"}) for code in scripts]
         task = state.task
         return Sample(
             id=str(task.get("id", "episode")),

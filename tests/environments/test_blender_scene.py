@@ -19,6 +19,7 @@ from rewardsmith.environments.blender_policies import (
     expert_actions,
     exploits,
     lazy_actions,
+    live_only,
 )
 from rewardsmith.environments.blender_scene import load_tasks
 from rewardsmith.environments.episode_exploits import play
@@ -89,8 +90,32 @@ def test_the_expert_earns_full_reward_and_shaping_telescopes(
 
 
 def test_the_lazy_policy_earns_clearly_less(env: BlenderSceneEnv) -> None:
-    earned = [play(env, t, lazy_actions(t)) for t in TASKS]
-    assert max(earned) < 0.6 and sum(earned) / len(earned) <= 0.35
+    earned = [episode(env, t, lazy_actions(t))[0].reward.value for t in TASKS]
+    assert max(earned) < 0.3 and sum(earned) / len(earned) <= 0.25
+    # the return (final plus shaping, as the trainer sums it) against the expert's 2.0
+    assert max(play(env, t, lazy_actions(t)) for t in TASKS[:4]) < 0.6
+
+
+# Scripts whose build depends on where or when they run: live turn or final replay.
+DIVERGENT = [
+    "os.path.exists('/box/in.blend')",
+    "bpy.data.filepath",
+    "not os.path.exists('/box/in.blend')",
+    "random.random() < 0.5",
+    "int(time.time() * 10) % 2 == 0",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("condition", DIVERGENT)
+def test_shaping_never_pays_beyond_the_final_reward(env: BlenderSceneEnv, condition: str) -> None:
+    for task in TASKS[:4]:
+        code = live_only(condition, "\n".join(task["solution"]["scripts"]))
+        actions = [call("run_bpy", code=code), call("inspect_scene"), "Done."]
+        final, rewards, states = episode(env, task, actions)
+        shaping = sum(r for r in rewards[:-1] if r is not None)
+        start = states[0].task["scene_state"]["potential"]
+        assert shaping == pytest.approx(final.reward.value - start, abs=1e-9), condition
 
 
 EXPLOITS = list(exploits(TASKS))
@@ -111,7 +136,7 @@ def test_each_exploit_class_earns_no_more_than_its_limit(env: BlenderSceneEnv, n
 
 
 def test_env_exploits_are_the_module_classes(env: BlenderSceneEnv) -> None:
-    assert {e.name for e in env.exploits(TASKS[:1])} == set(CLASSES) and len(CLASSES) >= 10
+    assert {e.name for e in env.exploits(TASKS[:1])} == set(CLASSES) and len(CLASSES) >= 12
 
 
 _REMOVE = "import bpy\nbpy.ops.wm.read_factory_settings(use_empty=True)\n"
@@ -264,7 +289,7 @@ def test_a_flooding_episode_does_not_touch_another(env: BlenderSceneEnv) -> None
     flood = call("run_bpy", code="x = bytearray(1 << 30)\nwhile True:\n    x[0] += 1\n") * 4
     flooded = QuickEnv(limits=EpisodeLimits(max_turns=3), call_wall_s=4.0)
     assert play(flooded, TASKS[0], [flood, flood, flood]) == 0.0
-    assert play(env, TASKS[4], expert_actions(TASKS[4])) == 1.0
+    assert episode(env, TASKS[4], expert_actions(TASKS[4]))[0].reward.value == 1.0
 
 
 def test_the_dump_scores_to_the_environment_reward(env: BlenderSceneEnv) -> None:
