@@ -107,6 +107,17 @@ def potential(dump: Mapping[str, Any], spec: Mapping[str, Any]) -> float:
     return round(staged_score(scores, "sequential"), 6)
 
 
+def _drop_last_scripts(state: EpisodeState) -> EpisodeState:
+    """The state with its last turn's accepted scripts set aside (kept in the meta as
+    ``dropped_scripts``) and its scene and potential back to where the turn began."""
+    *earlier, last = state.attempts
+    before = BlenderSceneEnv.scene_of(replace(state, attempts=tuple(earlier)))
+    meta = dict(last["meta"])
+    meta["dropped_scripts"], meta["scripts"] = meta.get("scripts", []), []
+    meta["blend"], meta["potential"] = before["blend"], meta["potential_before"]
+    return replace(state, attempts=(*earlier, {**last, "meta": meta}))
+
+
 def _key(sample: Sample) -> str:
     """Which episode and scripts a final reward belongs to."""
     steps = [step.action for step in sample.steps]
@@ -326,9 +337,14 @@ class BlenderSceneEnv(TimedTools):
     def _continue(
         self, state: EpisodeState, observation: str, reward: Reward | None = None
     ) -> Transition:
-        """A tool turn is paid its potential difference (shaping)."""
+        """A tool turn is paid its potential difference (shaping). A tool turn that ends
+        the episode (turn, token or time limit) is paid the final reward only, so its
+        scripts are dropped from the scored scene: else a scene built earlier and deleted
+        in that last turn would keep the shaping paid for it and lose nothing."""
         meta = state.attempts[-1].get("meta", {}) if state.attempts else {}
-        if reward is None and "potential" in meta:
+        if reward is None and "potential" in meta and self._ends(state):
+            state = _drop_last_scripts(state)
+        elif reward is None and "potential" in meta:
             delta = meta["potential"] - meta["potential_before"]
             shaping = Component(delta, 1.0, delta)
             reward = Reward(
@@ -339,6 +355,11 @@ class BlenderSceneEnv(TimedTools):
                 reason=f"potential {meta['potential_before']:.3f} -> {meta['potential']:.3f}",
             )
         return super()._continue(state, observation, reward)
+
+    def _ends(self, state: EpisodeState) -> bool:
+        return bool(self.limits.exhausted(state)) or (
+            episode_tool_seconds(state) >= self.episode_budget_s
+        )
 
     def replayed_value(self, state: EpisodeState, scripts: list[str]) -> float:
         """The final reward of an episode whose accepted scripts are `scripts`: the shaping

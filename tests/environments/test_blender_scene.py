@@ -157,6 +157,25 @@ def test_a_raise_then_remove_round_trip_pays_nothing(
     assert final.reward.value == 0.0
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("task", TASKS[:6], ids=[t["id"] for t in TASKS[:6]])
+def test_a_turn_that_ends_the_episode_does_not_change_the_scored_scene(
+    task: dict[str, Any],
+) -> None:
+    short = QuickEnv(limits=EpisodeLimits(max_turns=3), call_wall_s=4.0)
+    build = call("run_bpy", code="\n".join(task["solution"]["scripts"]))
+    remove = call("run_bpy", code=_REMOVE)
+    look = call("inspect_scene")
+    # built, then deleted in the turn the limit ends: the shaping paid stays, so the scene
+    # must too (return 2.0, not 1.0 for a deleted scene)
+    assert play(short, task, [build, look, remove]) == pytest.approx(2.0)
+    # built only in the last turn: that turn's shaping is not paid, nor is its scene
+    assert play(short, task, [look, look, build]) == 0.0
+    final, _, _ = episode(short, task, [look, look, build])
+    assert final.state.end == "turn_limit" and final.reward.value == 0.0
+    short.close()
+
+
 # (model code, what the observation must say)
 BAD_SCRIPTS = [
     ("import bpy\nbpy.ops.mesh.primitive_cube_add(\n", "SyntaxError"),
