@@ -1,6 +1,9 @@
 """Episodes per second of `finance_document` against a naive driver, interleaved.
 
     nice -n 10 .venv/bin/python benchmarks/environments.py [--rounds 3]
+    nice -n 10 .venv/bin/python benchmarks/environments.py --env blender_scene
+
+(``--env blender_scene``: see `benchmarks/environments_blender.py`.)
 
 The environment parses each report once per process (the tools' page cache and the
 verifiers' document cache) and plays the expert policy on every bundled task. The naive
@@ -45,7 +48,13 @@ def episodes(env: FinanceDocument, tasks: list[dict], naive: bool) -> tuple[floa
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--env", default="finance_document")
     args = parser.parse_args()
+    if args.env == "blender_scene":  # its own driver pair: benchmarks/environments_blender.py
+        from environments_blender import bench
+
+        bench(args.rounds)
+        return
     tasks = [json.loads(line) for line in FINANCE_TASKS.read_text().splitlines() if line]
     env = FinanceDocument()
     episodes(env, tasks[:2], naive=False)  # start the Scorer once, outside the timing

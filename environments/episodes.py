@@ -28,6 +28,7 @@ from typing import Any
 
 from rewardsmith.environments.arithmetic import RetryArithmetic
 from rewardsmith.environments.base import ToolEnvironment
+from rewardsmith.environments.blender_scene import BlenderSceneEnv
 from rewardsmith.environments.code_repair import CodeRepair
 from rewardsmith.environments.finance_document import FinanceDocument
 from rewardsmith.environments.math_tool import MathWithPython
@@ -48,7 +49,8 @@ __all__ = [
 ]
 
 ENVIRONMENTS: dict[str, Callable[..., ToolEnvironment]] = {
-    env.name: env for env in (MathWithPython, CodeRepair, RetryArithmetic, FinanceDocument)
+    env.name: env
+    for env in (MathWithPython, CodeRepair, RetryArithmetic, FinanceDocument, BlenderSceneEnv)
 }
 """The environments the command runs, by their own names."""
 
