@@ -20,7 +20,10 @@ from rewardsmith.environments.episodes import make_environment
 __all__ = ["BUNDLED_TASKS", "audit_environment"]
 
 _DATA = Path(__file__).resolve().parents[1] / "datasets" / "environments"
-BUNDLED_TASKS = {"finance_document": _DATA / "finance_document.jsonl"}
+BUNDLED_TASKS = {
+    "finance_document": _DATA / "finance_document.jsonl",
+    "cad_part": _DATA / "cad_part.jsonl",
+}
 
 
 def audit_environment(name: str, limit: int = 200) -> bool:

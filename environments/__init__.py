@@ -11,6 +11,7 @@ functions); model-written code runs only in the sandbox; every reward is a
 """
 
 from rewardsmith.environments.arithmetic import RetryArithmetic
+from rewardsmith.environments.cad_part import CadPart
 from rewardsmith.environments.code_repair import CodeRepair
 from rewardsmith.environments.finance_document import FinanceDocument
 from rewardsmith.environments.math_tool import MathWithPython
@@ -24,6 +25,7 @@ from rewardsmith.environments.protocol import (
 from rewardsmith.environments.tools import Tool, ToolCall, parse_tool_calls
 
 __all__ = [
+    "CadPart",
     "CodeRepair",
     "Environment",
     "EpisodeLimits",
