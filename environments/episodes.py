@@ -28,8 +28,8 @@ from typing import Any
 
 from rewardsmith.environments.arithmetic import RetryArithmetic
 from rewardsmith.environments.base import ToolEnvironment
-from rewardsmith.environments.code_repair import CodeRepair
 from rewardsmith.environments.cad_part import CadPart
+from rewardsmith.environments.code_repair import CodeRepair
 from rewardsmith.environments.finance_document import FinanceDocument
 from rewardsmith.environments.math_tool import MathWithPython
 from rewardsmith.environments.protocol import EpisodeState, Transition
