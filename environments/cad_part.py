@@ -37,7 +37,15 @@ from rewardsmith.environments.protocol import EpisodeLimits, EpisodeState, Trans
 from rewardsmith.environments.timed_tools import TimedTools
 from rewardsmith.environments.tools import Tool, ToolCall
 
-__all__ = ["CAD_TASKS", "FINAL_REWARD", "CadPart", "build", "expert_actions", "script_of"]
+__all__ = [
+    "CAD_TASKS",
+    "FINAL_REWARD",
+    "CadPart",
+    "build",
+    "build_call",
+    "expert_actions",
+    "script_of",
+]
 
 CAD_TASKS = TASKS_FILE
 MAX_BUILDS_PER_TURN = 2
