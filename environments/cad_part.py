@@ -99,7 +99,7 @@ class CadPart(TimedTools):
 
     name: ClassVar[str] = "cad_part"
     step_cost_hint: ClassVar[float] = 100.0  # every build is two sandboxed CAD runs
-    turn_budget_s: ClassVar[float] = 40.0
+    turn_budget_s: ClassVar[float] = 45.0
     episode_budget_s: ClassVar[float] = 180.0
     tools = (Tool(build),)
 
