@@ -44,13 +44,13 @@ def _fresh_run_cad(script: str, **kwargs: Any) -> Any:
 @contextmanager
 def naive() -> Iterator[None]:
     """Every CAD phase in a fresh interpreter (the build tool's and `cad_code`'s)."""
-    cad_build._execute = _fresh  # type: ignore[assignment]
-    cad_module.run_cad = _fresh_run_cad  # type: ignore[assignment]
+    cad_build._execute = _fresh
+    cad_module.run_cad = _fresh_run_cad
     try:
         yield
     finally:
-        cad_build._execute = _WARM_EXECUTE  # type: ignore[assignment]
-        cad_module.run_cad = _WARM_RUN_CAD  # type: ignore[assignment]
+        cad_build._execute = _WARM_EXECUTE
+        cad_module.run_cad = _WARM_RUN_CAD
 
 
 def episodes(env: CadPart, tasks: list[dict], fresh: bool) -> tuple[float, list[float]]:
