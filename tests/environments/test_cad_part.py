@@ -234,3 +234,20 @@ def test_audit_env_and_env_spec(tmp_path: Path) -> None:
     printed = runner.invoke(app, ["env", "spec", "cad_part", "-o", str(spec)])
     assert printed.exit_code == 0, printed.output
     assert "cad_code" in spec.read_text()
+
+
+@pytest.mark.slow
+def test_the_final_reward_never_trusts_the_build_tools_facts(env: CadPart) -> None:
+    """Red team: a script that sees which run it is in (here by its CPU limit: the build
+    tool's is 15 s) shows the right part to `build` and a cube to the final `cad_code`
+    run; the facts it was shown were right, the reward is what the final run made."""
+    task = next(t for t in ALL if t["id"] == "gen-plate-slot")
+    right = reference_script(task).replace("show_object(result)", "")
+    divergent = (
+        f"{right}\nimport resource\n"
+        "if resource.getrlimit(resource.RLIMIT_CPU)[0] != 15:\n"
+        "    result = cq.Workplane('XY').box(10, 10, 10)\n"
+        "show_object(result)\n"
+    )
+    assert build_part(divergent) == build_part(reference_script(task))
+    assert _play(env, task, (build_call(divergent), _answer(divergent))) == (0.0, "answered")
