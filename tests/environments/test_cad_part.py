@@ -81,6 +81,11 @@ def test_the_lazy_policy_earns_clearly_less(env: CadPart) -> None:
 
 
 RIGHT_IN_OTHER_FORMS = {
+    "gen-filleted-block": (  # build123d
+        "from build123d import *\nwith BuildPart() as p:\n    with Locations((0, 0, 10)):\n"
+        "        Box(60, 40, 20)\n    fillet(p.edges().filter_by(Axis.Z), radius=8)\n"
+        "show_object(p.part)"
+    ),
     "gen-plate-slot": (
         "import cadquery as cq\nplate = cq.Workplane('XY').box(70, 40, 8).translate((0, 0, 4))\n"
         "slot = cq.Workplane('XY').slot2D(36, 10).extrude(8)\n"
@@ -167,7 +172,10 @@ def test_own_traceback_drops_harness_and_library_frames() -> None:
 @pytest.mark.parametrize("name", sorted(HOSTILE_SCRIPTS))
 def test_a_hostile_script_is_an_observation_and_the_server_survives(name: str) -> None:
     observed = build_part(HOSTILE_SCRIPTS[name])
-    assert observed.startswith("build failed"), observed
+    # a huge part may build within its limits (then it is just a wrong part); the others
+    # must be stopped, and the observation must say so
+    expected = ("built:", "build failed") if name.startswith("huge") else ("build failed",)
+    assert observed.startswith(expected), observed
     assert build_part(BOX).startswith("built:")  # the next build still works
 
 
