@@ -1,6 +1,7 @@
-"""Episodes per second of `finance_document` against a naive driver, interleaved.
+"""Episodes per second of `finance_document`, `cad_part` and `blender_scene` against naive
+drivers, interleaved.
 
-    nice -n 10 .venv/bin/python benchmarks/environments.py [--rounds 3]
+    nice -n 10 .venv/bin/python benchmarks/environments.py [--rounds 3] [--env cad_part]
     nice -n 10 .venv/bin/python benchmarks/environments.py --env blender_scene
 
 (``--env blender_scene``: see `benchmarks/environments_blender.py`.)
@@ -9,7 +10,7 @@ The environment parses each report once per process (the tools' page cache and t
 verifiers' document cache) and plays the expert policy on every bundled task. The naive
 driver is the same environment with both caches emptied before every step: a fresh PDF
 parse per step. Both must earn the same rewards. Rounds alternate the two drivers; the
-load average is printed beside every figure. (The CAD environment is not built yet.)
+load average is printed beside every figure. For `cad_part` see `environments_cad.py`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import platform
 import statistics
 import time
 from datetime import UTC, datetime
+
+from environments_cad import rounds as cad_rounds
 
 from rewardsmith.environments import FinanceDocument
 from rewardsmith.environments.finance_document import FINANCE_TASKS, _pages, expert_actions
@@ -48,12 +51,18 @@ def episodes(env: FinanceDocument, tasks: list[dict], naive: bool) -> tuple[floa
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--env", default="finance_document")
+    parser.add_argument(
+        "--env", choices=("finance_document", "cad_part", "blender_scene"), default=None
+    )
+    parser.add_argument("--cad-tasks", type=int, default=4, help="cad_part tasks per round")
     args = parser.parse_args()
     if args.env == "blender_scene":  # its own driver pair: benchmarks/environments_blender.py
         from environments_blender import bench
 
         bench(args.rounds)
+        return
+    if args.env == "cad_part":
+        _report(cad_rounds(args.rounds, args.cad_tasks))
         return
     tasks = [json.loads(line) for line in FINANCE_TASKS.read_text().splitlines() if line]
     env = FinanceDocument()
@@ -69,6 +78,10 @@ def main() -> None:
         print(f"round {round_} env   {warm:7.2f} episodes/s (load {load_warm:.1f})")
         print(f"round {round_} naive {naive:7.2f} episodes/s (load {load_naive:.1f})")
     env.close()
+    _report(ratios)
+
+
+def _report(ratios: list[float]) -> None:
     when = f"{datetime.now(UTC):%Y-%m-%d %H:%M}"
     print(f"machine: {platform.platform()}, {os.cpu_count()} cores; {when}")
     median = statistics.median(ratios)

@@ -23,6 +23,7 @@ _DATA = Path(__file__).resolve().parents[1] / "datasets" / "environments"
 BUNDLED_TASKS = {
     "finance_document": _DATA / "finance_document.jsonl",
     "blender_scene": _DATA / "blender_scene.jsonl",
+    "cad_part": _DATA / "cad_part.jsonl",
 }
 
 

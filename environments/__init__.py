@@ -12,6 +12,7 @@ functions); model-written code runs only in the sandbox; every reward is a
 
 from rewardsmith.environments.arithmetic import RetryArithmetic
 from rewardsmith.environments.blender_scene import BlenderSceneEnv
+from rewardsmith.environments.cad_part import CadPart
 from rewardsmith.environments.code_repair import CodeRepair
 from rewardsmith.environments.finance_document import FinanceDocument
 from rewardsmith.environments.math_tool import MathWithPython
@@ -26,6 +27,7 @@ from rewardsmith.environments.tools import Tool, ToolCall, parse_tool_calls
 
 __all__ = [
     "BlenderSceneEnv",
+    "CadPart",
     "CodeRepair",
     "Environment",
     "EpisodeLimits",

@@ -29,6 +29,7 @@ from typing import Any
 from rewardsmith.environments.arithmetic import RetryArithmetic
 from rewardsmith.environments.base import ToolEnvironment
 from rewardsmith.environments.blender_scene import BlenderSceneEnv
+from rewardsmith.environments.cad_part import CadPart
 from rewardsmith.environments.code_repair import CodeRepair
 from rewardsmith.environments.finance_document import FinanceDocument
 from rewardsmith.environments.math_tool import MathWithPython
@@ -50,7 +51,14 @@ __all__ = [
 
 ENVIRONMENTS: dict[str, Callable[..., ToolEnvironment]] = {
     env.name: env
-    for env in (MathWithPython, CodeRepair, RetryArithmetic, FinanceDocument, BlenderSceneEnv)
+    for env in (
+        MathWithPython,
+        CodeRepair,
+        RetryArithmetic,
+        FinanceDocument,
+        BlenderSceneEnv,
+        CadPart,
+    )
 }
 """The environments the command runs, by their own names."""
 
