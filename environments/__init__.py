@@ -10,8 +10,9 @@ functions); model-written code runs only in the sandbox; every reward is a
 `rewardsmith.graders.Reward` from a `Scorer`. See docs/environments.md.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from rewardsmith.environments.arithmetic import RetryArithmetic
-from rewardsmith.environments.blender_scene import BlenderSceneEnv
 from rewardsmith.environments.cad_part import CadPart
 from rewardsmith.environments.code_repair import CodeRepair
 from rewardsmith.environments.finance_document import FinanceDocument
@@ -24,6 +25,9 @@ from rewardsmith.environments.protocol import (
     Transition,
 )
 from rewardsmith.environments.tools import Tool, ToolCall, parse_tool_calls
+
+if TYPE_CHECKING:
+    from rewardsmith.environments.blender_scene import BlenderSceneEnv
 
 __all__ = [
     "BlenderSceneEnv",
@@ -41,3 +45,13 @@ __all__ = [
     "Transition",
     "parse_tool_calls",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # Blender's environment imports the scene checks (numpy, images): loaded on first use, so
+    # `import rewardsmith.environments` (the CLI, every server) does not carry them.
+    if name == "BlenderSceneEnv":
+        from rewardsmith.environments.blender_scene import BlenderSceneEnv
+
+        return BlenderSceneEnv
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -28,7 +28,6 @@ from typing import Any
 
 from rewardsmith.environments.arithmetic import RetryArithmetic
 from rewardsmith.environments.base import ToolEnvironment
-from rewardsmith.environments.blender_scene import BlenderSceneEnv
 from rewardsmith.environments.cad_part import CadPart
 from rewardsmith.environments.code_repair import CodeRepair
 from rewardsmith.environments.finance_document import FinanceDocument
@@ -49,16 +48,21 @@ __all__ = [
     "spec_document",
 ]
 
+
+def _blender_scene(*args: Any, **kwargs: Any) -> ToolEnvironment:
+    """`BlenderSceneEnv`, imported on first use: its scene checks pull numpy and image
+    code, which the CLI and the servers need not carry."""
+    from rewardsmith.environments.blender_scene import BlenderSceneEnv
+
+    return BlenderSceneEnv(*args, **kwargs)
+
+
 ENVIRONMENTS: dict[str, Callable[..., ToolEnvironment]] = {
-    env.name: env
-    for env in (
-        MathWithPython,
-        CodeRepair,
-        RetryArithmetic,
-        FinanceDocument,
-        BlenderSceneEnv,
-        CadPart,
-    )
+    **{
+        env.name: env
+        for env in (MathWithPython, CodeRepair, RetryArithmetic, FinanceDocument, CadPart)
+    },
+    "blender_scene": _blender_scene,
 }
 """The environments the command runs, by their own names."""
 

@@ -347,7 +347,8 @@ def test_env_run_names_a_bad_task_line(tiny_model: str, tmp_path: Path) -> None:
     task_file = tmp_path / "tasks.jsonl"
     task_file.write_text(json.dumps(SUMS[0]) + "\n{oops\n")
     args = ["env", "run", "retry_arithmetic", "--tasks", str(task_file), "--model", tiny_model]
-    result = runner.invoke(app, args)
+    # A wide terminal: the error box must not wrap a long temporary path (xdist's are longer).
+    result = runner.invoke(app, args, env={"COLUMNS": "1000", "TERMINAL_WIDTH": "1000"})
     assert result.exit_code != 0 and "tasks.jsonl:2" in result.output
 
 

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,11 @@ def _run_in_child(request: dict[str, Any]) -> int:
     try:
         if "code" in request:
             sys.argv = ["-c"]
-            exec(compile(request["code"], "<string>", "exec"), {"__name__": "__main__"})
+            # A fresh `__main__` module, as `python -c` has: code that looks at the main
+            # module (worker pools do) must not see this runner's.
+            main = types.ModuleType("__main__")
+            sys.modules["__main__"] = main
+            exec(compile(request["code"], "<string>", "exec"), vars(main))
         else:
             from rewardsmith.cli.main import app
 

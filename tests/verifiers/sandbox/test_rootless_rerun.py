@@ -31,6 +31,7 @@ CODE_TESTS = "tests/verifiers/code"
 # Code tests whose outcome depends on the jail: they run in both modes.
 MODE_DEPENDENT = (
     "test_abuse.py",
+    "test_check_batch.py",
     "test_exploits_code.py",
     "test_go.py",
     "test_hacks.py",
