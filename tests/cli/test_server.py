@@ -95,6 +95,9 @@ def test_token_is_required(client: TestClient) -> None:
 
 def test_health_and_metrics(client: TestClient) -> None:
     assert client.get("/health").json()["status"] == "ok"
+    # Its own request: under xdist this module's other tests may run in another worker.
+    sample = {"id": "m", "completion": "A: 4", "reference": "A: 4"}
+    assert client.post("/score", json={"samples": [sample]}).status_code == 200
     text = client.get("/metrics").text
     assert 'rewardsmith_requests_total{endpoint="/score",status="200"}' in text
     assert "rewardsmith_request_seconds_bucket" in text

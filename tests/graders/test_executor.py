@@ -111,7 +111,7 @@ def _wait_until_dead(pid: int) -> None:
         try:
             if Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z":
                 return
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):  # reaped while being read
             return
         time.sleep(0.05)
 
