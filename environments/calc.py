@@ -12,24 +12,15 @@ from __future__ import annotations
 
 import ast
 import math
-import operator
 from collections.abc import Callable
 from typing import Any
+
+from rewardsmith.verifiers.operators import BINARY, UNARY
 
 __all__ = ["evaluate"]
 
 MAX_CHARS = 500
 MAX_MAGNITUDE = 1e30
-_BINARY: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-}
-_UNARY: dict[type, Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 _CALLS: dict[str, Callable[..., Any]] = {"round": round, "abs": abs}
 _ALLOWED = "only numbers, + - * / // % **, parentheses, round() and abs() are allowed"
 
@@ -56,13 +47,13 @@ def _value(node: ast.AST) -> float:
         if isinstance(node.value, bool):
             raise ValueError(_ALLOWED)
         return _bounded(float(node.value))
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+    if isinstance(node, ast.BinOp) and type(node.op) in BINARY:
         left, right = _value(node.left), _value(node.right)
         if isinstance(node.op, ast.Pow) and abs(right) > 100:
             raise ValueError("exponents above 100 are not computed")
-        return _bounded(_BINARY[type(node.op)](left, right))
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-        return _UNARY[type(node.op)](_value(node.operand))
+        return _bounded(BINARY[type(node.op)](left, right))
+    if isinstance(node, ast.UnaryOp) and type(node.op) in UNARY:
+        return UNARY[type(node.op)](_value(node.operand))
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)

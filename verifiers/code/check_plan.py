@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardsmith.verifiers.code.values import DecodeError, EncodeError, decode, encode
+from rewardsmith.verifiers.operators import BINARY
 
 __all__ = ["Planned", "plan", "verdicts"]
 
@@ -38,15 +39,6 @@ _BOUND: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
     ast.LtE: operator.le,
 }
 _NOT = object()
-_ARITHMETIC: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-}
 _WRAPPERS: dict[str, Callable[[Any], Any]] = {
     "tuple": tuple,
     "list": list,
@@ -300,12 +292,12 @@ def _value(node: ast.expr) -> Any:
         assert isinstance(node.func, ast.Name)
         inner = _value(node.args[0])
         return _NOT if inner is _NOT else _WRAPPERS[node.func.id](inner)
-    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+    if isinstance(node, ast.BinOp) and type(node.op) in BINARY:
         left, right = _value(node.left), _value(node.right)
         if left is _NOT or right is _NOT or not _small(node.op, left, right):
             return _NOT
         try:
-            return _ARITHMETIC[type(node.op)](left, right)
+            return BINARY[type(node.op)](left, right)
         except Exception:  # 1 / 0 in a test: the judge shows that error
             return _NOT
     return _NOT
