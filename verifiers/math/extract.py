@@ -45,7 +45,7 @@ from rewardsmith.verifiers.math.endings import cut_at_turn_end, final_text, fini
 from rewardsmith.verifiers.math.fast import choice_letter
 from rewardsmith.verifiers.math.numerals import words_to_digits
 from rewardsmith.verifiers.math.stance import QUESTION_AFTER, negated, not_a_result, offered
-from rewardsmith.verifiers.math.tails import retracted, stated_after
+from rewardsmith.verifiers.math.tails import RETRACTING, retracted, stated_after
 
 __all__ = [
     "Extraction", "extract_answer", "has_several_items", "matching_braces", "stated_answer"
@@ -77,6 +77,13 @@ _CONCLUSION = re.compile(
     r"(?:^|[.!?]\s+)(?:therefore|thus|hence|so|in total|finally)\b(?:[^.!?]|\.(?=\d))*",
     re.IGNORECASE,
 )
+# Words that doubt or deny what was said before them; closing prose holds none.
+_DOUBTS = re.compile(
+    r"\b(?:not|no|never|nor|guess\w*|unsure|uncertain|doubt\w*|wrong|incorrect|mistake\w*|"
+    r"error\w*|sorry|unfortunately|but)\b|n't\b",
+    re.IGNORECASE,
+)
+_CLOSING_PROSE_CHARS = 300
 _NUMBER_PERCENT = re.compile(_NUMBER.pattern + r"(?:\s*\\?%)?")
 # A prose answer with one of these does not state its number plainly: it qualifies it
 # ("not 5", "at least 5") or computes with it ("the square root of 2", "negative 5").
@@ -192,6 +199,10 @@ def _after_phrase(text: str) -> Extraction | None:
     if math:
         return _phrase_math(rest, math)
     sentence = re.split(r"\.(?:\s|$)", rest.split("\n", 1)[0], maxsplit=1)[0]  # not 3.5
+    if not re.search(r"\bis\b|[:：]", matches[-1].group()) and _states_nothing(
+        rest.split("\n", 1)[0]
+    ):
+        return None  # "This answer was checked carefully." names no answer
     line = _EXPLANATION.split(sentence, maxsplit=1)[0]  # "12 because ..." answers 12
     if " is " in line:  # "Final Answer: The volume of $V$ is 120" answers 120
         line = line.rsplit(" is ", 1)[1]
@@ -273,11 +284,28 @@ def _conclusion(line: str) -> tuple[str, str] | None:
     return found
 
 
-def _last_line(text: str) -> str:
-    for line in reversed(text[-20_000:].splitlines()):
-        if line.strip():
-            return line
-    return ""
+def _answer_line(text: str) -> str:
+    """The last line that is not closing prose (`_states_nothing`): "9\n\nI am confident
+    this is correct." is read as its "9"."""
+    lines = [line for line in text[-20_000:].splitlines() if line.strip()]
+    while len(lines) > 1 and _states_nothing(lines[-1]):
+        lines.pop()
+    return lines[-1] if lines else ""
+
+
+def _states_nothing(line: str) -> bool:
+    """A line that neither states a value nor doubts the answer before it: confidence, a
+    sign-off, a remark ("Hope this helps!", "This was double-checked."). One that takes the
+    answer back, offers another or doubts it ("Actually, I am not sure.", "Or maybe
+    something else.") is the model's last word and keeps the answer unread."""
+    return (
+        len(line) <= _CLOSING_PROSE_CHARS
+        and line.rstrip(" *_\"')]").endswith((".", "!", "。"))  # a cut-off line is no close
+        and not re.search(r"[\d$\\?]", line)
+        and words_to_digits(line) == line
+        and not RETRACTING.search(line)
+        and not _DOUBTS.search(line)
+    )
 
 
 def _last_of(matches: list[re.Match[str]], line: str, method: str) -> Extraction | None:
@@ -358,7 +386,7 @@ def _bare_latex(line: str) -> str | None:
 
 def _fallback(text: str) -> Extraction:
     """Rules 3 and 4 and the concluding sentence: the answer read off the end of the text."""
-    line = _last_line(text)
+    line = _answer_line(text)
     concluded = _conclusion(line)
     if concluded:
         answer, tail = concluded
