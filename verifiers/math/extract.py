@@ -84,6 +84,7 @@ _DOUBTS = re.compile(
     re.IGNORECASE,
 )
 _CLOSING_PROSE_CHARS = 300
+_RENDERS_EMPTY = " \t{}$"
 _NUMBER_PERCENT = re.compile(_NUMBER.pattern + r"(?:\s*\\?%)?")
 # A prose answer with one of these does not state its number plainly: it qualifies it
 # ("not 5", "at least 5") or computes with it ("the square root of 2", "negative 5").
@@ -286,8 +287,9 @@ def _conclusion(line: str) -> tuple[str, str] | None:
 
 def _answer_line(text: str) -> str:
     """The last line that is not closing prose (`_states_nothing`): "9\n\nI am confident
-    this is correct." is read as its "9"."""
-    lines = [line for line in text[-20_000:].splitlines() if line.strip()]
+    this is correct." is read as its "9". A line that renders to nothing (the empty group or
+    formula left where hidden content was, `rendered.py`) is no line."""
+    lines = [line for line in text[-20_000:].splitlines() if line.strip(_RENDERS_EMPTY)]
     while len(lines) > 1 and _states_nothing(lines[-1]):
         lines.pop()
     return lines[-1] if lines else ""
