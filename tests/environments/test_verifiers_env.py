@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -99,13 +99,6 @@ def _prompt(env: ToolEnvironment, task: Mapping[str, Any]) -> str:
     """The first message the model is sent: the environment's chat record of the prompt
     (what our trainer's chat-template path and the veRL loop send too)."""
     return str(env.reset(task)[0].messages[0]["content"])
-
-
-@pytest.fixture(scope="module")
-def retry_env() -> Iterator[RetryArithmetic]:
-    env = RetryArithmetic()
-    yield env
-    env.close()
 
 
 SUMS = [
