@@ -18,7 +18,7 @@ approximates the fix.
     >>> from rewardsmith.environments.code_repair import CODE_REPAIR_TASKS
     >>> rows = [json.loads(line) for line in CODE_REPAIR_TASKS.read_text().splitlines()]
     >>> sorted({e.name for e in exploits([r for r in rows if r["id"] == "c-digit-sum"])})[:4]
-    ['delete_code', 'early_exit', 'exit_in_function', 'fake_pass_lines']
+    ['answer_split_across_turns', 'delete_code', 'early_exit', 'exit_in_function']
 """
 
 from __future__ import annotations

@@ -12,9 +12,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import string
 import subprocess
 import sys
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -248,3 +250,27 @@ def test_a_sandbox_that_cannot_start_ends_the_episode_as_environment_error() -> 
     ended, end, prompt = json.loads(done.stdout.strip().splitlines()[-1])
     assert ended and end.startswith("environment_error") and "no-such-mode" in end
     assert "no-such-mode" not in prompt and "Test results" not in prompt
+
+
+# ---------------------------------------------------------------------- the command
+
+
+def test_a_dump_of_harness_episodes_scores_to_their_reward_with_the_cli(tmp_path: Path) -> None:
+    """`env run`'s rows (a scripted policy here), scored by `rewardsmith score` with the
+    spec `env spec code_repair` prints: the same final rewards."""
+    from rewardsmith.trainer.tiny import build_tokenizer
+    from tests.environments.test_cli import score_with_cli, scripted_rows
+
+    _needs("c")
+    _needs("javascript")
+    js, c = BY_ID["js-camel"], BY_ID["c-digit-sum"]
+    wrong = "```javascript\nfunction toCamel(s) { return s; }\nmodule.exports = { toCamel };\n```"
+    scripts = {"`toCamel`": [wrong, expert_actions(js)[0]], "`digit_sum`": lazy_actions(c)}
+    tokenizer = build_tokenizer(string.printable)
+    rows = scripted_rows(
+        "code_repair", [js, c], scripts, tokenizer, turn_tokens=600, max_new_tokens=6000
+    )
+    assert [r["final_reward"] for r in rows] == [1.0, 0.0], [r["reason"] for r in rows]
+    assert rows[0]["turn_rewards"] == [None, 1.0] and rows[0]["task"] == "code_harness"
+    scored = score_with_cli(rows, "code_repair", tmp_path)
+    assert [s["rewardsmith"]["value"] for s in scored] == pytest.approx([1.0, 0.0])
