@@ -94,10 +94,11 @@ def test_the_expert_earns_everything_and_the_given_program_nothing(
         given = state.attempts[0]
         assert not state.done and "hidden tests:" in prompt, prompt
         assert "all visible tests pass" not in given["observation"], task["id"]
-        built.add("tests" in given["meta"])
+        # node reads the file only when it runs: a syntax error is in a run's log
+        built.add("tests" in given["meta"] and "SyntaxError" not in given["observation"])
         assert play(repair_env, task, expert_actions(task)) == 1.0, task["id"]
         assert play(repair_env, task, lazy_actions(task) * 4) == 0.0, task["id"]
-    assert built == {True, False}  # one task does not build, one builds and fails its tests
+    assert built == {True, False}  # one task does not compile, one does and fails its tests
 
 
 # ---------------------------------------------------------------------- exploits
