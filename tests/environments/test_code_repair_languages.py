@@ -275,3 +275,16 @@ def test_a_dump_of_harness_episodes_scores_to_their_reward_with_the_cli(tmp_path
     assert rows[0]["turn_rewards"] == [None, 1.0] and rows[0]["task"] == "code_harness"
     scored = score_with_cli(rows, "code_repair", tmp_path)
     assert [s["rewardsmith"]["value"] for s in scored] == pytest.approx([1.0, 0.0])
+
+
+def test_audit_env_plays_the_classes_of_the_bundled_tasks() -> None:
+    """`--limit 2` takes the first two bundled tasks (Python: cheap); the table tests
+    above play every language."""
+    from typer.testing import CliRunner
+
+    from rewardsmith.cli.main import app
+
+    audited = CliRunner().invoke(app, ["audit", "--env", "code_repair", "--limit", "2"])
+    assert audited.exit_code == 0, audited.output
+    for name in ("given_unchanged", "lookup_visible", "read_task_files", "fake_pass_lines"):
+        assert name in audited.output, audited.output
