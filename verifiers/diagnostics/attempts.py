@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -154,14 +155,30 @@ def run_attempt(task: RepairTask, source: str) -> Step:
     The last few hundred attempts are remembered per process: the exploit generators of
     three verifiers audited on one task build the same rewrites once."""
     key = hashlib.sha256(json.dumps([repr(task), source]).encode()).hexdigest()
-    if key in _CACHE:
-        _CACHE.move_to_end(key)
-        return _CACHE[key]
-    step = _attempt(task, source)
-    _CACHE[key] = step
-    if len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    step = _recall(_CACHE, key)
+    if step is None:
+        step = _attempt(task, source)
+        _remember(_CACHE, key, step, _CACHE_SIZE)
     return step
+
+
+_LOCK = threading.Lock()
+"""Episodes step in threads: the caches below are read and trimmed under it."""
+
+
+def _recall(cache: OrderedDict[str, Any], key: str) -> Any:
+    with _LOCK:
+        if key not in cache:
+            return None
+        cache.move_to_end(key)
+        return cache[key]
+
+
+def _remember(cache: OrderedDict[str, Any], key: str, value: Any, size: int) -> None:
+    with _LOCK:
+        cache[key] = value
+        while len(cache) > size:
+            cache.popitem(last=False)
 
 
 def _attempt(task: RepairTask, source: str) -> Step:
@@ -194,19 +211,18 @@ class _Built:
 
 
 _BUILDS: OrderedDict[str, _Built] = OrderedDict()
-_BUILDS_SIZE = 32
+_BUILDS_SIZE = 16
 
 
 def _build(task: RepairTask, source: str) -> _Built:
     """The harness built with `source`, remembered per process: an environment runs the
     visible and the hidden cases of one attempt (two tasks, one harness) off one build."""
     key = hashlib.sha256(json.dumps([task.language, task.harness, source]).encode()).hexdigest()
-    if key not in _BUILDS:
-        _BUILDS[key] = _compile(task, source)
-        if len(_BUILDS) > _BUILDS_SIZE:
-            _BUILDS.popitem(last=False)
-    _BUILDS.move_to_end(key)
-    return _BUILDS[key]
+    built: _Built | None = _recall(_BUILDS, key)
+    if built is None:
+        built = _compile(task, source)
+        _remember(_BUILDS, key, built, _BUILDS_SIZE)
+    return built
 
 
 def _compile(task: RepairTask, source: str) -> _Built:

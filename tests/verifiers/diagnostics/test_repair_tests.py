@@ -45,3 +45,20 @@ def test_a_build_failure_is_a_compile_error_and_the_feedback_shows_no_case() -> 
 def test_a_reference_that_is_not_a_repair_task_is_a_data_error() -> None:
     verdict = _verdict("int x;", {"format": "calls", "fn": "f", "cases": []})
     assert verdict.failure is Failure.BAD_REFERENCE and verdict.score is None  # type: ignore[attr-defined]
+
+
+def test_attempts_from_many_threads_get_their_own_results() -> None:
+    """Environment episodes step in threads: the per-process caches of builds and
+    attempts are shared by them (more sources than the build cache holds)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rewardsmith.verifiers.diagnostics.attempts import RepairTask, run_attempt
+
+    task = RepairTask.parse(reference("javascript"))
+    right, wrong = TASKS["javascript"]["fixed"], TASKS["javascript"]["broken"]
+    sources = [(right if i % 2 else wrong) + f"\n// {i}\n" for i in range(24)]
+    with ThreadPoolExecutor(8) as pool:
+        steps = list(pool.map(lambda source: run_attempt(task, source), sources))
+    for i, step in enumerate(steps):
+        assert step.action == sources[i]
+        assert step.meta["tests"]["passed"] == (len(CASES) if i % 2 else 0), i
