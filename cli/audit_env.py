@@ -24,6 +24,7 @@ BUNDLED_TASKS = {
     "finance_document": _DATA / "finance_document.jsonl",
     "blender_scene": _DATA / "blender_scene.jsonl",
     "cad_part": _DATA / "cad_part.jsonl",
+    "code_repair": _DATA / "code_repair.jsonl",
 }
 
 

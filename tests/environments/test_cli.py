@@ -177,7 +177,7 @@ def test_code_repair_rows_show_the_test_log_the_model_saw(tokenizer: Any) -> Non
     assert roles == ["user", "assistant", "user", "assistant"]
     assert "Test results" in row["messages"][0]["content"]
     assert row["messages"][2]["content"] == row["steps"][1]["observation"]
-    assert row["turn_rewards"] == [0.0, row["final_reward"]]  # a step's tests, then the final
+    assert row["turn_rewards"] == [None, row["final_reward"]]  # no step pays before the last
     assert row["final_reward"] >= 0.8  # the tests; see the report note on repair_progress
 
 

@@ -13,6 +13,7 @@ MODULES = [
     "rewardsmith.environments.arithmetic",
     "rewardsmith.environments.math_tool",
     "rewardsmith.environments.code_repair",
+    "rewardsmith.environments.repair_policies",
     "rewardsmith.trainer.multiturn",
 ]
 
