@@ -345,12 +345,9 @@ def failed_try_first(
             return None
         return [*actions[:index], *tried, *actions[index:]]
 
-    return Relation(
-        f"{env}/failed_try_first",
-        "dressing",
-        episode_rewrite(change, max_turns),
-        "a wrong try before the answer",
-    )
+    rewrite = episode_rewrite(change, max_turns)
+    # On a changed answer the "wrong" try may change it back (-(-13)): right ones only.
+    return intact_only(Relation(f"{env}/failed_try_first", "dressing", rewrite, "a wrong try"))
 
 
 def write_then_undo(env: str, max_turns: int, round_trip: Actions) -> Relation:

@@ -102,10 +102,10 @@ def _finance_expert(task: Mapping[str, Any]) -> list[str]:
 
 
 def _finance_lazy(task: Mapping[str, Any]) -> list[str]:
-    """The right figure with no claim: nothing grounds it."""
-    ref = task["reference"]
-    figure = f"{ref['answer']} {ref.get('scale', '')}".strip()
-    return [f"<answer>{figure}</answer>"]
+    """The figure as printed, without reading and without its scale: wrong by a factor of
+    a thousand. (The right figure bare, with its scale, earns the full reward: an uncited
+    right figure is grounded by any page that prints it; docs/gaming.md.)"""
+    return [f"<answer>{task['reference']['answer']}</answer>"]
 
 
 def _cad_expert(task: Mapping[str, Any]) -> list[str]:

@@ -25,7 +25,7 @@ from rewardsmith.cli.audit_env_search import (
 from rewardsmith.cli.audit_search import SearchResult
 from rewardsmith.cli.audit_search_io import load_witnesses, save_witnesses
 from rewardsmith.cli.main import app
-from rewardsmith.environments.arithmetic import RETRY_REWARD, RetryArithmetic
+from rewardsmith.environments.arithmetic import RetryArithmetic
 from rewardsmith.environments.bundled_relations import relations_for_environment
 from rewardsmith.environments.episode_exploits import play
 from rewardsmith.environments.episode_relations import actions_of, episode_sample, task_of
@@ -202,6 +202,20 @@ def test_cad_part_breaks_no_relation_in_a_small_search() -> None:
         env.close()
     assert result.rows, result.skipped
     _only_known("cad_part", result)
+
+
+@pytest.mark.slow
+@pytest.mark.blender
+@pytest.mark.sandbox
+def test_blender_scene_breaks_no_relation_in_a_small_search() -> None:
+    pytest.importorskip("bpy")
+    env = make_environment("blender_scene")
+    try:
+        result = run_env_search(env, bundled_tasks("blender_scene", 2), **{**CI, "budget": 12})
+    finally:
+        env.close()
+    assert result.rows, result.skipped
+    _only_known("blender_scene", result)
 
 
 def test_audit_env_search_on_the_command_line(tmp_path: Path) -> None:
