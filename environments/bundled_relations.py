@@ -31,6 +31,7 @@ from typing import Any
 
 from rewardsmith.environments.episode_relations import (
     ActionsChange,
+    actions_of,
     answer_index,
     answer_rewrite,
     episode_rewrite,
@@ -45,6 +46,7 @@ from rewardsmith.environments.episode_relations import (
 )
 from rewardsmith.environments.tools import parse_tool_calls
 from rewardsmith.verifiers.metamorphic import Relation
+from rewardsmith.verifiers.types import Sample
 
 __all__ = ["relations_for_environment"]
 
@@ -136,6 +138,23 @@ def _other_page(answer: str, task: Mapping[str, Any], rng: random.Random) -> str
     return answer.replace(f"(p. {page})", f"(p. {other})", 1)
 
 
+_GOLD = {"finance/second_tag_gold", "finance/after_tag_gold", "finance/hedge_in_tag"}
+"""`numeric_answer`'s dressings that add the right figure: a dressing of an answer, not of a
+text with none (a pasted page, half an answer), where adding the figure is answering."""
+
+
+def _tagged_only(relation: Relation) -> Relation:
+    """``relation`` where the final answer holds an ``<answer>`` tag."""
+
+    def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
+        actions = actions_of(sample)
+        index = answer_index(actions)
+        tagged = index is not None and "<answer>" in actions[index]
+        return relation.rewrite(sample, rng) if tagged else None
+
+    return Relation(relation.name, relation.kind, rewrite, relation.description, relation.limit)
+
+
 def _finance(env: Any) -> list[Relation]:
     from rewardsmith.verifiers.finance.relations import numeric_relations
 
@@ -152,7 +171,11 @@ def _finance(env: Any) -> list[Relation]:
         ]
 
     turns = env.limits.max_turns
-    numeric = [lifted(env.name, r, True, keep_limit=True) for r in numeric_relations(None)]
+    numeric = [
+        _tagged_only(lifted(env.name, r, True, keep_limit=True)) if r.name in _GOLD else
+        lifted(env.name, r, True, keep_limit=True)
+        for r in numeric_relations(None)
+    ]  # fmt: skip
     wrong_page = Relation(
         f"{env.name}/claim_cites_another_page",
         "changing",

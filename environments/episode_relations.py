@@ -327,9 +327,11 @@ def tool_relations(env: str, max_turns: int, read_only: Actions) -> list[Relatio
 def failed_try_first(
     env: str, max_turns: int, tools: bool, changes: Sequence[Relation]
 ) -> Relation:
-    """Dressing: a wrong answer (made by one of ``changes``, the environment's changing
-    relations) tried before the right one. Where a wrong answer ends the episode it loses
-    everything; where the environment lets the policy try again, the try must not pay."""
+    """Dressing: a wrong try (made by one of ``changes``, the environment's changing
+    relations) before the right answer: where the environment has tools, the wrong
+    version's tool calls (a wrong part built, then the right one); where every action is
+    a try, the wrong answer itself. Where the environment lets the policy try again, the
+    try must not pay."""
 
     def change(actions: list[str], task: Mapping[str, Any], rng: random.Random) -> list[str] | None:
         index = answer_index(actions, tools)
@@ -339,8 +341,11 @@ def failed_try_first(
         wrong = rng.choice(list(changes))(probe, rng.randrange(2**31))
         if wrong is None:
             return None
-        wrong_actions = actions_of(wrong)
-        tried = [a for a in wrong_actions if a not in actions]
+        # With tools, the try is the wrong part built (a wrong answer would end the
+        # episode there); without, the wrong answer itself.
+        tried = [
+            a for a in actions_of(wrong) if a not in actions and (has_tool_call(a) or not tools)
+        ]
         if not tried:
             return None
         return [*actions[:index], *tried, *actions[index:]]

@@ -152,20 +152,17 @@ def test_a_split_answer_is_no_dressing_where_every_turn_is_a_try() -> None:
 # ----------------------------------------------------------------------------- the CI search
 
 
-def _known() -> dict[str, set[str]]:
-    rows = json.loads(KNOWN_HOLES.read_text())["holes"]
-    known: dict[str, set[str]] = {}
-    for row in rows:
-        known.setdefault(row["env"], set()).add(row["relation"])
-    return known
+def _known(name: str) -> list[dict[str, str]]:
+    return [row for row in json.loads(KNOWN_HOLES.read_text())["holes"] if row["env"] == name]
 
 
 def _only_known(name: str, result: SearchResult) -> None:
     found = {w.relation for w in result.witnesses}
-    known = _known().get(name, set())
+    known = {row["relation"] for row in _known(name)}
     new = [w.describe() for w in result.witnesses if w.relation not in known]
     assert not new, f"{name}: violations not listed in {KNOWN_HOLES.name}:\n" + "\n".join(new)
-    for gone in sorted(known - found):
+    in_ci = {row["relation"] for row in _known(name) if row["found_with"] == "CI"}
+    for gone in sorted(in_ci - found):
         warnings.warn(f"{name}: listed hole {gone} not found with the CI settings", stacklevel=1)
 
 
