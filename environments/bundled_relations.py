@@ -1,24 +1,32 @@
 """The episode relations of each bundled environment (`environments.episode_relations`).
 
-Every environment gets the generic ones (the answer with a trailing newline; split across
-two turns; every tool call dropped; confident prose after it; repeated). Per environment:
+Every environment gets the generic ones: the answer with a trailing newline (preserving);
+confident prose after it, the answer repeated, every tool call dropped (dressing); split
+across two turns where an answer ends the episode (dressing). Per environment:
 
 - ``retry_arithmetic``: `math`'s changing and dressing relations on the answer (its
-  preserving forms are not allowed forms here: the format check asks for bare digits),
-  and a failed try before the right answer (the retry must not pay).
-- ``math_tool``: every `math` relation on the answer; a read-only `python` call first;
-  a tool's output copied as the answer.
-- ``code_repair``: every `code_tests` relation on the program; a failed try first.
-- ``finance_document``: every `numeric_answer` relation on the answer; the claim citing
-  another page (changing); read-only `page_text`/`search`/`calc` calls first; a tool's
-  output copied as the answer.
-- ``cad_part``: another fence (preserving); a dimension scaled or a feature (hole, cut,
-  fillet) removed, built and answered (changing); a failed try first.
-- ``blender_scene``: a dimension scaled, a light's energy changed, the lighting script
-  dropped (changing); an object added, then removed (dressing: shaping must not pay for
-  the round trip); read-only `inspect_scene` / `render_preview` calls first.
+  preserving forms are not allowed forms here: the format check asks for bare digits);
+  a wrong try before the right answer (dressing: the retry must not pay).
+- ``math_tool``: every `math` relation on the answer; a read-only `python` call first,
+  a turn's calls reordered or split (preserving); a flood of calls, the tool's output
+  pasted after the answer (dressing).
+- ``code_repair``: every `code_tests` relation on the program; a wrong program, or the
+  given broken one, tried first (dressing).
+- ``finance_document``: every `numeric_answer` relation on the answer (those that add the
+  right figure only where the answer has an ``<answer>`` tag); the claim citing another
+  page (changing); read-only `page_text`/`search`/`calc` calls first (preserving); a
+  flood, a tool's output pasted after or as the answer (dressing).
+- ``cad_part``: another fence, a cube built first (preserving); a dimension scaled or a
+  feature (hole, cut, fillet) removed, built and answered (changing); a flood of builds,
+  a wrong part built first (dressing).
+- ``blender_scene``: an inspection or preview first, a turn's scripts reordered or split
+  (preserving); a dimension scaled, a light's energy changed, the lighting script dropped
+  (changing); a flood of calls, an object added then removed (dressing: shaping must not
+  pay for the round trip).
 
-Changing relations apply to expert episodes only (`episode_relations.right_only`).
+Changing relations apply to expert episodes only (`episode_relations.right_only`);
+rewrites that drop or replace part of the answer, to unchanged expert episodes only
+(`episode_relations.intact_only`).
 """
 
 from __future__ import annotations
