@@ -372,7 +372,8 @@ _BUNDLED: dict[str, Callable[[Any], list[Relation]]] = {
 def relations_for_environment(env: Any) -> list[Relation]:
     """The relations of environment ``env``: its own (``env.relations()``, where it offers
     them) or the bundled set for its name, then the generic ones; changing relations are
-    for expert episodes only."""
+    for expert episodes only. An environment where every answer is a new try (a wrong
+    one does not end the episode) says so with a true ``retries`` attribute."""
     own = getattr(env, "relations", None)
     found = list(own()) if callable(own) else list(_BUNDLED.get(env.name, lambda e: [])(env))
     tools = bool(getattr(env, "tools", ()))
