@@ -138,12 +138,22 @@ _PAGE = re.compile(r"\(p\. (\d+)\)")
 
 
 def _other_page(answer: str, task: Mapping[str, Any], rng: random.Random) -> str | None:
+    """The claim's page citation moved to a page that does not print its figure (a
+    report may print a figure twice: the highlights page and the statement)."""
+    from rewardsmith.environments.finance_document import search
+
     pages = _PAGE.findall(answer)
-    if not pages:
+    figure = _FIGURE.search(answer.split("<answer>", 1)[0])
+    doc = str((task.get("solution") or {}).get("doc") or (task.get("reference") or {}).get("pdf"))
+    if not pages or figure is None:
         return None
-    page = int(pages[0])
-    other = rng.choice([p for p in range(1, 31) if p != page])
-    return answer.replace(f"(p. {page})", f"(p. {other})", 1)
+    printed = {int(n) for n in _HIT.findall(search(doc, figure.group(0)))}
+    others = [n for n in range(1, 32) if n not in printed and n != int(pages[0])]
+    return answer.replace(f"(p. {pages[0]})", f"(p. {rng.choice(others)})", 1)
+
+
+_FIGURE = re.compile(r"\d{1,3}(?:,\d{3})+|\d{4,}")
+_HIT = re.compile(r"^p\. (\d+):", re.M)
 
 
 _GOLD = {"finance/second_tag_gold", "finance/after_tag_gold", "finance/hedge_in_tag"}
