@@ -24,6 +24,8 @@ BUNDLED_TASKS = {
     "finance_document": _DATA / "finance_document.jsonl",
     "blender_scene": _DATA / "blender_scene.jsonl",
     "cad_part": _DATA / "cad_part.jsonl",
+    "math_tool": _DATA / "math.jsonl",
+    "retry_arithmetic": _DATA.parent / "arithmetic" / "tasks.jsonl",
 }
 
 
