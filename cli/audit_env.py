@@ -27,7 +27,14 @@ __all__ = ["BUNDLED_TASKS", "audit_environment", "search_environment"]
 
 BUNDLED_TASKS = {
     name: TASK_FILES[name]
-    for name in ("finance_document", "blender_scene", "cad_part", "code_repair")
+    for name in (
+        "finance_document",
+        "blender_scene",
+        "cad_part",
+        "code_repair",
+        "math_tool",
+        "retry_arithmetic",
+    )
 }
 """The environments with episode exploits, and their task files."""
 
