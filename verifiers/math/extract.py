@@ -120,7 +120,13 @@ _MORE_MATH = re.compile(
 )
 _MAX_LISTED = 32
 # "12 or 11", "12, or maybe 11", and "12. Or 11" (a sentence that only offers another value).
-_OR_BETWEEN = re.compile(r"\s*[,.;]?\s*(?:and/)?or(?:\s+(?:maybe|possibly|perhaps))?\s*", re.I)
+_OR_BETWEEN = re.compile(
+    r"\s*[,.;]?\s*(?:(?:and/)?or(?:\s+(?:maybe|possibly|perhaps))?|maybe|possibly|perhaps)\s*",
+    re.I,
+)
+# A line that goes on offering answers after the line before it ("2\n or 3", left where a
+# hidden comment between them was taken out).
+_OR_LINE = re.compile(r"\s*(?:(?:and/)?or|maybe|possibly|perhaps)\b", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +298,11 @@ def _answer_line(text: str) -> str:
     lines = [line for line in text[-20_000:].splitlines() if line.strip(_RENDERS_EMPTY)]
     while len(lines) > 1 and _states_nothing(lines[-1]):
         lines.pop()
-    return lines[-1] if lines else ""
+    last = lines[-1] if lines else ""
+    states_a_value = bool(re.search(r"\d", last)) or words_to_digits(last) != last
+    if len(lines) > 1 and _OR_LINE.match(last) and states_a_value:
+        return f"{lines[-2]} {last}"
+    return last
 
 
 def _states_nothing(line: str) -> bool:
@@ -316,11 +326,10 @@ def _last_of(matches: list[re.Match[str]], line: str, method: str) -> Extraction
     if not matches:
         return None
     last = matches[-1]
-    answer = next((g for g in last.groups() if g is not None), last.group()).strip()
-    if len(matches) > 1 and _OR_BETWEEN.fullmatch(line[matches[-2].end() : last.start()]):
-        before = matches[-2]
-        other = next((g for g in before.groups() if g is not None), before.group()).strip()
-        return Extraction(answer, method, "hedged", (other, answer))
+    answer = _value(last)
+    offered_too = _or_chain(matches, line)
+    if offered_too:  # "4 or maybe 3 or maybe 3": every value of the chain is an answer
+        return Extraction(answer, method, "hedged", (*offered_too, answer))
     if not finished(line[last.end() :]):
         return Extraction(None, method, "truncated")
     previous_end = matches[-2].end() if len(matches) > 1 else 0
@@ -330,6 +339,20 @@ def _last_of(matches: list[re.Match[str]], line: str, method: str) -> Extraction
     if offered(line, since, last.start(), last.end()):
         return Extraction(None, method, "unasserted")
     return Extraction(answer, method)
+
+
+def _value(match: re.Match[str]) -> str:
+    return next((g for g in match.groups() if g is not None), match.group()).strip()
+
+
+def _or_chain(matches: list[re.Match[str]], line: str) -> tuple[str, ...]:
+    """The values joined to the last one by "or" (or "maybe", ...), back to the first."""
+    chained: list[str] = []
+    for before, after in zip(reversed(matches[:-1]), reversed(matches[1:]), strict=True):
+        if not _OR_BETWEEN.fullmatch(line[before.end() : after.start()]):
+            break
+        chained.insert(0, _value(before))
+    return tuple(chained)
 
 
 def _final_math(line: str) -> Extraction | None:

@@ -102,6 +102,15 @@ def _rewrite(text: str, opener: re.Pattern[str], keep: Callable[[re.Match[str], 
     return "".join(out) + text[at:]
 
 
+def _first_unclosed(text: str, opener: re.Pattern[str]) -> str | None:
+    """The first ``\\cmd{`` that `opener` finds whose brace never closes, if any."""
+    pairs = matching_braces(text)
+    for match in opener.finditer(text):
+        if pairs.get(match.end() - 1) is None:
+            return match.group().strip()
+    return None
+
+
 def _hidden_by(hidden: list[str]) -> Callable[[re.Match[str], str], str]:
     def keep(match: re.Match[str], inner: str) -> str:
         hidden.append(inner)
@@ -214,6 +223,9 @@ def render(text: str) -> Rendered:
     glyphs = plain_glyphs(expanded.text)
     if glyphs.refused is not None:
         return Rendered(text, tuple(hidden), glyphs.refused)
+    unclosed = _first_unclosed(glyphs.text, _PHANTOM)
+    if unclosed is not None:  # it would hide the rest of the text, a retraction included
+        return Rendered(text, tuple(hidden), f"an unclosed {unclosed} hides what follows it")
     text = _rewrite(glyphs.text, _PHANTOM, _hidden_by(hidden))
     coloured = _colours(text, hidden)
     if coloured is None:
