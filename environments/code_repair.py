@@ -91,8 +91,11 @@ class CodeRepair(ToolEnvironment):
             _, log, meta = self._test(state, given)
         except EnvironmentFailure as exc:  # no tests can run: the episode never starts
             return state.ended(f"environment_error: {exc}"[:500]), self.prompt(task)
-        state = state.with_attempt(given, log, kind="given", **meta)
         prompt = self.prompt(task) + f"\n\nTest results:\n{log}"
+        # The chat the model is shown starts with the given program's test log too: the
+        # chat-template rollout and the veRL / verifiers / OpenRLHF loops send `messages`.
+        state = dataclasses.replace(state, messages=({"role": "user", "content": prompt},))
+        state = state.with_attempt(given, log, kind="given", **meta)
         return state, prompt
 
     def _test(self, state: EpisodeState, program: str) -> tuple[bool, str, dict[str, Any]]:

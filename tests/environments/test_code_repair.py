@@ -20,6 +20,8 @@ def test_the_first_observation_is_the_given_programs_test_log(repair_env: CodeRe
     state, prompt = repair_env.reset(BY_ID["r-last"])
     assert "IndexError" in prompt and "def last" in prompt
     assert state.attempts[0]["meta"]["kind"] == "given"
+    # The chat the loops send (chat template, veRL, verifiers, OpenRLHF) shows it too.
+    assert state.messages == ({"role": "user", "content": prompt},)
 
 
 def test_every_bundled_task_is_broken_and_has_a_fix(repair_env: CodeRepair) -> None:
