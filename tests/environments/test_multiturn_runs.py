@@ -4,6 +4,7 @@ environment named in its YAML config."""
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import os
@@ -166,3 +167,62 @@ def test_two_processes_equal_one_on_a_multiturn_environment(tmp_path: Path) -> N
         for key in x:
             both_nan = math.isnan(x[key]) and math.isnan(y[key])
             assert both_nan or abs(x[key] - y[key]) <= 1e-4, (key, x[key], y[key])
+
+
+@pytest.mark.slow
+def test_the_tiny_model_trains_on_finance_documents_end_to_end(tmp_path: Path) -> None:
+    """Issue 24's demo on a new environment: `rewardsmith train` rolls the tiny model
+    through `finance_document` (rollout, reward, update), `env run` dumps the trained
+    model's episodes, and `report` renders every episode turn by turn. A random model earns
+    nothing here; the run shows the path works, not that it learns."""
+    from rewardsmith.cli.env import TINY_MODEL
+    from rewardsmith.cli.main import app
+
+    model = build_tiny_model(tmp_path / "model", **TINY_MODEL)
+    tasks = REPO / "datasets/environments/finance_document.jsonl"
+    run = tmp_path / "run"
+    overrides = {
+        "prompts": str(tasks),
+        "environment": "finance_document",
+        "turn_tokens": 24,
+        "steps": 2,
+        "max_prompt_tokens": 560,
+        "max_new_tokens": 200,
+    }
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump(settings(model, run, **overrides)))
+    result = CliRunner().invoke(_app(), ["train", str(config)])
+    assert result.exit_code == 0, result.output
+    rows = read_metrics(run)
+    assert [r["step"] for r in rows] == [0, 1] and all("reward/final" in r for r in rows)
+    dump, page = tmp_path / "episodes.jsonl", tmp_path / "episodes.html"
+    args = ["env", "run", "finance_document", "--tasks", str(tasks), "--model", str(run / "model")]
+    rolled = CliRunner().invoke(
+        app, [*args, "-o", str(dump), "--limit", "3", "--turn-tokens", "24"]
+    )
+    assert rolled.exit_code == 0, rolled.output
+    episodes = [json.loads(line) for line in dump.read_text().splitlines()]
+    assert len(episodes) == 3 and all(e["final_reward"] is not None for e in episodes)
+    spec, scored = tmp_path / "spec.yaml", tmp_path / "scored.jsonl"
+    assert (
+        CliRunner().invoke(app, ["env", "spec", "finance_document", "-o", str(spec)]).exit_code == 0
+    )
+    score = [
+        "score",
+        str(dump),
+        "--spec",
+        str(spec),
+        "-o",
+        str(scored),
+        "--map",
+        "completion=steps",
+    ]
+    scoring = CliRunner().invoke(app, [*score, "--backend", "inline"])
+    assert scoring.exit_code == 0, scoring.output
+    values = [json.loads(line)["rewardsmith"]["value"] for line in scored.read_text().splitlines()]
+    assert values == pytest.approx([e["final_reward"] for e in episodes])  # one path
+    shown = CliRunner().invoke(app, ["report", str(scored), "-o", str(page)])
+    assert shown.exit_code == 0, shown.output
+    shown_page = page.read_text()
+    assert f"Episodes: {len(episodes)}" in shown_page  # every episode, turn by turn
+    assert all(html.escape(e["reason"]) in shown_page for e in episodes)
