@@ -39,6 +39,7 @@ from rewardsmith.verifiers.code import stdio
 from rewardsmith.verifiers.code.languages import LANGUAGES, Language
 from rewardsmith.verifiers.code.outcome import text_excerpt
 from rewardsmith.verifiers.sandbox import Limits, Program, SandboxResult, fork_server, run
+from rewardsmith.verifiers.sandbox.limits import LimitHit
 from rewardsmith.verifiers.types import Step
 
 __all__ = ["RECIPES", "SOLUTION_FILES", "RepairTask", "TaskError", "run_attempt"]
@@ -188,12 +189,13 @@ def _attempt(task: RepairTask, source: str) -> Step:
     if build.failed is not None:
         return Step(action=source, observation=build.log, meta={**meta, "exit_code": build.failed})
     results = _run_cases(task, recipe, dict(build.files))
-    outputs = [_text(r.stdout) for r in results]
+    outputs = [_text(r.stdout) if r else "" for r in results]
     ok = stdio.check_outputs(task.checker, list(task.cases), outputs, task.float_tol)
     assert not isinstance(ok, stdio.CheckerError)  # built-in checkers never fail
-    passed = [good and r.ok for good, r in zip(ok, results, strict=True)]
-    failing = [r for r, good in zip(results, passed, strict=True) if not good]
-    meta["exit_code"] = next((_status(r) for r in results if _status(r) != 0), 0)
+    passed = [good and r is not None and r.ok for good, r in zip(ok, results, strict=True)]
+    ran = [r for r in results if r is not None]
+    failing = [r for r, good in zip(results, passed, strict=True) if r is not None and not good]
+    meta["exit_code"] = next((_status(r) for r in ran if _status(r) != 0), 0)
     meta["tests"] = {"passed": sum(passed), "total": len(passed)}
     meta["cases"] = [_outcome(r, good) for r, good in zip(results, passed, strict=True)]
     errors = dict.fromkeys(text_excerpt(r.stderr, 4000) for r in failing if r.stderr)
@@ -247,7 +249,9 @@ def _compile(task: RepairTask, source: str) -> _Built:
     return _Built(log, None, {recipe.artifact: built.files[recipe.artifact]})
 
 
-def _run_cases(task: RepairTask, recipe: Recipe, files: dict[str, bytes]) -> list[SandboxResult]:
+def _run_cases(
+    task: RepairTask, recipe: Recipe, files: dict[str, bytes]
+) -> list[SandboxResult | None]:
     lang = _RUNTIMES[task.language]
     limits = task.run_limits.replace(
         memory_bytes=max(task.run_limits.memory_bytes, lang.run_memory_bytes),
@@ -267,14 +271,27 @@ def _run_cases(task: RepairTask, recipe: Recipe, files: dict[str, bytes]) -> lis
             )
             for case in task.cases
         ]
-        results = [server.run_programs([p])[0] for p in programs]
+        results = _until_a_hang(server, programs)
     for result in results:
-        if result.error:
+        if result is not None and result.error:
             raise RuntimeError(f"the sandbox failed to run a case: {result.error}")
     return results
 
 
-def _outcome(result: SandboxResult, passed: bool) -> str:
+def _until_a_hang(server: Any, programs: list[Program]) -> list[SandboxResult | None]:
+    """Each case in turn until one runs out of wall time: the cases after it are not run
+    (None; they fail, saying why). A program that hangs costs one case's limit, not every
+    case's in turn; a slow but finishing one never reaches the limit."""
+    results: list[SandboxResult | None] = []
+    for program in programs:
+        hung = any(r is not None and r.limit_hit is LimitHit.WALL_TIME for r in results)
+        results.append(None if hung else server.run_programs([program])[0])
+    return results
+
+
+def _outcome(result: SandboxResult | None, passed: bool) -> str:
+    if result is None:
+        return "not run: an earlier case ran out of time"
     if passed:
         return "pass"
     return "wrong output" if result.ok else result.describe()

@@ -8,7 +8,8 @@ import doctest
 import pytest
 
 from rewardsmith.verifiers import create
-from rewardsmith.verifiers.diagnostics import repair_tests
+from rewardsmith.verifiers.diagnostics import attempts, repair_tests
+from rewardsmith.verifiers.sandbox import Limits
 from rewardsmith.verifiers.types import Failure, Sample, Status
 from tests.verifiers.diagnostics.repair_tasks import CASES, TASKS, reference
 
@@ -62,3 +63,28 @@ def test_attempts_from_many_threads_get_their_own_results() -> None:
     for i, step in enumerate(steps):
         assert step.action == sources[i]
         assert step.meta["tests"]["passed"] == (len(CASES) if i % 2 else 0), i
+
+
+HANGS = {"main.py": "import sys\nfrom solution import f\nprint(f(int(sys.stdin.read())))\n"}
+
+
+def _task() -> attempts.RepairTask:
+    cases = tuple({"input": f"{n}\n", "output": f"{2 * n}\n"} for n in range(6))
+    return attempts.RepairTask("python", HANGS, cases, run_limits=Limits(wall_s=1.5, cpu_s=5.0))
+
+
+def test_a_hanging_program_costs_one_case_limit_not_every_cases() -> None:
+    # Issue 24: a hanging repair attempt ran every case to its limit in turn (25-30 s a
+    # turn); now the cases after the first that runs out of wall time are not run.
+    step = attempts.run_attempt(_task(), "def f(n):\n    while True:\n        pass\n")
+    outcomes = step.meta["cases"]
+    assert step.meta["tests"] == {"passed": 0, "total": 6}
+    assert outcomes[0] == "stopped: wall_time limit", outcomes
+    assert outcomes[1:] == ["not run: an earlier case ran out of time"] * 5
+
+
+def test_a_program_that_hangs_on_a_later_case_keeps_the_cases_before() -> None:
+    program = "def f(n):\n    while n == 4:\n        pass\n    return 2 * n\n"
+    outcomes = attempts.run_attempt(_task(), program).meta["cases"]
+    assert outcomes[:4] == ["pass"] * 4 and outcomes[4].startswith("stopped"), outcomes
+    assert outcomes[5].startswith("not run")
