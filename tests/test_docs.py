@@ -3,12 +3,15 @@
 The blocks of one page run in order in one fresh process from the repo root (forked from a
 warm interpreter that has imported the toolkit once: the `page_runner` fixture). A block
 right after an ``<!-- not-run -->`` line is skipped (use it for fragments that need a
-cluster, a GPU or a long run, and say so in the text).
+cluster, a GPU or a long run, and say so in the text). A block right after
+``<!-- needs: MODULE -->`` (an optional client such as ``openrlhf``) runs alone, in its own
+process, and skips with the reason where MODULE is not installed.
 """
 
 from __future__ import annotations
 
 import re
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -18,7 +21,11 @@ from tests.support.page_runner import PageRunner
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 PAGES = sorted((REPO / "docs").glob("*.md"))
-BLOCK = re.compile(r"(<!-- not-run -->\s*)?```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+BLOCK = re.compile(
+    r"(<!-- (?:not-run|needs: [\w.]+) -->\s*)?```python\n(.*?)^```", re.DOTALL | re.MULTILINE
+)
+NEEDS = re.compile(r"<!-- needs: ([\w.]+) -->\s*```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+CLIENT_BLOCKS = [(page, *found) for page in PAGES for found in NEEDS.findall(page.read_text())]
 
 
 def _runnable_code(page: Path) -> str:
@@ -37,4 +44,18 @@ def skip_without_shared_data(text: str, where: str) -> None:
 def test_docs_examples_run(page: Path, page_runner: PageRunner) -> None:
     skip_without_shared_data(_runnable_code(page), f"the examples of {page.name}")
     result = page_runner.run(_runnable_code(page), timeout=300)
+    assert result.returncode == 0, f"{page.name}:\n{result.stderr[-3000:]}"
+
+
+@pytest.mark.parametrize(
+    ("page", "module", "code"),
+    CLIENT_BLOCKS,
+    ids=[f"{page.name}-{module}-{i}" for i, (page, module, _) in enumerate(CLIENT_BLOCKS)],
+)
+def test_docs_examples_needing_a_client_run(
+    page: Path, module: str, code: str, page_runner: PageRunner
+) -> None:
+    if find_spec(module) is None:
+        pytest.skip(f"an example of {page.name} needs {module}, not installed")
+    result = page_runner.run(code, timeout=300)
     assert result.returncode == 0, f"{page.name}:\n{result.stderr[-3000:]}"
