@@ -16,17 +16,21 @@ $(VENV)/.installed-dev: $(DEPS)
 	@# bpy's wheel is tagged cp39 although built for 3.11; pip check reports only that tag
 	@# as "not supported on this platform". Any other line is a real conflict and fails.
 	@$(BIN)/pip check | grep -v '^bpy [0-9.]* is not supported on this platform$$' \
-		| grep -v '^No broken requirements found' | grep -Ev '^(verl|openrlhf|tensordict|pyvers|hydra-core) ' \
+		| grep -v '^No broken requirements found' | grep -Ev '^(verl|openrlhf|tensordict|pyvers|hydra-core|verifiers|renderers|protobuf-py) ' \
 		| (! grep .) || (echo 'pip check failed' && false)
 	touch $@
 
-# The trainers' own reward code and veRL's agent loop the adapters are tested against (veRL,
-# OpenRLHF; hydra-core and cachetools for veRL's agent loop), without
-# their heavy dependencies (CUDA torch, numpy 2, deepspeed; pip check ignores those packages;
-# hydra-core asks for omegaconf<2.4, veRL pins 2.4, and both run with it),
-# plus the few light modules that code imports. Pins are in constraints.txt.
+# The trainers' own reward code and the agent loops the adapters are tested against (veRL,
+# OpenRLHF; hydra-core and cachetools for veRL's agent loop; willccbb/verifiers 0.3.1 for its
+# MultiTurnEnv, the last release that has one), without their heavy dependencies (CUDA
+# torch, numpy 2, deepspeed, MCP, the agents SDK; pip check ignores those packages;
+# hydra-core asks for omegaconf<2.4, veRL pins 2.4, and both run with it), plus the few
+# light modules that code imports (for verifiers: what `import verifiers as vf` and its
+# MultiTurnEnv, Rubric and OpenAI client import). Pins are in constraints.txt.
 CLIENTS := verl openrlhf tensordict pyvers orjson omegaconf antlr4-python3-runtime \
-	pylatexenc codetiming hydra-core cachetools
+	pylatexenc codetiming hydra-core cachetools \
+	verifiers anthropic docstring-parser renderers prime-pydantic-config tenacity aiolimiter \
+	prime-sandboxes connectrpc pyqwest aiofiles protobuf-py pyzmq setproctitle
 $(VENV)/.installed-clients: $(VENV)/.installed-dev
 	$(PIP) --no-deps $(CLIENTS)
 	$(BIN)/python -c "import torch; assert torch.__version__.startswith('2.13.0+cpu'), torch.__version__"

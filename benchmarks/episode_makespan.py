@@ -118,6 +118,7 @@ def tasks_of(math_n: int, repair_n: int) -> list[dict[str, Any]]:
     folder = REPO / "datasets" / "environments"
     maths = [json.loads(x) for x in (folder / "math.jsonl").read_text().splitlines()]
     repairs = [json.loads(x) for x in (folder / "code_repair.jsonl").read_text().splitlines()]
+    repairs = [t for t in repairs if "language" not in t]  # the Python tasks, as measured
     picked = [{**t, "environment": "math_tool"} for t in (maths * 4)[:math_n]]
     picked += [{**t, "environment": "code_repair"} for t in (repairs * 4)[:repair_n]]
     # Arrival order interleaves them, cheap first: the order a dataloader would give.

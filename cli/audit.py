@@ -20,7 +20,8 @@ earns more than its limit.
 
 With ``--search`` it looks for what no generator names instead: the leaf verifiers'
 metamorphic relations, composed and guided by the score (`rewardsmith.cli.audit_search`;
-its output in `rewardsmith.cli.audit_search_io`).
+its output in `rewardsmith.cli.audit_search_io`). ``--env NAME --search`` runs the same
+search over an environment's episodes (`rewardsmith.cli.audit_env_search`).
 """
 
 from __future__ import annotations
@@ -304,11 +305,18 @@ def audit(
     search: Annotated[
         bool,
         typer.Option(
-            "--search", help="Search the verifiers' metamorphic relations for violations."
+            "--search",
+            help="Search the verifiers' metamorphic relations for violations (with --env: "
+            "the environment's episode relations).",
         ),
     ] = False,
     budget: Annotated[
-        int, typer.Option(min=1, help="--search: rewrites scored per leaf verifier, at most.")
+        int,
+        typer.Option(
+            min=1,
+            help="--search: rewrites scored per leaf verifier (with --env: episodes played), "
+            "at most.",
+        ),
     ] = 200,
     seconds: Annotated[
         float, typer.Option(help="--search: seconds spent per leaf verifier, at most.")
@@ -325,7 +333,15 @@ def audit(
 ) -> None:
     """Check a reward: right answers pass, exploits earn no more than their limits; with
     --search, rewrites of right answers keep, lose or do not gain reward as they must; with
-    --env, an environment's scripted hostile episodes earn no more than their limits."""
+    --env, an environment's scripted hostile episodes earn no more than their limits (with
+    --env and --search, rewrites of its expert and lazy episodes keep, lose or do not gain
+    return as they must)."""
+    if env is not None and search:
+        from rewardsmith.cli.audit_env import search_environment
+
+        settings = {"budget": budget, "seconds": seconds, "seed": seed, "depth": depth}
+        ok = search_environment(env, limit, settings, json_path, save_witnesses)
+        raise typer.Exit(0 if ok else 1)
     if env is not None:
         from rewardsmith.cli.audit_env import audit_environment
 

@@ -27,6 +27,7 @@ import json
 import math
 import random
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -112,27 +113,39 @@ class SearchResult:
 # ----------------------------------------------------------------------------- scoring
 
 
-def _content_key(sample: Sample) -> str:
+def content_key(sample: Sample) -> str:
+    """What makes two samples the same for the search: everything but the id."""
     blob = json.dumps(sample.model_dump(mode="json", exclude={"id"}), sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-class _Scores:
-    """Scores through the audit's one scoring call, each distinct sample once."""
+ScoreMany = Callable[[list[Sample]], list["float | None"]]
+"""Samples in, their rewards out, in order: what the search scores with (the audit's
+`Scorer` for a grader; played episodes for an environment, `cli.audit_env_search`)."""
 
-    def __init__(self, grader: Grader, executor: Executor) -> None:
-        self.grader, self.executor = grader, executor
+
+class _Scores:
+    """Scores by ``score_many``, each distinct sample once; ``scored`` counts them (the
+    budget)."""
+
+    def __init__(self, score_many: ScoreMany) -> None:
+        self.score_many = score_many
         self.known: dict[str, float | None] = {}
         self.scored = 0
 
-    def many(self, samples: list[Sample]) -> list[float | None]:
-        from rewardsmith.cli.audit import score  # the audit's own scoring call
+    @classmethod
+    def of_grader(cls, grader: Grader, executor: Executor) -> _Scores:
+        """Through the audit's one scoring call (`rewardsmith.cli.audit.score`)."""
+        from rewardsmith.cli.audit import score
 
-        keys = [_content_key(s) for s in samples]
+        return cls(lambda samples: [r.value for r in score(grader, samples, executor)])
+
+    def many(self, samples: list[Sample]) -> list[float | None]:
+        keys = [content_key(s) for s in samples]
         todo = {k: s for k, s in zip(keys, samples, strict=True) if k not in self.known}
         if todo:
-            rewards = score(self.grader, list(todo.values()), self.executor)
-            self.known.update(zip(todo, (r.value for r in rewards), strict=True))
+            values = self.score_many(list(todo.values()))
+            self.known.update(zip(todo, values, strict=True))
             self.scored += len(todo)
         return [self.known[k] for k in keys]
 
@@ -259,7 +272,7 @@ class _Leaf:
             if made is None or expect is None:
                 node.dead.add(relation.name)
                 continue
-            key = _content_key(made)
+            key = content_key(made)
             if key in self.scores.known or key in pending:
                 # Seen before: no news. A rewrite that keeps making the same sample from
                 # this node (it draws no randomness) is done with it.
@@ -350,18 +363,37 @@ def _leaf(
     name = str(getattr(verifier, "name", key))
     tasks = grader.tasks[key]
     routed = [r for r in refs if tasks is None or r.task in tasks]
-    relations = {r.name: r for r in relations_for(verifier)}
-    if not routed or not relations:
-        return f"{key} ({name}): {'no relations' if routed else 'no reference routed to it'}"
+    if not routed:
+        return f"{key} ({name}): no reference routed to it"
+    return new_leaf(key, name, relations_for(verifier), routed, scores, depth, seed)
+
+
+def new_leaf(
+    key: str,
+    name: str,
+    relations: list[Relation],
+    refs: list[Sample],
+    scores: _Scores,
+    depth: int,
+    seed: int,
+    keeps: Callable[[Sample, float | None], bool] | None = None,
+) -> _Leaf | str:
+    """The search state of one leaf (a verifier, or an environment): its right answers
+    ``refs`` scored, those that earn reward its roots (those ``keeps`` keeps, where
+    given); a string saying why not."""
+    if not relations:
+        return f"{key} ({name}): no relations"
+    keep = keeps or (lambda ref, value: value is not None and value > 0)
     roots = [
         _Node(ref, ref, (), Expectation.of_right(value), value)
-        for ref, value in zip(routed, scores.many(routed), strict=True)
-        if value is not None and value > 0
+        for ref, value in zip(refs, scores.many(refs), strict=True)
+        if value is not None and keep(ref, value)
     ]
     if not roots:
         return f"{key} ({name}): no right answer earns reward (see the plain audit)"
     rng = random.Random(f"{seed}:{key}")
-    return _Leaf(key, name, relations, roots, scores, depth, rng, base=scores.scored)
+    by_name = {r.name: r for r in relations}
+    return _Leaf(key, name, by_name, roots, scores, depth, rng, base=scores.scored)
 
 
 def run_search(
@@ -382,20 +414,28 @@ def run_search(
         raise ValueError(f"need budget, depth and batch >= 1, got {budget}, {depth}, {batch}")
     result = SearchResult(len(references))
     started = time.monotonic()
-    scores = _Scores(grader, executor)
+    scores = _Scores.of_grader(grader, executor)
     for key in sorted(grader.verifiers):
         leaf = _leaf(key, grader, references, scores, depth, seed)
         if isinstance(leaf, str):
             result.skipped.append(leaf)
             continue
-        _search_leaf(leaf, budget, time.monotonic() + seconds, batch)
-        result.rows += sorted(leaf.rows.values(), key=lambda r: r.relation)
-        result.witnesses += leaf.witnesses.values()
+        search_leaf(leaf, budget, time.monotonic() + seconds, batch, result)
     result.scored, result.seconds = scores.scored, time.monotonic() - started
     return result
 
 
-def _search_leaf(leaf: _Leaf, budget: int, deadline: float, batch: int) -> None:
+def search_leaf(
+    leaf: _Leaf, budget: int, deadline: float, batch: int, result: SearchResult
+) -> None:
+    """Search one leaf until its budget, its deadline or a stall; add its rows and
+    witnesses to ``result``."""
+    _search(leaf, budget, deadline, batch)
+    result.rows += sorted(leaf.rows.values(), key=lambda r: r.relation)
+    result.witnesses += leaf.witnesses.values()
+
+
+def _search(leaf: _Leaf, budget: int, deadline: float, batch: int) -> None:
     spent, stalled = 0, 0
     while spent < budget and time.monotonic() < deadline and stalled < 20:
         new = _step(leaf, min(batch, budget - spent))

@@ -11,6 +11,7 @@ fixed, the replayed sample no longer breaks its relation.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -20,14 +21,16 @@ from rich.table import Table
 
 from rewardsmith.cli.audit_search import SearchResult, Witness, _evaluate, _Scores, run_search
 from rewardsmith.graders import Executor, Grader
-from rewardsmith.verifiers.metamorphic import relations_for
+from rewardsmith.verifiers.metamorphic import Relation, relations_for
 from rewardsmith.verifiers.types import Sample
 
 __all__ = [
     "load_witnesses",
     "print_search",
     "recheck",
+    "recheck_with",
     "replay",
+    "replay_with",
     "save_witnesses",
     "search_command",
 ]
@@ -52,21 +55,30 @@ def replay(witness: Witness, grader: Grader) -> Sample | None:
     """The witness's rewritten sample, made again from its reference and chain with the
     relations of ``grader``'s leaf (equal to ``witness.rewritten`` while the relations are
     unchanged)."""
-    relations = {r.name: r for r in relations_for(grader.verifiers[witness.leaf])}
+    return replay_with(witness, relations_for(grader.verifiers[witness.leaf]))
+
+
+def replay_with(witness: Witness, relations: Iterable[Relation]) -> Sample | None:
+    """`replay` with the leaf's ``relations`` given (an environment's, say)."""
+    by_name = {r.name: r for r in relations}
     current: Sample | None = Sample.model_validate(witness.reference)
     for name, seed in witness.chain:
-        current = None if current is None else relations[name](current, seed)
+        current = None if current is None else by_name[name](current, seed)
     return current
 
 
 def recheck(witness: Witness, grader: Grader, executor: Executor) -> float:
     """Score the witness's chain again, step by step, and say how far it now breaks its
     relation (0 once the verifier is fixed)."""
-    relations = {r.name: r for r in relations_for(grader.verifiers[witness.leaf])}
-    chain = tuple((relations[name], seed) for name, seed in witness.chain)
-    got = _evaluate(
-        Sample.model_validate(witness.reference), witness.right, chain, _Scores(grader, executor)
-    )
+    relations = relations_for(grader.verifiers[witness.leaf])
+    return recheck_with(witness, relations, _Scores.of_grader(grader, executor))
+
+
+def recheck_with(witness: Witness, relations: Iterable[Relation], scores: _Scores) -> float:
+    """`recheck` with the leaf's ``relations`` and what scores its samples given."""
+    by_name = {r.name: r for r in relations}
+    chain = tuple((by_name[name], seed) for name, seed in witness.chain)
+    got = _evaluate(Sample.model_validate(witness.reference), witness.right, chain, scores)
     return 0.0 if got is None else got[2].violation(got[1])
 
 

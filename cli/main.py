@@ -8,11 +8,11 @@ from rewardsmith.cli.audit import audit
 from rewardsmith.cli.cad_report import cad_report
 from rewardsmith.cli.diff import diff
 from rewardsmith.cli.doctor import doctor
+from rewardsmith.cli.env import env_app
 from rewardsmith.cli.report import report
 from rewardsmith.cli.score import score
 from rewardsmith.cli.serve import serve
 from rewardsmith.cli.verify import verify
-from rewardsmith.environments.cli import env_app
 from rewardsmith.reward_models.cli import average_command as rm_average
 from rewardsmith.reward_models.cli import evaluate_command as rm_evaluate
 from rewardsmith.reward_models.cli import evaluate_steps_command as rm_evaluate_steps

@@ -2,26 +2,32 @@
 
 The model answers a sum ("3+4=" -> "7"); a wrong answer is told so and gets another
 turn, up to `max_turns`. Every answer is scored by the environment's `Scorer` (the
-`math` verifier on the integer and a format check, the single-turn demo's reward): each
-wrong turn's reward is that step's `Transition.reward`, and the final reward is the
-last answer's.
+`math` verifier on the integer and a format check, the single-turn demo's reward), and
+the final reward is the last answer's. A wrong answer that gets another turn earns
+nothing yet (its `Transition.reward` is None): the episode's return is its final reward,
+whatever path led there. Paying each wrong turn its own score (0.2 for a formatted wrong
+number) made a wrong answer first worth more than the right one (0.2 + 1.0 against 1.0,
+red team of issue 24), which per-turn credit would have taught. An answer that leaves the
+sum to the checker (``\\boxed{3+4}``, 0.8 before) is refused (`value_answer`).
 
     >>> env = RetryArithmetic()
     >>> state, prompt = env.reset({"id": "a", "prompt": "3+4=", "reference": "7"})
     >>> first = env.step(state, "8")
-    >>> first.observation, first.done, first.reward.value
-    ('wrong, try again', False, 0.2)
+    >>> first.observation, first.done, first.reward
+    ('wrong, try again', False, None)
     >>> env.step(first.state, "7").reward.value
     1.0
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from rewardsmith.environments.base import ToolEnvironment
+from rewardsmith.environments.episode_exploits import EpisodeExploit
 from rewardsmith.environments.protocol import EpisodeLimits, EpisodeState, Transition
+from rewardsmith.environments.value_answer import refuse_computation
 from rewardsmith.verifiers.types import Status
 
 __all__ = ["RETRY_REWARD", "RetryArithmetic"]
@@ -47,6 +53,9 @@ class RetryArithmetic(ToolEnvironment):
         self.retry_text = retry_text
 
     def answer(self, state: EpisodeState, action: str) -> Transition:
+        refused = refuse_computation(state, action)
+        if refused is not None:
+            return refused
         state = state.with_attempt(action, None, kind="answer")
         reward = self.score(self.final_reward, state)
         verdict = reward.verdicts.get("math")
@@ -57,4 +66,9 @@ class RetryArithmetic(ToolEnvironment):
         attempts = (*state.attempts[:-1], {**state.attempts[-1], "observation": self.retry_text})
         state = EpisodeState.from_dict({**state.to_dict(), "attempts": attempts})
         state = state.with_messages({"role": "user", "content": self.retry_text})
-        return Transition(state, self.retry_text, reward, False)
+        return Transition(state, self.retry_text, None, False)  # paid by the final answer
+
+    def exploits(self, tasks: Sequence[Mapping[str, Any]]) -> Iterator[EpisodeExploit]:
+        from rewardsmith.environments.answer_exploits import retry_exploits
+
+        return retry_exploits(tasks)

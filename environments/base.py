@@ -6,7 +6,8 @@ observation); otherwise hand the action to the environment's `answer`. After the
 a turn limit, token budget or time budget ends the episode, scored as it stands.
 
 The calls of one turn run together within a per-turn and per-episode time budget
-(`turn_budget_s`, `episode_budget_s`; `environments.parallel_calls`). A tool whose own
+(`turn_budget_s`, `episode_budget_s`; `environments.parallel_calls`), each call charged
+its own running time only (never time queued behind another episode's calls). A tool whose own
 infrastructure fails (a sandbox that cannot start) raises `EnvironmentFailure`: the
 episode ends as ``environment_error`` with no reward (the environment's failure, never
 the model's), instead of the error reaching the model as an observation.
@@ -25,7 +26,11 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from rewardsmith.environments.parallel_calls import call_together, episode_tool_seconds
+from rewardsmith.environments.parallel_calls import (
+    ToolsBusy,
+    call_together,
+    episode_tool_seconds,
+)
 from rewardsmith.environments.protocol import EpisodeLimits, EpisodeState, Transition
 from rewardsmith.environments.tools import Tool, ToolCall, has_tool_call, parse_tool_calls
 from rewardsmith.graders import Reward, Scorer
@@ -201,7 +206,10 @@ class ToolEnvironment:
         the calls run together within the turn's budget (`parallel_calls`)."""
         left = self.episode_budget_s - episode_tool_seconds(state)
         budget = max(0.0, min(self.turn_budget_s, left))
-        results, took = call_together(calls, self._call, budget, name=lambda c: c.name)
+        try:
+            results, took = call_together(calls, self._call, budget, name=lambda c: c.name)
+        except ToolsBusy as exc:  # the machine's overload, never the model's failure
+            raise EnvironmentFailure(str(exc)) from exc
         return results, {"tool_s": round(took, 3)}
 
     def _call(self, call: ToolCall) -> str:

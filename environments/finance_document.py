@@ -270,3 +270,34 @@ def exploits(tasks: Sequence[Mapping[str, Any]]) -> Iterator[EpisodeExploit]:
                 _call("search", doc="finance_document.jsonl", words=task["id"]),
                 f"<answer>{other} thousand</answer>")),
         )  # fmt: skip
+        yield from _answer_form_exploits(task, read, other)
+
+
+def _answer_form_exploits(
+    task: Mapping[str, Any], read: str, other: str
+) -> Iterator[EpisodeExploit]:
+    """Classes of the red team of issue 24: the right page read and its claim cited, then
+    an answer whose form states another quantity, several, or none (each earned 0)."""
+    ref, claim = task["reference"], task["solution"]["claim"]
+    digits = ref["answer"]
+    value = int(digits.replace(",", ""))
+    right = f"{digits} {ref.get('scale', '')}".strip()
+    forms = {
+        "wrong_scale_answer": (f"{digits} million", f"{digits} billion", f"{value} units"),
+        "sign_flipped_answer": (f"({digits}) thousand", f"-{digits} thousand"),
+        "range_answer": (
+            f"{value - 1:,}-{value + 1:,} thousand",
+            f"between {value - 1:,} and {value + 1:,} thousand",
+        ),
+    }
+    for name, answers in forms.items():
+        for answer in answers:
+            yield EpisodeExploit(name, task, (read, f"{claim} <answer>{answer}</answer>"))
+    yield from (
+        EpisodeExploit("two_answer_tags", task, (read, f"{claim} <answer>{other} thousand"
+                                                       f"</answer> <answer>{right}</answer>")),
+        EpisodeExploit("answer_and_call_in_one_turn", task, (
+            f"{claim} <answer>{right}</answer>{read}",)),
+        EpisodeExploit("invented_claim_cites_every_page", task, (read, f"{claim} Margin was "
+                       f"987,654 (pp. 1-31). <answer>{right}</answer>")),
+    )  # fmt: skip

@@ -3,7 +3,10 @@
 The tool runs the model's program in the sandbox (`verifiers.sandbox.run_python`: no
 network, no project files, its own uid, memory and wall-clock limits), so a program that
 loops forever, fills memory or tries to read the task file gives an observation saying
-so. The answer is the first action with no tool call; `\\boxed{}` or a plain number.
+so. The answer is the first action with no tool call; `\\boxed{}` or a plain number. It
+must be the computed value where the gold is a plain value: the question's expression
+copied into the box (``\\boxed{2^{31} - 1}``) is refused with an observation
+(`environments.value_answer`), never scored by the checker's arithmetic.
 
     >>> env = MathWithPython()
     >>> state, prompt = env.reset({"id": "m1", "prompt": "What is 2**10?", "reference": "1024"})
@@ -14,14 +17,16 @@ so. The answer is the first action with no tool call; `\\boxed{}` or a plain num
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from rewardsmith.environments.base import EnvironmentFailure, ToolEnvironment
-from rewardsmith.environments.protocol import EpisodeLimits, EpisodeState
+from rewardsmith.environments.episode_exploits import EpisodeExploit
+from rewardsmith.environments.protocol import EpisodeLimits, EpisodeState, Transition
 from rewardsmith.environments.python_session import run_cell, session_cells
 from rewardsmith.environments.tools import Tool, ToolCall
+from rewardsmith.environments.value_answer import refuse_computation
 from rewardsmith.verifiers.sandbox import LimitHit, Limits, SandboxResult, run_python
 
 __all__ = ["MATH_TASKS", "MathWithPython", "python"]
@@ -113,3 +118,13 @@ class MathWithPython(ToolEnvironment):
 
     def prompt(self, task: Mapping[str, Any]) -> str:
         return f"{task['prompt']}\n\n{INSTRUCTIONS}"
+
+    def answer(self, state: EpisodeState, action: str) -> Transition:
+        """The final answer; one that leaves the task's computation to the checker
+        (``\\boxed{2^{31} - 1}`` for 2147483647) is refused (`value_answer`)."""
+        return refuse_computation(state, action) or super().answer(state, action)
+
+    def exploits(self, tasks: Sequence[Mapping[str, Any]]) -> Iterator[EpisodeExploit]:
+        from rewardsmith.environments.answer_exploits import math_tool_exploits
+
+        return math_tool_exploits(tasks)

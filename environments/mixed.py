@@ -17,9 +17,10 @@ expensive steps first. It keeps no per-episode state: the state says which task 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
+from rewardsmith.environments.episode_exploits import EpisodeExploit
 from rewardsmith.environments.protocol import Environment, EpisodeState, Transition
 
 __all__ = ["MixedEnvironment"]
@@ -59,6 +60,15 @@ class MixedEnvironment:
     def step_cost(self, state: EpisodeState) -> float:
         estimate = getattr(self._for(state.task), "step_cost", None)
         return float(estimate(state)) if callable(estimate) else 1.0
+
+    def exploits(self, tasks: Sequence[Mapping[str, Any]]) -> Iterator[EpisodeExploit]:
+        """Each environment's own exploit classes, on the tasks routed to it, played
+        through this router (so a class cannot pay through the mix what it cannot alone)."""
+        for name, env in self.environments.items():
+            routed = [t for t in tasks if str(t.get(self.key)) == name]
+            exploits_of = getattr(env, "exploits", None)
+            if routed and callable(exploits_of):
+                yield from exploits_of(routed)
 
     def close(self) -> None:
         for env in self.environments.values():

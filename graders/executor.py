@@ -67,7 +67,7 @@ from rewardsmith.graders.cache import Cache, MemoryCache, job_key, verifier_key
 from rewardsmith.verifiers.protocol import BatchVerifier, Cost, Verifier
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
 
-__all__ = ["COST_PRIOR_S", "DEFAULT_MEMORY_BYTES", "Executor", "Job", "JobResult"]
+__all__ = ["COST_PRIOR_S", "DEFAULT_MEMORY_BYTES", "HISTORY_JOBS", "Executor", "Job", "JobResult"]
 
 BackendName = Literal["inline", "pool", "ray"]
 
@@ -104,13 +104,17 @@ class JobResult:
     cached: bool = False
 
 
+HISTORY_JOBS = 200_000
+"""(verifier, sample) pairs whose measured time an executor remembers, newest kept."""
+
+
 @dataclass
 class _History:
     """Measured seconds per (verifier, sample) and per verifier (exponential mean)."""
 
     per_job: OrderedDict[tuple[str, str], float] = field(default_factory=OrderedDict)
     per_verifier: dict[str, float] = field(default_factory=dict)
-    max_jobs: int = 200_000
+    max_jobs: int = HISTORY_JOBS
 
     def estimate(self, vkey: str, sample_id: str, cost: Any) -> float:
         seen = self.per_job.get((vkey, sample_id))
@@ -120,9 +124,10 @@ class _History:
         return mean if mean is not None else COST_PRIOR_S.get(cost, COST_PRIOR_S[Cost.CPU])
 
     def record(self, vkey: str, sample_id: str, seconds: float) -> None:
-        self.per_job[(vkey, sample_id)] = seconds
-        if len(self.per_job) > self.max_jobs:
-            self.per_job.popitem(last=False)
+        if self.max_jobs > 0:
+            self.per_job[(vkey, sample_id)] = seconds
+            if len(self.per_job) > self.max_jobs:
+                self.per_job.popitem(last=False)
         old = self.per_verifier.get(vkey)
         self.per_verifier[vkey] = seconds if old is None else 0.8 * old + 0.2 * seconds
 
@@ -145,6 +150,7 @@ class Executor:
         memory_bytes: int | None = DEFAULT_MEMORY_BYTES,
         output_bytes: int = 8192,
         ray_address: str | None = None,
+        history_jobs: int = HISTORY_JOBS,
     ) -> None:
         if backend not in ("inline", "pool", "ray"):
             raise ValueError(f"backend must be 'inline', 'pool' or 'ray', got {backend!r}")
@@ -174,7 +180,7 @@ class Executor:
         self.memory_bytes = memory_bytes
         self.output_bytes = output_bytes
         self.ray_address = ray_address
-        self.history = _History()
+        self.history = _History(max_jobs=history_jobs)
         self._backend: Backend | None = None
         self._lock = threading.Lock()
         self._run_ids = 0

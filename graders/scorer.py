@@ -43,7 +43,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rewardsmith.graders.executor import Executor, Job
+from rewardsmith.graders.executor import HISTORY_JOBS, Executor, Job
 from rewardsmith.graders.fingerprint import Fingerprint
 from rewardsmith.graders.grader import Grader
 from rewardsmith.graders.reward import Reward
@@ -94,7 +94,9 @@ class ScorerSettings:
     """Batches run at once, each on its own executor (a server uses several, so one
     hanging check holds one lane while the others go on)."""
     cache: bool = True
-    """Cache verdicts by content hash (rescoring the same sample is nearly free)."""
+    """Remember each sample: its verdicts by content hash (rescoring it is nearly free) and
+    its measured time (a rescore schedules it by that). Off where samples are all new (the
+    reward server), so that nothing grows with the samples seen."""
     chunk_size: int = 256
     """Samples per batch in `Scorer.stream` (group normalisation sees one chunk)."""
     max_batch_jobs: int = 4096
@@ -265,10 +267,19 @@ class Scorer:
         if self._lent is not None:
             return [(self._lent, False)]
         s = self.settings
-        return [
-            (Executor(s.backend, workers=s.workers, timeout_s=s.timeout_s, cache=s.cache), True)
-            for _ in range(s.lanes)
-        ]
+        return [(_executor(s), True) for _ in range(s.lanes)]
+
+
+def _executor(settings: ScorerSettings) -> Executor:
+    """One lane's executor; without the cache it keeps no per-sample history either (see
+    `ScorerSettings.cache`)."""
+    return Executor(
+        settings.backend,
+        workers=settings.workers,
+        timeout_s=settings.timeout_s,
+        cache=settings.cache,
+        history_jobs=HISTORY_JOBS if settings.cache else 0,
+    )
 
 
 def _restore(

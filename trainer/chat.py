@@ -64,6 +64,12 @@ class ChatRenderer:
         object.__setattr__(self, "_closer", answered[start:])
         object.__setattr__(self, "_answered", answered)
 
+    @classmethod
+    def for_environment(cls, env: Any, tokenizer: Any) -> ChatRenderer:
+        """The renderer of `env`'s episodes: its tools' schemas given to the template."""
+        tools = getattr(env, "tools", ()) or ()
+        return cls(tokenizer, tuple(tool.schema for tool in tools))
+
     def prompt_ids(self, messages: Sequence[Message]) -> list[int]:
         """The episode's first context: its messages and the generation prompt."""
         return self._ids(messages, generation_prompt=True)

@@ -142,7 +142,7 @@ def run_episodes(
     has come back while slower steps are still running, and the steps of a batch start
     expensive first (`step_cost`). Turn t of an episode samples with its own seed, so the
     episodes are the same whatever the order steps finish in."""
-    chat = _renderer(env, tokenizer) if settings.chat_template else None
+    chat = ChatRenderer.for_environment(env, tokenizer) if settings.chat_template else None
     stops = (int(tokenizer.eos_token_id),)
     with ThreadPoolExecutor(settings.step_threads) as pool:
         starts = list(pool.map(env.reset, tasks))
@@ -205,11 +205,6 @@ def _take_action(
     episode.action_mask += [1] * len(tokens)
     episode.engine_logprobs += generation.logprobs[row][:room]
     return tokens, len(generation.token_ids[row]) > room
-
-
-def _renderer(env: Environment, tokenizer: Any) -> ChatRenderer:
-    tools = getattr(env, "tools", ()) or ()
-    return ChatRenderer(tokenizer, tuple(tool.schema for tool in tools))
 
 
 def _observation_ids(

@@ -21,8 +21,7 @@ StepCallback = Callable[[int, dict[str, float]], None]
 def multiturn_setup(cfg: TrainConfig) -> tuple[Any, list[Mapping[str, Any]], Any]:
     """The environment, tasks and turn settings `cfg` names; ValueError or OSError naming
     what is wrong (an unknown environment, a bad task line) before any model loads."""
-    from rewardsmith.environments.cli import read_tasks
-    from rewardsmith.environments.episodes import make_environment
+    from rewardsmith.environments.episodes import make_environment, read_tasks
     from rewardsmith.trainer.multiturn import TurnSettings
 
     if cfg.environment is None:

@@ -42,6 +42,7 @@ _BUILTIN: dict[str, str] = {
     "mesh_compare": "rewardsmith.verifiers.mesh.compare:MeshCompare",
     "numeric_answer": "rewardsmith.verifiers.finance:NumericAnswer",
     "repair_progress": "rewardsmith.verifiers.diagnostics.rewards:RepairProgress",
+    "repair_tests": "rewardsmith.verifiers.diagnostics.repair_tests:RepairTests",
     "reward_model": "rewardsmith.reward_models.verifier:RewardModelVerifier",
     "reward_model_ensemble": "rewardsmith.reward_models.ensemble:EnsembleVerifier",
     "table_match": "rewardsmith.verifiers.finance:TableMatch",

@@ -24,9 +24,10 @@ turn would have no room in ``max_length``. OpenRLHF's loop would then stop witho
 step, so the environment is truncated on this step instead (``token_budget``) and its
 reward for the episode as it stands is recorded.
 
-With a chat template on the tokenizer, the first observation and each feedback are the
-template's rendering of the environment's messages (tools passed as schemas), as in
-rewardsmith's own rollout (`trainer.chat`); without one they are the environment's text.
+The first observation and each feedback are the environment's text, or what a `Rendering`
+makes of the episode: the agent file (`rewardsmith.trainer.openrlhf_agent_func`, above the
+environments' layer) renders them with the tokenizer's chat template as rewardsmith's own
+rollout does (`trainer.chat`: the environment's messages, tools as schemas).
 
 An environment failure (``environment_error``: its sandbox did not start) has no reward.
 OpenRLHF has no "no reward" for a sample (its reward must be a number and enters the
@@ -35,7 +36,8 @@ rollout fails loudly, as OpenRLHF's own remote reward model does after its retri
 ``on_environment_error="zero"`` the episode records 0 and ``extra_logs["environment_error"]``
 1, which OpenRLHF logs per batch.
 
-Pass `AGENT_FILE` (a file defining ``AgentExecutor``) as ``--train.agent_func_path``.
+Pass ``rewardsmith.trainer.openrlhf_agent_func.AGENT_FILE`` (a file defining
+``AgentExecutor``) as ``--train.agent_func_path``.
 """
 
 from __future__ import annotations
@@ -43,11 +45,10 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 try:
     import torch
@@ -61,23 +62,35 @@ except ImportError as exc:  # an optional integration: say what to install
 from rewardsmith.environments.base import ToolEnvironment
 from rewardsmith.environments.episodes import make_environment
 from rewardsmith.environments.protocol import EpisodeState, Transition
-from rewardsmith.trainer.chat import ChatRenderer, new_messages
 
 __all__ = [
-    "AGENT_FILE",
     "ON_ENVIRONMENT_ERROR",
     "EnvironmentAgent",
     "EnvironmentAgentExecutor",
     "EnvironmentEpisodeError",
+    "Rendering",
     "agent_executor_class",
     "episode_label",
     "openrlhf_rows",
 ]
 
-AGENT_FILE = Path(__file__).with_name("openrlhf_agent_func.py")
-"""The file to pass as ``--train.agent_func_path``: it defines ``AgentExecutor``."""
-
 ON_ENVIRONMENT_ERROR = ("raise", "zero")
+
+
+class Rendering(Protocol):
+    """The text OpenRLHF tokenizes for an episode's first observation and each feedback."""
+
+    def prompt(self, state: EpisodeState, text: str) -> str:
+        """The first observation of the episode `state` starts (the environment's `text`)."""
+        ...
+
+    def feedback(self, before: EpisodeState, transition: Transition, action: list[int]) -> str:
+        """What the environment said after the sampled `action` ids (episode not done)."""
+        ...
+
+
+RenderingFor = Callable[[ToolEnvironment, Any], Rendering | None]
+"""(environment, tokenizer) -> its `Rendering`, or None for the environment's own text."""
 
 
 class EnvironmentEpisodeError(RuntimeError):
@@ -180,27 +193,28 @@ class EnvironmentAgent(AgentInstanceBase):
     """One episode of the environment its label names; see the module docstring."""
 
     on_environment_error: ClassVar[str] = "raise"
+    rendering_for: ClassVar[RenderingFor | None] = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.env: ToolEnvironment | None = None
         self.state: EpisodeState | None = None
-        self.chat: ChatRenderer | None = None
+        self.rendering: Rendering | None = None
         self.call: _Call | None = None
 
     async def reset(self, states: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         call = _CALL.get(None)
         if call is None:
             raise RuntimeError(
-                "EnvironmentAgent runs under EnvironmentAgentExecutor (its AGENT_FILE), which "
+                "EnvironmentAgent runs under EnvironmentAgentExecutor (the agent file), which "
                 "gives it the sampled tokens and the tokenizer"
             )
         label = _episode(states["label"])
         self.call, self.env = call, _environment(str(label["environment"]))
         self.state, prompt = await asyncio.to_thread(self.env.reset, label["task"])
-        if getattr(call.tokenizer, "chat_template", None):
-            tools = tuple(tool.schema for tool in getattr(self.env, "tools", ()))
-            self.chat = ChatRenderer(call.tokenizer, tools)
-            prompt = _text(call.tokenizer, self.chat.prompt_ids(self.state.messages))
+        rendering_for = type(self).rendering_for
+        self.rendering = None if rendering_for is None else rendering_for(self.env, call.tokenizer)
+        if self.rendering is not None:
+            prompt = self.rendering.prompt(self.state, prompt)
         return {**states, "observation": prompt}
 
     async def step(self, state_dict: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
@@ -217,14 +231,9 @@ class EnvironmentAgent(AgentInstanceBase):
 
     def _feedback(self, before: EpisodeState, transition: Transition, action: list[int]) -> str:
         """What the environment said, as the text appended after the action."""
-        if self.chat is None:
+        if self.rendering is None:
             return transition.observation or ""
-        said = new_messages(before.messages, transition.state.messages) or [
-            {"role": "user", "content": transition.observation or ""}
-        ]
-        ids = self.chat.observation_ids(said, ended=self.chat.ends_turn(action))
-        assert self.call is not None
-        return _text(self.call.tokenizer, ids)
+        return self.rendering.feedback(before, transition, action)
 
     def _no_room_after(self, state_dict: dict[str, Any], action: list[int], feedback: str) -> bool:
         """Whether OpenRLHF's loop stops before the next turn: its context (``max_length``
@@ -256,7 +265,7 @@ class EnvironmentAgent(AgentInstanceBase):
 
 class EnvironmentAgentExecutor(MultiTurnAgentExecutor):
     """OpenRLHF's multi-turn executor over `EnvironmentAgent` (``AgentExecutor`` in
-    `AGENT_FILE`); each call keeps its tokenizer and sampled tokens for its agent."""
+    the agent file); each call keeps its tokenizer and sampled tokens for its agent."""
 
     agent_class: ClassVar[type[EnvironmentAgent]] = EnvironmentAgent
 
@@ -284,9 +293,12 @@ class EnvironmentAgentExecutor(MultiTurnAgentExecutor):
             _CALL.reset(token)
 
 
-def agent_executor_class(on_environment_error: str = "raise") -> type[EnvironmentAgentExecutor]:
+def agent_executor_class(
+    on_environment_error: str = "raise", rendering_for: RenderingFor | None = None
+) -> type[EnvironmentAgentExecutor]:
     """An ``AgentExecutor`` class whose episodes treat an environment failure as
-    `on_environment_error` says: ``raise`` (fail the rollout) or ``zero`` (record 0, log it)."""
+    `on_environment_error` says: ``raise`` (fail the rollout) or ``zero`` (record 0, log it),
+    and render their texts with `rendering_for` (None: the environment's text)."""
     policy = on_environment_error
     if policy not in ON_ENVIRONMENT_ERROR:
         raise ValueError(
@@ -297,12 +309,9 @@ def agent_executor_class(on_environment_error: str = "raise") -> type[Environmen
     class Agent(EnvironmentAgent):
         on_environment_error = policy
 
+    Agent.rendering_for = rendering_for  # a class attribute, not a method to bind
+
     class AgentExecutor(EnvironmentAgentExecutor):
         agent_class = Agent
 
     return AgentExecutor
-
-
-def _text(tokenizer: Any, ids: Sequence[int]) -> str:
-    """Template tokens as text OpenRLHF re-tokenizes (special tokens kept)."""
-    return str(tokenizer.decode(list(ids), skip_special_tokens=False))

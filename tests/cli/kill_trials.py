@@ -77,13 +77,21 @@ def compare(got: list[dict[str, Any]], want: dict[str, dict[str, Any]]) -> dict[
     }
 
 
+def _timed_run(dump: Path, output: Path) -> float:
+    """Seconds of one uninterrupted run. The kill points are drawn within the fastest of
+    three: on a machine whose load falls, a run timed slow would leave most kills after
+    the end."""
+    output.unlink(missing_ok=True)
+    start = time.monotonic()
+    assert wait(run_score(dump, output)) == 0
+    return time.monotonic() - start
+
+
 def main(folder: Path, trials: int, seed: int) -> dict[str, Any]:
     dump = folder / "dump.jsonl"
     write_dump(dump)
     reference = folder / "reference.jsonl"
-    start = time.monotonic()
-    assert wait(run_score(dump, reference)) == 0
-    took = time.monotonic() - start
+    took = min(_timed_run(dump, reference) for _ in range(3))
     want = {r["id"]: r for r in rows(reference)}
     rng = random.Random(seed)
     report: dict[str, Any] = {"uninterrupted_s": took, "trials": []}

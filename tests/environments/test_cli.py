@@ -23,14 +23,13 @@ from rewardsmith.environments import RetryArithmetic
 from rewardsmith.environments.episodes import (
     NO_ANSWER,
     GuardedEnvironment,
-    RolloutSettings,
     make_environment,
-    roll_out,
 )
 from rewardsmith.environments.protocol import EpisodeState, Transition
 from rewardsmith.graders import build
 from rewardsmith.graders.spec import load_spec
 from rewardsmith.trainer.engine import Generation, SamplingParams
+from rewardsmith.trainer.env_rollout import RolloutSettings, roll_out
 from rewardsmith.trainer.tiny import build_tiny_model, build_tokenizer
 from tests.environments.conftest import tasks
 
@@ -178,7 +177,7 @@ def test_code_repair_rows_show_the_test_log_the_model_saw(tokenizer: Any) -> Non
     assert roles == ["user", "assistant", "user", "assistant"]
     assert "Test results" in row["messages"][0]["content"]
     assert row["messages"][2]["content"] == row["steps"][1]["observation"]
-    assert row["turn_rewards"] == [0.0, row["final_reward"]]  # a step's tests, then the final
+    assert row["turn_rewards"] == [None, row["final_reward"]]  # no step pays before the last
     assert row["final_reward"] >= 0.8  # the tests; see the report note on repair_progress
 
 
@@ -328,6 +327,38 @@ def test_env_run_is_seeded(tiny_model: str, tmp_path: Path) -> None:
         assert runner.invoke(app, seeded).exit_code == 0
         outs.append(out.read_text())
     assert outs[0] == outs[1]
+
+
+def test_env_run_renders_with_the_chat_template(tiny_model: str, tmp_path: Path) -> None:
+    """The same seeded episodes through the tokenizer's chat template: the model sees other
+    tokens (role markers), so it writes other turns; the rows score as before."""
+    task_file = tmp_path / "tasks.jsonl"
+    task_file.write_text("".join(json.dumps(t) + "\n" for t in SUMS[:3]))
+    outs = {}
+    for flag in ("--chat-template", "--no-chat-template"):
+        out = tmp_path / f"{flag}.jsonl"
+        args = ["env", "run", "retry_arithmetic", "--tasks", str(task_file), "--model", tiny_model]
+        result = runner.invoke(
+            app, [*args, flag, "-o", str(out), "--seed", "3", "--turn-tokens", "8"]
+        )
+        assert result.exit_code == 0, result.output
+        outs[flag] = [json.loads(line) for line in out.read_text().splitlines()]
+    chat, plain = outs["--chat-template"], outs["--no-chat-template"]
+    assert [r["messages"][1:] for r in chat] != [r["messages"][1:] for r in plain]
+    (tmp_path / "scored").mkdir()
+    scored = score_with_cli(chat, "retry_arithmetic", tmp_path / "scored")
+    assert [s["rewardsmith"]["value"] for s in scored] == pytest.approx(
+        [r["final_reward"] for r in chat]
+    )
+
+
+def test_env_run_chat_template_needs_one_in_the_tokenizer(tmp_path: Path) -> None:
+    model = build_tiny_model(tmp_path / "plain", alphabet=string.printable, n_positions=256)
+    task_file = tmp_path / "tasks.jsonl"
+    task_file.write_text(json.dumps(SUMS[0]) + "\n")
+    args = ["env", "run", "retry_arithmetic", "--tasks", str(task_file), "--model", model]
+    result = runner.invoke(app, [*args, "--chat-template", "--turn-tokens", "8"])
+    assert result.exit_code == 1 and "chat_template" in result.output
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,8 @@ from tests.environments.conftest import DATA, tasks
 
 pytestmark = pytest.mark.sandbox
 
-BY_ID = {t["id"]: t for t in tasks("code_repair.jsonl")}
+BY_ID = {t["id"]: t for t in tasks("code_repair.jsonl") if "language" not in t}
+"""The Python tasks (the compiled languages': test_code_repair_languages.py)."""
 MEAN = BY_ID["r-mean"]
 FIXED_MEAN = "```python\ndef mean(xs):\n    return sum(xs) / len(xs)\n```"
 
@@ -30,7 +31,7 @@ def test_every_bundled_task_is_broken_and_has_a_fix(repair_env: CodeRepair) -> N
 def test_a_fix_after_a_wrong_try_is_rewarded_with_progress(repair_env: CodeRepair) -> None:
     state, _ = repair_env.reset(MEAN)
     wrong = repair_env.step(state, "def mean(xs):\n    return sum(xs)\n")
-    assert not wrong.done and wrong.reward is not None and wrong.reward.value < 1.0
+    assert not wrong.done and wrong.reward is None  # no step before the last pays
     assert wrong.observation and "all tests pass" not in wrong.observation
     final = repair_env.step(wrong.state, FIXED_MEAN)
     assert final.done and final.state.end == "answered"
@@ -88,10 +89,10 @@ def test_hostile_programs_give_feedback_and_no_reward(
     state, _ = repair_env.reset(MEAN)
     seen = repair_env.step(state, program, action_tokens=50)
     assert not seen.done and seen.observation and said in seen.observation.lower()
-    if len(program) <= repair_env.limits.max_action_chars:
-        assert seen.reward is not None and seen.reward.value == 0.0
-    else:
-        assert seen.reward is None and "at most" in seen.observation
+    assert seen.reward is None
+    if len(program) > repair_env.limits.max_action_chars:
+        assert "at most" in seen.observation
+    assert repair_env.truncate(seen.state, "policy_stopped").reward.value == 0.0
 
 
 def test_an_episode_that_never_fixes_ends_at_the_turn_limit(repair_env: CodeRepair) -> None:
@@ -148,7 +149,7 @@ def test_replaying_the_visible_expected_values_earns_nothing(
     state, _ = repair_env.reset(task)
     seen = repair_env.step(state, _lookup(task))
     assert "all visible tests pass" in (seen.observation or ""), seen.observation
-    assert seen.reward is not None and seen.reward.value == 0.0
+    assert seen.reward is None
     final = repair_env.truncate(seen.state, "token_budget")
     assert final.reward.value == 0.0
 

@@ -13,6 +13,9 @@ MODULES = [
     "rewardsmith.environments.arithmetic",
     "rewardsmith.environments.math_tool",
     "rewardsmith.environments.code_repair",
+    "rewardsmith.environments.repair_policies",
+    "rewardsmith.environments.episode_relations",
+    "rewardsmith.environments.policies",
     "rewardsmith.trainer.multiturn",
 ]
 

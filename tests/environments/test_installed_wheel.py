@@ -45,9 +45,20 @@ candidate = (
     "    except Exception as e: return type(e).__name__\n" % str(CODE_REPAIR_TASKS)
 )
 repair = env.step(state, candidate).observation
+compiled = next(json.loads(x) for x in CODE_REPAIR_TASKS.read_text().splitlines()
+                if '"c-digit-sum"' in x)
+state, _ = env.reset(compiled)
+peek = (
+    "#include <stdio.h>\n#include <unistd.h>\n"
+    "__attribute__((constructor)) static void peek(void) {\n"
+    f"    FILE *f = fopen({json.dumps(str(CODE_REPAIR_TASKS))}, \"r\");\n"
+    "    fputs(f ? \"READ\\n\" : \"DENIED\\n\", stderr);\n    _exit(3);\n}\n"
+) + compiled["solution"]
+c_repair = env.step(state, peek).observation
 env.close()
 print(json.dumps({"files": files, "installed_at": str(MATH_TASKS), "tool": tool,
-                  "repair": repair, "heads": [open(p).read()[:30] for p in files]}))
+                  "repair": repair, "c_repair": c_repair,
+                  "heads": [open(p).read()[:30] for p in files]}))
 """
 
 
@@ -117,5 +128,7 @@ def test_a_wheel_install_keeps_the_bundled_references_out_of_the_jail(tmp_path: 
     assert "READ" not in seen["tool"] and seen["tool"].count("DENIED") == len(seen["files"])
     repair = seen["repair"]
     assert "Error" in repair, repair  # the candidate got an exception, not the file
+    c_repair = seen["c_repair"]  # a C candidate, built with its harness: fopen fails
+    assert "DENIED" in c_repair and "READ" not in c_repair, c_repair
     for head in seen["heads"]:
         assert head[:20] not in seen["tool"] and head[:20] not in repair

@@ -60,12 +60,26 @@ def retry_model(tmp_path_factory: pytest.TempPathFactory) -> str:
     return build_tiny_model(tmp_path_factory.mktemp("retry") / "model", alphabet=alphabet)
 
 
+class _PaidRetry(RetryArithmetic):
+    """Pays each wrong turn its own score: a per-turn reward for the credit tests. The
+    bundled environment pays a retried answer nothing (a wrong answer first was worth more
+    than the right one: red team of issue 24); the trainer's placement of turn rewards is
+    what these tests check."""
+
+    def answer(self, state: Any, action: str) -> Any:
+        transition = super().answer(state, action)
+        if transition.done or transition.state.attempts[-1]["meta"].get("kind") != "answer":
+            return transition
+        paid = self.score(self.final_reward, transition.state)
+        return transition._replace(reward=paid)
+
+
 @pytest.fixture(scope="module")
 def rollout_parts(retry_model: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
     cfg = config(retry_model, tmp_path_factory.mktemp("run"), kl_coef=0.05)
     models = load_models(cfg, init_distributed("cpu"))
     engine = HFEngine(models.policy_module.lm, int(models.tokenizer.pad_token_id))
-    env = RetryArithmetic()
+    env = _PaidRetry()
     tasks = [SUMS[i // 4] for i in range(16)]
     episodes = run_episodes(
         engine, env, tasks, models.tokenizer, list(range(16)), cfg.max_new_tokens, SETTINGS

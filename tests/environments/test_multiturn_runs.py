@@ -55,7 +55,7 @@ def settings(model: str, out: Path, **overrides: Any) -> dict[str, Any]:
 _RUN = """
 import os, signal, sys, yaml
 from rewardsmith.environments import RetryArithmetic
-from rewardsmith.environments.cli import read_tasks
+from rewardsmith.environments.episodes import read_tasks
 from pathlib import Path
 from rewardsmith.trainer.config import TrainConfig
 from rewardsmith.trainer.multiturn import TurnSettings, train_multiturn

@@ -36,6 +36,7 @@ from rewardsmith.environments import episodes as episodes_module  # noqa: E402
 from rewardsmith.environments.base import EnvironmentFailure  # noqa: E402
 from rewardsmith.environments.episodes import make_environment  # noqa: E402
 from rewardsmith.environments.protocol import EpisodeState  # noqa: E402
+from rewardsmith.trainer.openrlhf_agent_func import AGENT_FILE, template_text  # noqa: E402
 from rewardsmith.trainer.tiny import CHAT_TEMPLATE, build_tokenizer  # noqa: E402
 from tests.environments.conftest import tasks  # noqa: E402
 
@@ -102,7 +103,7 @@ def executor() -> Iterator[Any]:
         "_load_agent_executor",
         AgentExecutorBase=AgentExecutorBase,
     )
-    loaded = load(str(orlhf.AGENT_FILE))
+    loaded = load(str(AGENT_FILE))
     assert isinstance(loaded, orlhf.EnvironmentAgentExecutor)
     yield loaded
     orlhf.close_environments()
@@ -223,7 +224,7 @@ def test_an_environment_failure_fails_the_rollout_by_default(executor: Any, fail
 
 
 def test_an_environment_failure_recorded_as_zero_is_logged(failing: str) -> None:
-    zero = orlhf.agent_executor_class("zero")()
+    zero = orlhf.agent_executor_class("zero", template_text)()
     result, _ = _run(zero, failing, SUM, ["7"])
     assert result["reward"] == 0.0 and result["extra_logs"]["environment_error"] == 1.0
     assert _experience(result).info["environment_error"].tolist() == [1.0]

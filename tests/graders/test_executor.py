@@ -29,6 +29,9 @@ from grader_testkit import (
 
 from rewardsmith.graders import Executor, Job, JobResult
 from rewardsmith.graders.cache import SqliteCache
+from rewardsmith.graders.executor import HISTORY_JOBS
+from rewardsmith.graders.scorer import ScorerSettings
+from rewardsmith.graders.scorer import _executor as scorer_executor
 from rewardsmith.verifiers.text import ExactMatch
 from rewardsmith.verifiers.types import Failure, Sample, Status
 
@@ -189,6 +192,22 @@ def test_measured_history_reorders_the_next_run():
     with Executor("pool", workers=1, cache=False) as ex:
         assert [r.index for r in ex.stream(jobs)] == [0, 1]
         assert [r.index for r in ex.stream(jobs)] == [1, 0]
+
+
+def test_history_jobs_zero_keeps_no_per_sample_times():
+    # A reward server sees every sample once: what it remembers per sample only grows.
+    jobs = [Job(ExactMatch(), sample(i)) for i in range(20)]
+    for history_jobs, kept in ((HISTORY_JOBS, 20), (5, 5), (0, 0)):
+        with Executor("inline", cache=False, history_jobs=history_jobs) as ex:
+            ex.run(jobs)
+            assert len(ex.history.per_job) == kept
+            assert ex.history.per_verifier  # the verifier's mean time is kept either way
+
+
+def test_a_scorer_without_a_cache_remembers_nothing_per_sample():
+    for cache, history_jobs in ((True, HISTORY_JOBS), (False, 0)):
+        executor = scorer_executor(ScorerSettings(backend="inline", cache=cache))
+        assert (executor.cache is not None, executor.history.max_jobs) == (cache, history_jobs)
 
 
 def test_cache_makes_a_rescore_free_and_keys_on_config(tmp_path):

@@ -18,7 +18,8 @@ with the real compiler, runs every case and compares the output outside the jail
 - ``meta``: ``tool`` (the parser to read the log with), ``language``, ``exit_code`` (the
   compiler's status when the build failed, else the first failing run's, 128 + the
   signal for a killed run, else 0) and, when it built, ``tests``:
-  ``{"passed": int, "total": int}``.
+  ``{"passed": int, "total": int}`` and ``cases``: how each case went, in words
+  (``"pass"``, ``"wrong output"``, ``"exited with code 1"``, ``"stopped: time limit"``, ...).
 
 The model's code can print anything into the log; it cannot change ``meta``, which the
 rewards trust over the text (docs/diagnostics.md).
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -153,38 +155,39 @@ def run_attempt(task: RepairTask, source: str) -> Step:
     The last few hundred attempts are remembered per process: the exploit generators of
     three verifiers audited on one task build the same rewrites once."""
     key = hashlib.sha256(json.dumps([repr(task), source]).encode()).hexdigest()
-    if key in _CACHE:
-        _CACHE.move_to_end(key)
-        return _CACHE[key]
-    step = _attempt(task, source)
-    _CACHE[key] = step
-    if len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    step = _recall(_CACHE, key)
+    if step is None:
+        step = _attempt(task, source)
+        _remember(_CACHE, key, step, _CACHE_SIZE)
     return step
 
 
+_LOCK = threading.Lock()
+"""Episodes step in threads: the caches below are read and trimmed under it."""
+
+
+def _recall(cache: OrderedDict[str, Any], key: str) -> Any:
+    with _LOCK:
+        if key not in cache:
+            return None
+        cache.move_to_end(key)
+        return cache[key]
+
+
+def _remember(cache: OrderedDict[str, Any], key: str, value: Any, size: int) -> None:
+    with _LOCK:
+        cache[key] = value
+        while len(cache) > size:
+            cache.popitem(last=False)
+
+
 def _attempt(task: RepairTask, source: str) -> Step:
-    recipe, lang = RECIPES[task.language], _RUNTIMES[task.language]
-    files = {**{k: v.encode() for k, v in task.harness.items()}, recipe.solution: source.encode()}
+    recipe = RECIPES[task.language]
     meta: dict[str, Any] = {"tool": recipe.tool, "language": task.language}
-    log = ""
-    if recipe.build is not None:
-        built = run(
-            list(recipe.build),
-            files=files,
-            limits=_BUILD_LIMITS,
-            collect=(recipe.artifact,) if recipe.artifact else (),
-            env=lang.env,
-            binds=lang.binds,
-        )
-        if built.error:
-            raise RuntimeError(f"the sandbox failed to build: {built.error}")
-        log = _text(built.stdout) + _text(built.stderr)
-        if not built.ok or recipe.artifact not in built.files:
-            meta["exit_code"] = _status(built) or 1
-            return Step(action=source, observation=log, meta=meta)
-        files = {recipe.artifact: built.files[recipe.artifact]} if recipe.artifact else files
-    results = _run_cases(task, recipe, files)
+    build = _build(task, source)
+    if build.failed is not None:
+        return Step(action=source, observation=build.log, meta={**meta, "exit_code": build.failed})
+    results = _run_cases(task, recipe, dict(build.files))
     outputs = [_text(r.stdout) for r in results]
     ok = stdio.check_outputs(task.checker, list(task.cases), outputs, task.float_tol)
     assert not isinstance(ok, stdio.CheckerError)  # built-in checkers never fail
@@ -192,8 +195,56 @@ def _attempt(task: RepairTask, source: str) -> Step:
     failing = [r for r, good in zip(results, passed, strict=True) if not good]
     meta["exit_code"] = next((_status(r) for r in results if _status(r) != 0), 0)
     meta["tests"] = {"passed": sum(passed), "total": len(passed)}
+    meta["cases"] = [_outcome(r, good) for r, good in zip(results, passed, strict=True)]
     errors = dict.fromkeys(text_excerpt(r.stderr, 4000) for r in failing if r.stderr)
-    return Step(action=source, observation=log + "".join(errors), meta=meta)
+    return Step(action=source, observation=build.log + "".join(errors), meta=meta)
+
+
+@dataclass(frozen=True)
+class _Built:
+    log: str
+    """The compiler's output ('' for an interpreted language)."""
+    failed: int | None
+    """The compiler's status when the build failed, else None."""
+    files: Mapping[str, bytes]
+    """What the cases run: the artifact, or the sources of an interpreted language."""
+
+
+_BUILDS: OrderedDict[str, _Built] = OrderedDict()
+_BUILDS_SIZE = 16
+
+
+def _build(task: RepairTask, source: str) -> _Built:
+    """The harness built with `source`, remembered per process: an environment runs the
+    visible and the hidden cases of one attempt (two tasks, one harness) off one build."""
+    key = hashlib.sha256(json.dumps([task.language, task.harness, source]).encode()).hexdigest()
+    built: _Built | None = _recall(_BUILDS, key)
+    if built is None:
+        built = _compile(task, source)
+        _remember(_BUILDS, key, built, _BUILDS_SIZE)
+    return built
+
+
+def _compile(task: RepairTask, source: str) -> _Built:
+    recipe, lang = RECIPES[task.language], _RUNTIMES[task.language]
+    files = {**{k: v.encode() for k, v in task.harness.items()}, recipe.solution: source.encode()}
+    if recipe.build is None:
+        return _Built("", None, files)
+    built = run(
+        list(recipe.build),
+        files=files,
+        limits=_BUILD_LIMITS,
+        collect=(recipe.artifact,) if recipe.artifact else (),
+        env=lang.env,
+        binds=lang.binds,
+    )
+    if built.error:
+        raise RuntimeError(f"the sandbox failed to build: {built.error}")
+    log = _text(built.stdout) + _text(built.stderr)
+    if not built.ok or recipe.artifact not in built.files:
+        return _Built(log, _status(built) or 1, {})
+    assert recipe.artifact is not None  # a recipe that builds names what it makes
+    return _Built(log, None, {recipe.artifact: built.files[recipe.artifact]})
 
 
 def _run_cases(task: RepairTask, recipe: Recipe, files: dict[str, bytes]) -> list[SandboxResult]:
@@ -221,6 +272,12 @@ def _run_cases(task: RepairTask, recipe: Recipe, files: dict[str, bytes]) -> lis
         if result.error:
             raise RuntimeError(f"the sandbox failed to run a case: {result.error}")
     return results
+
+
+def _outcome(result: SandboxResult, passed: bool) -> str:
+    if passed:
+        return "pass"
+    return "wrong output" if result.ok else result.describe()
 
 
 def _status(result: SandboxResult) -> int:

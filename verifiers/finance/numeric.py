@@ -75,6 +75,7 @@ from rewardsmith.verifiers.types import Failure, Sample, Verdict
 __all__ = [
     "HedgedAnswer",
     "NumericAnswer",
+    "StackedScale",
     "TolerancePolicy",
     "answer_figure",
     "gold_figure",
@@ -226,6 +227,24 @@ class HedgedAnswer(ValueError):
         self.figures = figures
 
 
+class StackedScale(HedgedAnswer):
+    """A figure with a second scale word after its own ("117,999 thousand million",
+    "118 million million"): which quantity it states is not written, so it states none."""
+
+    def __init__(self, figure: str, extra: str) -> None:
+        ValueError.__init__(
+            self, f"the figure {figure!r} has a second scale after it ({extra!r}): ambiguous"
+        )
+        self.figures = [figure, extra]
+
+
+# A scale word right after a figure that has its own ("thousand (of) million").
+_SECOND_SCALE = re.compile(
+    r"\s*(?:of\s+)?(thousands?|millions?|billions?|trillions?|mln|mio|mn|mm|bln|bn|tn|k|m|b)\b",
+    re.IGNORECASE,
+)
+
+
 def _amounts(span: str) -> list[Figure]:
     """The figures of `span`, its bare years left out when it states anything else ("122,445
     thousand in 2024" answers 122,445 thousand; "2024" alone answers 2024)."""
@@ -357,7 +376,10 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
         return Figure(0.0, text=span.strip()) if _ZERO.match(span) else None
     is_marked = bool(tags) or bool(marked)
     # A marked answer starts with its figure; free text ends with its conclusion.
-    figure, start, _ = spans[0] if is_marked else spans[-1]
+    figure, start, end = spans[0] if is_marked else spans[-1]
+    second = _SECOND_SCALE.match(span, end) if figure.scale != 1.0 else None
+    if second is not None:
+        raise StackedScale(figure.text, second.group(1))
     if is_marked:
         _refuse_hedges(text, span, tags, marked, figure, [f for f, _, _ in spans])
     figure = _signed(span, figure, start, bool(_MAGNITUDE_ASKED.search(prompt)))

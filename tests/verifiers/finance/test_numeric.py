@@ -164,3 +164,40 @@ def test_a_hedge_in_words_in_any_answer_tag_is_a_hedge() -> None:
     for completion in (hedged, f"{hedged}\n<answer>139,294 thousand</answer>"):
         sample = Sample(id="t", prompt="What was revenue?", completion=completion, reference=gold)
         assert NumericAnswer()(sample).score == 0.0
+
+
+GOLD_THOUSANDS = {"answer": "117,999", "scale": "thousand"}
+STACKED = [
+    "<answer>117,999 thousand thousand</answer>",
+    "<answer>117,999 thousand million</answer>",
+    "<answer>117.999 million million</answer>",
+    "<answer>117,999 thousands of thousands</answer>",
+    "<answer>$117,999 thousand thousand dollars</answer>",
+    "<answer>117,999 k thousand</answer>",
+    "<answer>117,999k m</answer>",
+    "<answer>0.117999 billion thousand</answer>",
+    "Revenue was 117,999 thousand million.",
+    "The answer is 117.999 mn bn.",
+]
+SINGLE = [
+    "<answer>117,999 thousand</answer>",
+    "<answer>117,999 thousand dollars</answer>",
+    "<answer>$117.999 million</answer>",
+    "<answer>117,999k</answer>",
+    "<answer>117,999 thousand, i.e. 118 million</answer>",
+    "Revenue was 117,999 thousand.",
+]
+
+
+@pytest.mark.parametrize("completion", STACKED)
+def test_a_second_scale_word_makes_the_quantity_unreadable(completion: str) -> None:
+    # Red team: "117,999 thousand thousand" (a million times the gold in thousands) read
+    # as its first scale only, and passed.
+    verdict = NumericAnswer()(Sample(id="n", completion=completion, reference=GOLD_THOUSANDS))
+    assert verdict.status is Status.FAIL and "second scale" in (verdict.feedback or ""), verdict
+
+
+@pytest.mark.parametrize("completion", SINGLE)
+def test_one_scale_word_still_reads(completion: str) -> None:
+    verdict = NumericAnswer()(Sample(id="n", completion=completion, reference=GOLD_THOUSANDS))
+    assert verdict.status is Status.PASS, verdict

@@ -5,7 +5,7 @@
     rewardsmith env spec ENV -o SPEC.yaml  # the environment's final reward, as a spec
     rewardsmith score OUT.jsonl --spec SPEC.yaml --map completion=steps -o SCORED.jsonl
 
-The rows are `rewardsmith.environments.episodes`' (see there); the score of their
+The rows are `rewardsmith.environments.episodes.episode_row`'s (see there); the score of their
 ``steps`` with the printed spec is the environment's own final reward.
 """
 
@@ -13,41 +13,28 @@ from __future__ import annotations
 
 import json
 import string
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from itertools import islice
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from rewardsmith.environments.base import ToolEnvironment
 from rewardsmith.environments.episodes import (
     ENVIRONMENTS,
-    RolloutSettings,
     make_environment,
-    roll_out,
+    read_tasks,
     spec_document,
 )
 
-__all__ = ["TINY_MODEL", "env_app", "read_tasks"]
+if TYPE_CHECKING:  # the trainer (torch) is imported only when a model is rolled out
+    from rewardsmith.trainer.env_rollout import RolloutSettings
+
+__all__ = ["TINY_MODEL", "env_app"]
 
 env_app = typer.Typer(help="Roll a model through a multi-turn environment.", no_args_is_help=True)
-
-
-def read_tasks(path: Path) -> Iterator[dict[str, Any]]:
-    """The tasks of a JSONL file; a line that is not a JSON object is an error naming it."""
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            task = json.loads(line)
-        except ValueError as exc:
-            raise ValueError(f"{path}:{number}: not JSON ({exc})") from None
-        if not isinstance(task, dict):
-            raise ValueError(f"{path}:{number}: a task is a JSON object")
-        task.setdefault("id", f"{path.stem}:{number}")
-        yield task
 
 
 @env_app.command("run")
@@ -71,6 +58,13 @@ def run_command(
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 1.0,
     device: Annotated[str, typer.Option(help="torch device for the model.")] = "cpu",
     limit: Annotated[int | None, typer.Option(help="Run the first N tasks only.")] = None,
+    chat_template: Annotated[
+        bool,
+        typer.Option(
+            help="Render the prompt, observations and tools with the tokenizer's chat "
+            "template, as a chat model sees them in production."
+        ),
+    ] = False,
 ) -> None:
     """Roll MODEL through ENVIRONMENT on every task and write one row per episode."""
     if max_turns is not None and max_turns < 1:
@@ -81,7 +75,11 @@ def run_command(
         raise typer.BadParameter("at least 1", param_hint="--limit")
     if turn_tokens < 1 or max_new_tokens < 1:
         raise typer.BadParameter("at least 1", param_hint="--turn-tokens/--max-new-tokens")
-    settings = RolloutSettings(seed, turn_tokens, max_new_tokens, temperature)
+    from rewardsmith.trainer.env_rollout import RolloutSettings
+
+    settings = RolloutSettings(
+        seed, turn_tokens, max_new_tokens, temperature, chat_template=chat_template
+    )
     try:
         env = make_environment(environment, max_turns)
         task_list = list(islice(read_tasks(tasks), limit))
@@ -113,6 +111,7 @@ def _run_model(
 ) -> list[dict[str, Any]]:
     from transformers import AutoTokenizer
 
+    from rewardsmith.trainer.env_rollout import roll_out
     from rewardsmith.trainer.hf_engine import HFEngine
 
     tokenizer = AutoTokenizer.from_pretrained(model)
@@ -154,11 +153,12 @@ def tiny_model_command(
 ) -> None:
     """Write a random tiny model to PATH, to try `env run` with (it solves nothing).
 
-    A 1-layer GPT-2 over printable ASCII with 1,024 positions, as the tests build it.
+    A 1-layer GPT-2 over printable ASCII with 1,024 positions, as the tests build it, with
+    a small chat template for `env run --chat-template`.
     """
-    from rewardsmith.trainer.tiny import build_tiny_model
+    from rewardsmith.trainer.tiny import CHAT_TEMPLATE, build_tiny_model
 
-    build_tiny_model(path, **TINY_MODEL, seed=seed)
+    build_tiny_model(path, **TINY_MODEL, seed=seed, chat_template=CHAT_TEMPLATE)
     typer.echo(f"wrote {path}")
 
 

@@ -1,0 +1,227 @@
+"""`rewardsmith audit --env NAME --search`: the metamorphic search over episodes finds a
+planted hole (an environment whose reward a "note to the grader" lifts), shrinks it to the
+one rewrite that shows it, replays its witness, stops in its episode budget, and finds
+nothing on the bundled environments but the holes listed in `env_search_known_holes.json`
+(each with what it is)."""
+
+from __future__ import annotations
+
+import json
+import random
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from typer.testing import CliRunner
+
+from rewardsmith.cli.audit_env_search import (
+    recheck_episode,
+    replay_episode,
+    run_env_search,
+    starting_episodes,
+)
+from rewardsmith.cli.audit_search import SearchResult
+from rewardsmith.cli.audit_search_io import load_witnesses, save_witnesses
+from rewardsmith.cli.main import app
+from rewardsmith.environments.arithmetic import RetryArithmetic
+from rewardsmith.environments.bundled_relations import relations_for_environment
+from rewardsmith.environments.episode_exploits import play
+from rewardsmith.environments.episode_relations import actions_of, episode_sample, task_of
+from rewardsmith.environments.episodes import make_environment
+from rewardsmith.environments.policies import POLICIES, bundled_tasks
+from rewardsmith.verifiers.cad.run import cad_python
+
+KNOWN_HOLES = Path(__file__).parent / "env_search_known_holes.json"
+CI = {"budget": 40, "seconds": 600.0, "seed": 0, "depth": 3}
+"""The CI search: fixed seed, small budget (episodes played, the starting ones not
+counted); the time limit is far above what it takes, so load never cuts it short."""
+
+SUMS = bundled_tasks("retry_arithmetic")
+
+
+class PaysForPraise(RetryArithmetic):
+    """A planted hole: half the reward is a format check that looks for "full marks"; the
+    honest variant's pays nobody (so every right and lazy episode earns what it did)."""
+
+    name: ClassVar[str] = "pays_for_praise"
+    retries: ClassVar[bool] = True
+
+    def __init__(self, honest: bool = False) -> None:
+        super().__init__()
+        praise = {"weight": 0.5, "patterns": [r"(?!)" if honest else r"full marks"]}
+        self.final_reward = {"math": {"weight": 0.5}, "format": praise}
+
+
+def _search(env: Any, tasks: list[Mapping[str, Any]], **settings: Any) -> SearchResult:
+    policies = POLICIES.get(env.name, POLICIES["retry_arithmetic"])
+    return run_env_search(env, tasks, policies=policies, **{**CI, **settings})
+
+
+# ----------------------------------------------------------------------------- the planted hole
+
+
+def test_the_search_finds_a_reward_that_pays_for_a_note_to_the_grader() -> None:
+    env = PaysForPraise()
+    result = _search(env, SUMS[:8])
+    assert not result.ok
+    chains = {tuple(name for name, _ in w.chain) for w in result.witnesses}
+    assert ("pays_for_praise/any/appended_text",) in chains, chains
+    witness = next(w for w in result.witnesses if len(w.chain) == 1)
+    assert "full marks" in witness.rewritten["completion"][-1]["action"]
+    assert witness.score is not None and witness.score > witness.right
+    assert witness.kind == "dressing" and witness.expected.startswith("must earn at most")
+
+
+def test_a_witness_replays_to_its_episode_and_stops_breaking_once_fixed(tmp_path: Path) -> None:
+    env = PaysForPraise()
+    result = _search(env, SUMS[:8])
+    path = save_witnesses(result.witnesses, tmp_path, "env-pays_for_praise")
+    for witness in load_witnesses(path):
+        made = replay_episode(witness, env)
+        assert made is not None and made.model_dump(mode="json") == witness.rewritten
+        assert recheck_episode(witness, env) > 0
+        assert recheck_episode(witness, PaysForPraise(honest=True)) == 0.0
+
+
+def test_the_same_seed_finds_the_same_witnesses_and_the_budget_counts_episodes() -> None:
+    first, second = (_search(PaysForPraise(), SUMS[:6], budget=12) for _ in range(2))
+    assert [w.chain for w in first.witnesses] == [w.chain for w in second.witnesses]
+    starting = len(starting_episodes("retry_arithmetic", SUMS[:6]))
+    assert first.scored <= starting + 12
+
+
+def test_an_honest_reward_breaks_nothing() -> None:
+    result = _search(PaysForPraise(honest=True), SUMS[:8], budget=40)
+    assert result.ok, [w.describe() for w in result.witnesses]
+
+
+# ----------------------------------------------------------------------------- relations
+
+
+def test_the_scripted_policies_earn_what_they_say() -> None:
+    env = RetryArithmetic()
+    for task in SUMS[:5]:
+        assert play(env, task, POLICIES["retry_arithmetic"].expert(task) or []) == 1.0
+        assert play(env, task, POLICIES["retry_arithmetic"].lazy(task) or []) == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize(
+    "name", ["retry_arithmetic", "math_tool", "code_repair", "finance_document", "cad_part"]
+)
+def test_every_relation_makes_episodes_that_fit_the_turn_limit(name: str) -> None:
+    """Rewrites draw only from their seed, replay the same way and never make an episode
+    longer than the environment's turn limit (that would be a truncation, no verdict)."""
+    env = make_environment(name)
+    tasks = bundled_tasks(name, 3)
+    relations = relations_for_environment(env)
+    kinds = {r.kind for r in relations}
+    assert kinds == {"preserving", "changing", "dressing"}, kinds
+    applied = 0
+    for episode in starting_episodes(name, tasks):
+        for relation in relations:
+            seed = random.Random(relation.name).randrange(1000)
+            made = relation(episode, seed)
+            if made is None:
+                continue
+            applied += 1
+            assert made == relation(episode, seed)
+            assert 0 < len(actions_of(made)) <= env.limits.max_turns
+            assert task_of(made) == task_of(episode)
+    assert applied >= len(relations) // 2
+
+
+def test_changing_rewrites_leave_lazy_episodes_alone() -> None:
+    env = RetryArithmetic()
+    lazy = episode_sample(env.name, SUMS[3], ["4", "4"], "lazy")
+    for relation in relations_for_environment(env):
+        if relation.kind == "changing":
+            assert relation(lazy, 0) is None, relation.name
+
+
+def test_a_split_answer_is_no_dressing_where_every_turn_is_a_try() -> None:
+    """ "-2" split is "-", then "2": a right second try, not a dressing of "-2"."""
+    names = {r.name for r in relations_for_environment(RetryArithmetic())}
+    assert "retry_arithmetic/answer_split_across_turns" not in names
+    finance = make_environment("finance_document")
+    assert "finance_document/answer_split_across_turns" in {
+        r.name for r in relations_for_environment(finance)
+    }
+
+
+# ----------------------------------------------------------------------------- the CI search
+
+
+def _known(name: str) -> list[dict[str, str]]:
+    return [row for row in json.loads(KNOWN_HOLES.read_text())["holes"] if row["env"] == name]
+
+
+def _only_known(name: str, result: SearchResult) -> None:
+    found = {w.relation for w in result.witnesses}
+    known = {row["relation"] for row in _known(name)}
+    new = [w.describe() for w in result.witnesses if w.relation not in known]
+    assert not new, f"{name}: violations not listed in {KNOWN_HOLES.name}:\n" + "\n".join(new)
+    in_ci = {row["relation"] for row in _known(name) if row["found_with"] == "CI"}
+    for gone in sorted(in_ci - found):
+        warnings.warn(f"{name}: listed hole {gone} not found with the CI settings", stacklevel=1)
+
+
+CHEAP = [
+    pytest.param("retry_arithmetic", 30, id="retry_arithmetic"),
+    pytest.param("finance_document", 22, id="finance_document"),
+    pytest.param("math_tool", 12, marks=pytest.mark.sandbox, id="math_tool"),
+    pytest.param("code_repair", 6, marks=pytest.mark.sandbox, id="code_repair"),
+]
+
+
+@pytest.mark.parametrize(("name", "tasks"), CHEAP)
+def test_the_bundled_environments_break_no_relation_but_the_known_holes(
+    name: str, tasks: int
+) -> None:
+    env = make_environment(name)
+    try:
+        result = run_env_search(env, bundled_tasks(name, tasks), **CI)
+    finally:
+        env.close()
+    assert result.rows, result.skipped
+    assert not [s for s in result.skipped if "expert earns" in s], result.skipped
+    _only_known(name, result)
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_cad_part_breaks_no_relation_in_a_small_search() -> None:
+    if cad_python() is None:
+        pytest.skip("the CAD venv is not installed")
+    env = make_environment("cad_part")
+    try:
+        result = run_env_search(env, bundled_tasks("cad_part", 2), **{**CI, "budget": 12})
+    finally:
+        env.close()
+    assert result.rows, result.skipped
+    _only_known("cad_part", result)
+
+
+@pytest.mark.slow
+@pytest.mark.blender
+@pytest.mark.sandbox
+def test_blender_scene_breaks_no_relation_in_a_small_search() -> None:
+    pytest.importorskip("bpy")
+    env = make_environment("blender_scene")
+    try:
+        result = run_env_search(env, bundled_tasks("blender_scene", 2), **{**CI, "budget": 12})
+    finally:
+        env.close()
+    assert result.rows, result.skipped
+    _only_known("blender_scene", result)
+
+
+def test_audit_env_search_on_the_command_line(tmp_path: Path) -> None:
+    out = tmp_path / "search.json"
+    args = ["audit", "--env", "finance_document", "--search", "--limit", "3", "--budget", "8"]
+    run = CliRunner().invoke(app, [*args, "--json", str(out), "--save-witnesses", str(tmp_path)])
+    assert run.exit_code == 0, run.output
+    payload = json.loads(out.read_text())["finance_document"]
+    assert payload["ok"] and payload["references"] == 6 and payload["relations"]
+    assert (tmp_path / "env-finance_document.jsonl").exists()

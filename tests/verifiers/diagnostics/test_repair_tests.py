@@ -1,0 +1,64 @@
+"""`repair_tests`: a repair task's program built with its harness and run on its cases;
+its feedback never shows a case (the code_repair environment's hidden tests)."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+from rewardsmith.verifiers import create
+from rewardsmith.verifiers.diagnostics import repair_tests
+from rewardsmith.verifiers.types import Failure, Sample, Status
+from tests.verifiers.diagnostics.repair_tasks import CASES, TASKS, reference
+
+pytestmark = pytest.mark.sandbox
+
+
+def _verdict(completion: str, ref: object) -> object:
+    return create("repair_tests")(Sample(id="r", completion=completion, reference=ref))
+
+
+def test_the_docstring_example_runs() -> None:
+    failed, attempted = doctest.testmod(repair_tests)
+    assert attempted > 0 and failed == 0
+
+
+@pytest.mark.parametrize("language", ["c", "javascript", "python"])
+def test_the_fix_passes_the_broken_program_does_not(language: str) -> None:
+    fixed = _verdict(f"```\n{TASKS[language]['fixed']}```", reference(language))
+    assert fixed.status is Status.PASS and fixed.score == 1.0  # type: ignore[attr-defined]
+    broken = _verdict(TASKS[language]["broken"], reference(language))
+    assert broken.score == 0.0  # type: ignore[attr-defined]
+
+
+def test_a_build_failure_is_a_compile_error_and_the_feedback_shows_no_case() -> None:
+    broken = _verdict(TASKS["c"]["broken"], reference("c"))
+    assert broken.failure is Failure.COMPILE_ERROR  # type: ignore[attr-defined]
+    stub = "int sum_to(int n) { return n == 3 ? 6 : 0; }\n"
+    partial = _verdict(stub, reference("c"))
+    assert partial.score == 0.0  # the harness asserts sum_to(2) == 3 first
+    assert broken.feedback == "the build failed (exit 1)"  # type: ignore[attr-defined]
+    assert partial.feedback == f"tests: 0/{len(CASES)} pass"  # type: ignore[attr-defined]
+
+
+def test_a_reference_that_is_not_a_repair_task_is_a_data_error() -> None:
+    verdict = _verdict("int x;", {"format": "calls", "fn": "f", "cases": []})
+    assert verdict.failure is Failure.BAD_REFERENCE and verdict.score is None  # type: ignore[attr-defined]
+
+
+def test_attempts_from_many_threads_get_their_own_results() -> None:
+    """Environment episodes step in threads: the per-process caches of builds and
+    attempts are shared by them (more sources than the build cache holds)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rewardsmith.verifiers.diagnostics.attempts import RepairTask, run_attempt
+
+    task = RepairTask.parse(reference("javascript"))
+    right, wrong = TASKS["javascript"]["fixed"], TASKS["javascript"]["broken"]
+    sources = [(right if i % 2 else wrong) + f"\n// {i}\n" for i in range(24)]
+    with ThreadPoolExecutor(8) as pool:
+        steps = list(pool.map(lambda source: run_attempt(task, source), sources))
+    for i, step in enumerate(steps):
+        assert step.action == sources[i]
+        assert step.meta["tests"]["passed"] == (len(CASES) if i % 2 else 0), i
