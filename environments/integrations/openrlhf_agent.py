@@ -24,7 +24,8 @@ turn would have no room in ``max_length``. OpenRLHF's loop would then stop witho
 step, so the environment is truncated on this step instead (``token_budget``) and its
 reward for the episode as it stands is recorded.
 
-The first observation and each feedback are the environment's text, or what a `Rendering`
+The first observation is the environment's own (the dataset's prompt column is not used),
+and it and each feedback are the environment's text, or what a `Rendering`
 makes of the episode: the agent file (`rewardsmith.trainer.openrlhf_agent_func`, above the
 environments' layer) renders them with the tokenizer's chat template as rewardsmith's own
 rollout does (`trainer.chat`: the environment's messages, tools as schemas).
@@ -34,7 +35,8 @@ OpenRLHF has no "no reward" for a sample (its reward must be a number and enters
 advantage of its group), so by default the step raises `EnvironmentEpisodeError` and the
 rollout fails loudly, as OpenRLHF's own remote reward model does after its retries; with
 ``on_environment_error="zero"`` the episode records 0 and ``extra_logs["environment_error"]``
-1, which OpenRLHF logs per batch.
+1, which OpenRLHF logs per batch. Any other exception of the environment (a bug, not a
+declared failure) fails the rollout under both settings.
 
 Pass ``rewardsmith.trainer.openrlhf_agent_func.AGENT_FILE`` (a file defining
 ``AgentExecutor``) as ``--train.agent_func_path``.
@@ -69,7 +71,9 @@ __all__ = [
     "EnvironmentAgentExecutor",
     "EnvironmentEpisodeError",
     "Rendering",
+    "RenderingFor",
     "agent_executor_class",
+    "close_environments",
     "episode_label",
     "openrlhf_rows",
 ]
