@@ -34,21 +34,27 @@ def skip_without_shared_data(text: str, where: str) -> None:
         pytest.skip(f"{where} read ../shared/data, not found at {SHARED_DATA}")
 
 
-def skip_without_verifiers(text: str, where: str) -> None:
-    """Examples that drive willccbb/verifiers skip where it is not installed (the
-    Makefile's clients install puts it in; `make test` does that first). Its distribution
-    is looked up, not imported: the repo's own `verifiers/` folder shadows the name here."""
-    if "integrations.verifiers_env" not in text:
-        return
-    try:
-        version("verifiers")
-    except PackageNotFoundError:
-        pytest.skip(f"{where} drive willccbb/verifiers, not installed (make test installs it)")
+CLIENTS = {"integrations.verifiers_env": "verifiers", "integrations.openrlhf_agent": "openrlhf"}
+"""The adapters whose examples need a trainer's client (module -> its distribution)."""
+
+
+def skip_without_clients(text: str, where: str) -> None:
+    """Examples that drive another trainer's client (willccbb/verifiers, OpenRLHF) skip where
+    it is not installed (the Makefile's clients install puts them in; `make test` does that
+    first). A distribution is looked up, not imported: the repo's own `verifiers/` folder
+    shadows that name here."""
+    for module, distribution in CLIENTS.items():
+        if module not in text:
+            continue
+        try:
+            version(distribution)
+        except PackageNotFoundError:
+            pytest.skip(f"{where} drive {distribution}, not installed (make test installs it)")
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if _runnable_code(p)], ids=lambda p: p.name)
 def test_docs_examples_run(page: Path, page_runner: PageRunner) -> None:
     skip_without_shared_data(_runnable_code(page), f"the examples of {page.name}")
-    skip_without_verifiers(_runnable_code(page), f"the examples of {page.name}")
+    skip_without_clients(_runnable_code(page), f"the examples of {page.name}")
     result = page_runner.run(_runnable_code(page), timeout=300)
     assert result.returncode == 0, f"{page.name}:\n{result.stderr[-3000:]}"

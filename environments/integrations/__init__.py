@@ -1,2 +1,2 @@
 """Adapters that let other trainers drive rewardsmith environments (veRL agent loops,
-verifiers environments). Each needs its client installed; see its module."""
+OpenRLHF agents). Each needs its client installed; see its module."""
