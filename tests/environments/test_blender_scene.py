@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import pickle
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -345,3 +346,20 @@ def test_audit_env_plays_every_class_and_env_spec_prints_the_reward(tmp_path: Pa
     printed = runner.invoke(app, ["env", "spec", "blender_scene", "-o", str(spec)])
     assert printed.exit_code == 0, printed.output
     assert "blender_scene" in spec.read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task_id", ["smooth_ball", "spot_stage"])
+def test_a_subdivided_object_of_the_wrong_size_does_not_earn_full_reward(
+    env: BlenderSceneEnv, task_id: str
+) -> None:
+    # audit --env blender_scene --search: the spec left a subdivided object's size out, so a
+    # 3 m sphere asked as 2 m earned the full reward; sizes are now checked there to 5 cm.
+    task = next(t for t in TASKS if t["id"] == task_id)
+    actions = expert_actions(task)
+    scaled = [
+        re.sub(r"radius=([0-9.]+)", lambda m: f"radius={1.5 * float(m[1])}", a) for a in actions
+    ]
+    assert scaled != actions
+    final, _, _ = episode(env, task, scaled)
+    assert final.reward.value < 1.0, final.reward.reason
