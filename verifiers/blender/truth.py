@@ -21,7 +21,8 @@ object-index render) says what does. From its statistics and the dump:
 
 `render_problems` checks the render settings against the task or sane bounds (one
 ``render settings`` check in the render stage): the output size after
-``resolution_percentage``, a crop border, exposure, film exposure, a compositor, a debug
+``resolution_percentage``, a crop border, a camera moving during the motion-blur
+shutter, exposure, film exposure, a compositor, a debug
 view transform (False Color, Raw), gamma, pixel aspect, depth of field, and the
 lens as a 35 mm equivalent (``lens * 36 / sensor``: a 0.5 mm sensor makes a 50 mm lens a
 3,600 mm one).
@@ -111,6 +112,8 @@ def _film_problems(render: dict[str, Any]) -> list[str]:
         area = max(0.0, border[2] - border[0]) * max(0.0, border[3] - border[1])
         if area < 0.99:
             found.append(f"a crop border renders {area:.1%} of the frame")
+    if render.get("camera_moves"):
+        found.append(f"the camera: {render['camera_moves']}")
     found += _colour_problems(render)
     exposure, film = render.get("exposure", 0.0), render.get("film_exposure", 1.0)
     if not EXPOSURE[0] <= exposure <= EXPOSURE[1]:
