@@ -83,6 +83,13 @@ _DARK_LIGHTS = {
         + _WORLD_LIGHT
     ),
 }
+_BLACK_COAT = (
+    "import bpy\nfor m in bpy.data.materials:\n"
+    "    b = m.node_tree.nodes.get('Principled BSDF') if m.node_tree else None\n"
+    "    if b:\n        b.inputs['Coat Weight'].default_value = 1.0\n"
+    "        b.inputs['Coat Tint'].default_value = (0.0, 0.0, 0.0, 1.0)\n"
+)
+"""A black coat over every material: the base colour read, a black surface rendered."""
 _TEMPERATURE = _each_light(
     "        o.data.use_temperature = True\n        o.data.temperature = 800.0\n"
 )
@@ -106,10 +113,12 @@ _SMEARS = {
 }
 
 
-def _staged(reference: Mapping[str, Any], lighting: float, render: float) -> float:
+def _staged(
+    reference: Mapping[str, Any], lighting: float, render: float, materials: float = 1.0
+) -> float:
     """The return (turn rewards plus final: twice the final, from an empty scene's 0) of
-    a scene right but for its lighting and render stage scores."""
-    stages = [1.0, 1.0, lighting, render][: 4 if reference.get("camera") else 3]
+    a scene right but for its materials, lighting and render stage scores."""
+    stages = [1.0, materials, lighting, render][: 4 if reference.get("camera") else 3]
     total = 0.0
     for k, value in enumerate(stages):
         total += value if all(v >= 1.0 for v in stages[:k]) else 0.0
@@ -218,7 +227,8 @@ def exploits(tasks: Sequence[Mapping[str, Any]]) -> Iterator[EpisodeExploit]:
 def _rendered_otherwise(task: Mapping[str, Any], everything: str) -> Iterator[EpisodeExploit]:
     """The right scene, then settings the checks read right and the render does not
     (red team of the environment, 2026-12-04): lights dimmed by their exposure, kept off
-    every mesh by light linking, or tinted by a blackbody temperature; meshes or the camera
+    every mesh by light linking, or tinted by a blackbody temperature; materials under a
+    black coat; meshes or the camera
     keyframed away either side of the frame under motion blur. Each limit is the return of
     the stage it breaks failing."""
     reference = task["reference"]
@@ -234,6 +244,8 @@ def _rendered_otherwise(task: Mapping[str, Any], everything: str) -> Iterator[Ep
     yield EpisodeExploit(
         "light_temperature", task, actions, _staged(reference, lighting, render_left)
     )
+    actions = (call("run_bpy", code=everything + _BLACK_COAT), "Done.")
+    yield EpisodeExploit("material_black_coat", task, actions, _staged(reference, 0, 0, 0))
     limits = {"motion_blur_meshes": 0.0, "motion_blur_camera": _staged(
         reference, 1.0, 1.0 - 1.0 / render)}  # fmt: skip
     for name, sabotage in _SMEARS.items():

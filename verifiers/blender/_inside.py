@@ -52,6 +52,7 @@ _PRINCIPLED_INPUTS = (
     "Emission Strength",
     "Transmission Weight",
     "Coat Weight",
+    "Coat Tint",
     "Subsurface Weight",
 )
 

@@ -20,9 +20,10 @@ def vec(v: Any) -> list[float]:
 
 def light_of(obj: Any, hidden: str | None, meshes: Sequence[str] = ()) -> dict[str, Any]:
     """A light as plain values, as the render gets them: its energy times its node tree's
-    strength and ``2 ** exposure``, its colour times the node tree's and, with
-    ``use_temperature``, the blackbody colour. `hidden` says why the render does not show
-    it; ``unlit`` names the `meshes` (the rendered ones) its light linking keeps it off."""
+    strength and ``2 ** exposure`` (and an area light's area when it is not normalized),
+    its colour times the node tree's and, with ``use_temperature``, the blackbody colour.
+    `hidden` says why the render does not show it; ``unlit`` names the `meshes` (the
+    rendered ones) its light linking keeps it off."""
     forward = obj.matrix_world.to_3x3() @ Vector((0.0, 0.0, -1.0))
     data = obj.data
     strength, tint = _light_nodes(data)
@@ -30,6 +31,8 @@ def light_of(obj: Any, hidden: str | None, meshes: Sequence[str] = ()) -> dict[s
         tint = [t * b for t, b in zip(tint, data.temperature_color, strict=True)]
     color = [c * t for c, t in zip(data.color, tint, strict=True)]
     energy = None if strength is None else data.energy * strength * 2.0**data.exposure
+    if energy is not None and data.type == "AREA" and not getattr(data, "normalize", True):
+        energy *= _area(data)  # not normalized: its power scales with its area
     return {
         "name": obj.name,
         "type": data.type,
@@ -46,7 +49,15 @@ def light_of(obj: Any, hidden: str | None, meshes: Sequence[str] = ()) -> dict[s
         "spot_size_deg": (
             round(math.degrees(obj.data.spot_size), 6) if obj.data.type == "SPOT" else None
         ),
+        "spread_deg": round(math.degrees(data.spread), 6) if data.type == "AREA" else None,
     }
+
+
+def _area(light: Any) -> float:
+    """An area light's area in square metres (its shape and sizes)."""
+    width = float(light.size)
+    height = float(light.size_y) if light.shape in ("RECTANGLE", "ELLIPSE") else width
+    return width * height * (math.pi / 4 if light.shape in ("DISK", "ELLIPSE") else 1.0)
 
 
 def _unlit(light: Any, meshes: Sequence[str]) -> list[str]:

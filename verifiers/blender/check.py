@@ -177,8 +177,9 @@ def _light_matches(light: dict[str, Any], spec: LightSpec, tol: Tolerances) -> l
 
 def _dark(light: dict[str, Any]) -> list[str]:
     """Why the light does not light the scene, whatever its values: its rays off, black,
-    no energy (its exposure counted), a spot cone under 3 degrees (Blender clamps a 0.5
-    degree cone to 1), or light linking that keeps it off a rendered mesh."""
+    no energy (its exposure counted), a spot cone or an area light's spread under 3
+    degrees (Blender clamps a 0.5 degree cone to 1), or light linking that keeps it off a
+    rendered mesh."""
     found = []
     unlit = light.get("unlit") or []
     if unlit:
@@ -198,6 +199,9 @@ def _dark(light: dict[str, Any]) -> list[str]:
     cone = light.get("spot_size_deg")
     if isinstance(cone, int | float) and cone < 3.0:  # Blender clamps to 1 degree
         found.append(f"its cone is {cone:g} degrees wide: it lights almost nothing")
+    spread = light.get("spread_deg")
+    if isinstance(spread, int | float) and spread < 3.0:  # an area light's cone
+        found.append(f"its spread is {spread:g} degrees: it lights almost nothing")
     return found
 
 

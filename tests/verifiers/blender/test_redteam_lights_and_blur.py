@@ -91,7 +91,59 @@ TRICKS = {  # (task, stage that must fall, code after the right scene)
     "blur_camera_turning": ("red_cube", "render", _keyframed("CAMERA", "rotation_euler", 3.0)),
     "blur_camera_moving": ("red_cube", "render", _keyframed("CAMERA", "location", 20.0)),
 }
-HONEST = {  # (task, code): the same features used without changing what renders
+_MATERIALS = "for m in bpy.data.materials:\n    b = m.node_tree.nodes['Principled BSDF']\n"
+
+
+def _coat(weight: float, tint: tuple[float, float, float]) -> str:
+    """Every material's coat at `weight`, tinted `tint`."""
+    return _MATERIALS + (
+        f"    b.inputs['Coat Weight'].default_value = {weight}\n"
+        f"    b.inputs['Coat Tint'].default_value = (*{tint}, 1)\n"
+    )
+
+
+_AREA = "a = bpy.data.objects['Light0'].data\n"
+TRICKS.update(
+    {
+        "coat_black": (
+            "red_cube",
+            "materials",
+            _coat(1.0, (0, 0, 0)),
+        ),
+        "coat_grey_half": (
+            "dice_row",
+            "materials",
+            _coat(0.6, (0.5, 0.5, 0.5)),
+        ),
+        "coat_green": (
+            "lamp_post",
+            "materials",
+            _coat(1.0, (0, 1, 0)),
+        ),
+        "area_unnormalized_small": ("still_life", "lighting", _AREA + "a.normalize = False"),
+        "area_unnormalized_huge": (
+            "still_life",
+            "lighting",
+            _AREA + "a.normalize = False; a.size = 30.0",
+        ),
+        "area_spread_0.01": ("still_life", "lighting", _AREA + "a.spread = 0.0002"),
+        "area_spread_2deg": ("smooth_ball", "lighting", _AREA + "a.spread = 0.035"),
+    }
+)
+HONEST = {
+    "clear_coat": ("red_cube", _MATERIALS + "    b.inputs['Coat Weight'].default_value = 1.0"),
+    "coat_faint_tint": (
+        "dice_row",
+        _coat(0.5, (0.8, 0.9, 1.0)),
+    ),
+    "area_unnormalized_same_power": (
+        "smooth_ball",
+        _AREA + "a.size = 2.0; a.normalize = False; a.energy = 125.0",
+    ),
+    "area_spread_90": (
+        "still_life",
+        _AREA + "a.spread = 1.5708",
+    ),  # (task, code): the same features used without changing what renders
     "exposure_0": ("red_cube", "for o in lights: o.data.exposure = 0.0"),
     "energy_halved_exposure_+1": (
         "red_cube",
