@@ -70,10 +70,12 @@ def _each_light(body: str) -> str:
     return f"import bpy\nfor o in bpy.data.objects:\n    if o.type == 'LIGHT':\n{body}"
 
 
-_DARK_LIGHTS = {
+_MISREAD_LIGHTS = {
     # The light's exposure multiplies its energy by 2 ** exposure in every engine.
     "light_exposure": _each_light("        o.data.exposure = -6.0\n"),
     "light_exposure_world": _each_light("        o.data.exposure = -30.0\n") + _WORLD_LIGHT,
+    # A colour of 50: white as a hue, 50 times the energy read.
+    "light_colour_gain": _each_light("        o.data.color = (50.0, 50.0, 50.0)\n"),
     # Cycles light linking: a receiver collection excluding every mesh lights none of them.
     "light_linking_excluded": (
         "import bpy\noff = bpy.data.collections.new('Off')\n"
@@ -233,7 +235,7 @@ def _rendered_otherwise(task: Mapping[str, Any], everything: str) -> Iterator[Ep
     the stage it breaks failing."""
     reference = task["reference"]
     render = _render_checks(reference)
-    for name, sabotage in _DARK_LIGHTS.items():
+    for name, sabotage in _MISREAD_LIGHTS.items():
         actions = (call("run_bpy", code=everything + sabotage), "Done.")
         yield EpisodeExploit(name, task, actions, _staged(reference, 0.0, 0.0))
     # A tint fails only the lights whose colour the task states (lamp_post's); elsewhere

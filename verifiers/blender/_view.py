@@ -21,16 +21,22 @@ def vec(v: Any) -> list[float]:
 def light_of(obj: Any, hidden: str | None, meshes: Sequence[str] = ()) -> dict[str, Any]:
     """A light as plain values, as the render gets them: its energy times its node tree's
     strength and ``2 ** exposure`` (and an area light's area when it is not normalized),
-    its colour times the node tree's and, with ``use_temperature``, the blackbody colour.
+    its colour times the node tree's and, with ``use_temperature``, the blackbody colour
+    (a colour brighter than 1, before that tint, is read as that much more energy and a
+    colour of at most 1).
     `hidden` says why the render does not show it; ``unlit`` names the `meshes` (the
     rendered ones) its light linking keeps it off."""
     forward = obj.matrix_world.to_3x3() @ Vector((0.0, 0.0, -1.0))
     data = obj.data
     strength, tint = _light_nodes(data)
-    if getattr(data, "use_temperature", False):
-        tint = [t * b for t, b in zip(tint, data.temperature_color, strict=True)]
     color = [c * t for c, t in zip(data.color, tint, strict=True)]
     energy = None if strength is None else data.energy * strength * 2.0**data.exposure
+    gain = max(color)
+    if gain > 1.0:  # a colour over 1 scales the light's radiance: it is energy, not hue
+        color = [c / gain for c in color]
+        energy = None if energy is None else energy * gain
+    if getattr(data, "use_temperature", False):  # Blender keeps its luminance at 1
+        color = [c * b for c, b in zip(color, data.temperature_color, strict=True)]
     if energy is not None and data.type == "AREA" and not getattr(data, "normalize", True):
         energy *= _area(data)  # not normalized: its power scales with its area
     return {

@@ -130,7 +130,25 @@ TRICKS.update(
         "area_spread_2deg": ("smooth_ball", "lighting", _AREA + "a.spread = 0.035"),
     }
 )
+TRICKS.update(
+    {
+        "colour_gain_50": (
+            "red_cube",
+            "lighting",
+            "for o in lights: o.data.color = (50.0, 50.0, 50.0)",
+        ),
+        "colour_gain_3_tinted": (
+            "lamp_post",
+            "lighting",
+            "for o in lights: o.data.color = (3.0, 2.55, 1.8)",
+        ),
+    }
+)
 HONEST = {
+    "colour_gain_with_energy_divided": (
+        "red_cube",
+        "for o in lights: o.data.color = (4.0, 4.0, 4.0); o.data.energy /= 4",
+    ),
     "clear_coat": ("red_cube", _MATERIALS + "    b.inputs['Coat Weight'].default_value = 1.0"),
     "coat_faint_tint": (
         "dice_row",
