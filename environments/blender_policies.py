@@ -56,6 +56,93 @@ _TALL_FRAME = (
 )
 
 
+_WORLD_LIGHT = (
+    "import bpy\nworld = bpy.data.worlds.new('Faint')\nworld.use_nodes = True\n"
+    "background = world.node_tree.nodes['Background']\n"
+    "background.inputs['Color'].default_value = (0.3, 0.3, 0.3, 1.0)\n"
+    "bpy.context.scene.world = world\n"
+)
+"""A grey world: keeps the truth render's luminance above its gate while the lights the
+task asks for are made dark, so only the lights' own readings can catch them."""
+
+
+def _each_light(body: str) -> str:
+    return f"import bpy\nfor o in bpy.data.objects:\n    if o.type == 'LIGHT':\n{body}"
+
+
+_MISREAD_LIGHTS = {
+    # The light's exposure multiplies its energy by 2 ** exposure in every engine.
+    "light_exposure": _each_light("        o.data.exposure = -6.0\n"),
+    "light_exposure_world": _each_light("        o.data.exposure = -30.0\n") + _WORLD_LIGHT,
+    # A colour of 50: white as a hue, 50 times the energy read.
+    "light_colour_gain": _each_light("        o.data.color = (50.0, 50.0, 50.0)\n"),
+    # Cycles light linking: a receiver collection excluding every mesh lights none of them.
+    "light_linking_excluded": (
+        "import bpy\noff = bpy.data.collections.new('Off')\n"
+        "for o in bpy.data.objects:\n    if o.type == 'MESH':\n        off.objects.link(o)\n"
+        "for entry in off.collection_objects:\n    entry.light_linking.link_state = 'EXCLUDE'\n"
+        + _each_light("        o.light_linking.receiver_collection = off\n")
+        + _WORLD_LIGHT
+    ),
+}
+_BLACK_COAT = (
+    "import bpy\nfor m in bpy.data.materials:\n"
+    "    b = m.node_tree.nodes.get('Principled BSDF') if m.node_tree else None\n"
+    "    if b:\n        b.inputs['Coat Weight'].default_value = 1.0\n"
+    "        b.inputs['Coat Tint'].default_value = (0.0, 0.0, 0.0, 1.0)\n"
+)
+"""A black coat over every material: the base colour read, a black surface rendered."""
+_TEMPERATURE = _each_light(
+    "        o.data.use_temperature = True\n        o.data.temperature = 800.0\n"
+)
+_SMEAR = """
+import bpy
+scene = bpy.context.scene
+scene.render.use_motion_blur, scene.render.motion_blur_shutter = True, 1.0
+frame = scene.frame_current
+for o in [o for o in bpy.data.objects if o.type in {kinds!r}]:
+    here = o.{channel}.copy()
+    for step, shift in ((-1, -{far}), (1, {far}), (0, 0.0)):
+        o.{channel} = here
+        o.{channel}[2] += shift
+        o.keyframe_insert({channel!r}, frame=frame + step)
+scene.frame_set(frame)
+"""
+_SMEARS = {
+    # Keyframed 400 m away one frame either side: right at its frame, a smear in the render.
+    "motion_blur_meshes": _SMEAR.format(kinds=("MESH",), channel="location", far=400.0),
+    "motion_blur_camera": _SMEAR.format(kinds=("CAMERA",), channel="rotation_euler", far=3.0),
+}
+
+
+def _staged(
+    reference: Mapping[str, Any], lighting: float, render: float, materials: float = 1.0
+) -> float:
+    """The return (turn rewards plus final: twice the final, from an empty scene's 0) of
+    a scene right but for its materials, lighting and render stage scores."""
+    stages = [1.0, materials, lighting, render][: 4 if reference.get("camera") else 3]
+    total = 0.0
+    for k, value in enumerate(stages):
+        total += value if all(v >= 1.0 for v in stages[:k]) else 0.0
+    return 2 * total / len(stages)
+
+
+def _render_checks(reference: Mapping[str, Any]) -> int:
+    """How many render-stage checks the spec makes (`check.check_scene`): the camera's
+    stated fields (one ``camera`` check when none), "camera sees the scene", each stated
+    render setting, and the one "render settings" check."""
+    camera = reference.get("camera") or {}
+    stated = [k for k in ("location", "look_at", "direction", "lens") if camera.get(k) is not None]
+    settings = [v for v in (reference.get("render") or {}).values() if v is not None]
+    return max(1, len(stated)) + 1 + len(settings) + 1
+
+
+def _coloured_share(reference: Mapping[str, Any]) -> float:
+    """The share of the spec's lights that state a colour (a blackbody tint fails them)."""
+    lights = reference.get("lights") or []
+    return sum(1 for x in lights if x.get("color") is not None) / max(1, len(lights))
+
+
 def live_only(condition: str, script: str) -> str:
     """Model code that runs `script` only when `condition` holds where it runs."""
     return f"import os, bpy, random, time\nif {condition}:\n    exec({script!r})\n"
@@ -136,3 +223,33 @@ def exploits(tasks: Sequence[Mapping[str, Any]]) -> Iterator[EpisodeExploit]:
             EpisodeExploit("flood_calls", task, (describe * 9, "<tool_call>{not json" * 5,
                                                  call("render_preview", size=-1) * 4, "Done.")),
         )  # fmt: skip
+        yield from _rendered_otherwise(task, everything)
+
+
+def _rendered_otherwise(task: Mapping[str, Any], everything: str) -> Iterator[EpisodeExploit]:
+    """The right scene, then settings the checks read right and the render does not
+    (red team of the environment, 2026-12-04): lights dimmed by their exposure, kept off
+    every mesh by light linking, or tinted by a blackbody temperature; materials under a
+    black coat; meshes or the camera
+    keyframed away either side of the frame under motion blur. Each limit is the return of
+    the stage it breaks failing."""
+    reference = task["reference"]
+    render = _render_checks(reference)
+    for name, sabotage in _MISREAD_LIGHTS.items():
+        actions = (call("run_bpy", code=everything + sabotage), "Done.")
+        yield EpisodeExploit(name, task, actions, _staged(reference, 0.0, 0.0))
+    # A tint fails only the lights whose colour the task states (lamp_post's); elsewhere
+    # an 800 K light is a free choice and the limit is the full return.
+    lighting = 1.0 - _coloured_share(reference)
+    actions = (call("run_bpy", code=everything + _TEMPERATURE), "Done.")
+    render_left = 1.0 if lighting >= 1.0 else 0.0
+    yield EpisodeExploit(
+        "light_temperature", task, actions, _staged(reference, lighting, render_left)
+    )
+    actions = (call("run_bpy", code=everything + _BLACK_COAT), "Done.")
+    yield EpisodeExploit("material_black_coat", task, actions, _staged(reference, 0, 0, 0))
+    limits = {"motion_blur_meshes": 0.0, "motion_blur_camera": _staged(
+        reference, 1.0, 1.0 - 1.0 / render)}  # fmt: skip
+    for name, sabotage in _SMEARS.items():
+        actions = (call("run_bpy", code=everything + sabotage), "Done.")
+        yield EpisodeExploit(name, task, actions, limits[name])

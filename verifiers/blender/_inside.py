@@ -52,6 +52,7 @@ _PRINCIPLED_INPUTS = (
     "Emission Strength",
     "Transmission Weight",
     "Coat Weight",
+    "Coat Tint",
     "Subsurface Weight",
 )
 
@@ -299,6 +300,46 @@ def _as_rendered() -> None:
             data.resolution_u = data.render_resolution_u
 
 
+_SMEAR_M = 0.01
+"""How far a point of an object may move during the motion-blur shutter and still be
+measured where it renders (1 cm)."""
+
+
+def _moving_in_shutter(scene: Any, objects: list[Any]) -> dict[str, str]:
+    """Objects (the camera among them) that move during the render's motion-blur shutter,
+    with how far: the checks measure each at the current frame, but the render averages
+    the shutter, so an object keyframed away either side of the frame renders as a smear
+    (the red team's cube, right at its frame, showed in 0 % of the picture)."""
+    if not scene.render.use_motion_blur:
+        return {}
+    frame, shutter = scene.frame_current, float(scene.render.motion_blur_shutter)
+
+    def corners() -> dict[str, list[Any]]:
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        return {
+            o.name: [o.matrix_world @ Vector(c) for c in o.evaluated_get(depsgraph).bound_box]
+            + [o.matrix_world @ Vector((0.0, 0.0, -1.0))]  # a camera's aim moves this point
+            for o in objects
+        }
+
+    still = corners()
+    moved: dict[str, float] = {}
+    try:
+        for offset in (-shutter, -shutter / 2, shutter / 2, shutter):
+            whole = math.floor(frame + offset)
+            scene.frame_set(whole, subframe=frame + offset - whole)
+            for name, points in corners().items():
+                far = max((p - q).length for p, q in zip(points, still[name], strict=True))
+                moved[name] = max(moved.get(name, 0.0), far)
+    finally:
+        scene.frame_set(frame)
+    return {
+        name: f"it moves {far:.3g} m during the motion-blur shutter (the render smears it)"
+        for name, far in moved.items()
+        if far > _SMEAR_M
+    }
+
+
 def _material(mat: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"name": mat.name, "principled": None}
     tree = mat.node_tree if mat.use_nodes else None
@@ -343,7 +384,11 @@ def dump_scene() -> dict[str, Any]:
     objects = list(scene.objects)[:1000]
     shown = _shown_collections(bpy.context.view_layer)
     clear = _clear_materials()
+    smeared = _moving_in_shutter(scene, objects)
     dumped = [_object(o, depsgraph, shown, clear) for o in objects]
+    for entry in dumped:
+        entry["hidden"] = entry["hidden"] or smeared.get(entry["name"])
+    rendered = [o["name"] for o in dumped if o["type"] == "MESH" and not o["hidden"]]
     used = {name for o in dumped if not o["hidden"] for name in o["materials"]}
     camera = camera_of(scene)
     if camera is not None:  # what of the scene the picture holds: not only where it points
@@ -352,14 +397,18 @@ def dump_scene() -> dict[str, Any]:
             for o in dumped
             if o["type"] == "MESH" and not o["hidden"] and in_frame(scene, o)
         ]
+    render = render_of(scene)
+    render["camera_moves"] = smeared.get(scene.camera.name) if scene.camera else None
     return {
         "objects": dumped,
         "materials": [_material(m) for m in bpy.data.materials if m.name in used][:1000],
         "lights": [
-            light_of(o, _hidden_from_render(o, shown)) for o in objects if o.type == "LIGHT"
+            light_of(o, _hidden_from_render(o, shown), rendered)
+            for o in objects
+            if o.type == "LIGHT"
         ],
         "camera": camera,
-        "render": render_of(scene),
+        "render": render,
     }
 
 

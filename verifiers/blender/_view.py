@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from bpy_extras.object_utils import world_to_camera_view
@@ -17,16 +18,33 @@ def vec(v: Any) -> list[float]:
     return [round(float(x), 6) for x in v]
 
 
-def light_of(obj: Any, hidden: str | None) -> dict[str, Any]:
-    """A light as plain values; `hidden` says why the render does not show it."""
+def light_of(obj: Any, hidden: str | None, meshes: Sequence[str] = ()) -> dict[str, Any]:
+    """A light as plain values, as the render gets them: its energy times its node tree's
+    strength and ``2 ** exposure`` (and an area light's area when it is not normalized),
+    its colour times the node tree's and, with ``use_temperature``, the blackbody colour
+    (a colour brighter than 1, before that tint, is read as that much more energy and a
+    colour of at most 1).
+    `hidden` says why the render does not show it; ``unlit`` names the `meshes` (the
+    rendered ones) its light linking keeps it off."""
     forward = obj.matrix_world.to_3x3() @ Vector((0.0, 0.0, -1.0))
-    strength, tint = _light_nodes(obj.data)
-    color = [c * t for c, t in zip(obj.data.color, tint, strict=True)]
+    data = obj.data
+    strength, tint = _light_nodes(data)
+    color = [c * t for c, t in zip(data.color, tint, strict=True)]
+    energy = None if strength is None else data.energy * strength * 2.0**data.exposure
+    gain = max(color)
+    if gain > 1.0:  # a colour over 1 scales the light's radiance: it is energy, not hue
+        color = [c / gain for c in color]
+        energy = None if energy is None else energy * gain
+    if getattr(data, "use_temperature", False):  # Blender keeps its luminance at 1
+        color = [c * b for c, b in zip(color, data.temperature_color, strict=True)]
+    if energy is not None and data.type == "AREA" and not getattr(data, "normalize", True):
+        energy *= _area(data)  # not normalized: its power scales with its area
     return {
         "name": obj.name,
-        "type": obj.data.type,
-        "energy": None if strength is None else round(float(obj.data.energy * strength), 6),
+        "type": data.type,
+        "energy": None if energy is None else round(float(energy), 6),
         "color": vec(color),
+        "unlit": _unlit(obj, meshes),
         "location": vec(obj.matrix_world.translation),
         "direction": vec(forward.normalized()),
         "hidden": hidden,
@@ -37,7 +55,33 @@ def light_of(obj: Any, hidden: str | None) -> dict[str, Any]:
         "spot_size_deg": (
             round(math.degrees(obj.data.spot_size), 6) if obj.data.type == "SPOT" else None
         ),
+        "spread_deg": round(math.degrees(data.spread), 6) if data.type == "AREA" else None,
     }
+
+
+def _area(light: Any) -> float:
+    """An area light's area in square metres (its shape and sizes)."""
+    width = float(light.size)
+    height = float(light.size_y) if light.shape in ("RECTANGLE", "ELLIPSE") else width
+    return width * height * (math.pi / 4 if light.shape in ("DISK", "ELLIPSE") else 1.0)
+
+
+def _unlit(light: Any, meshes: Sequence[str]) -> list[str]:
+    """Which of `meshes` the light's light linking keeps it off, as Cycles reads it: with a
+    receiver collection that has an Include entry only those objects are lit, and an
+    Exclude entry never is (an empty collection changes nothing)."""
+    receivers = light.light_linking.receiver_collection
+    if receivers is None:
+        return []
+    states = {
+        o.name: entry.light_linking.link_state
+        for o, entry in zip(receivers.objects, receivers.collection_objects, strict=False)
+    }
+    for child, entry in zip(receivers.children, receivers.collection_children, strict=False):
+        for o in child.all_objects:
+            states.setdefault(o.name, entry.light_linking.link_state)
+    only = "INCLUDE" in states.values()
+    return [m for m in meshes if states.get(m) == "EXCLUDE" or (only and m not in states)]
 
 
 def _light_nodes(light: Any) -> tuple[float | None, list[float]]:

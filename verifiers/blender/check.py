@@ -18,7 +18,9 @@ stage:
 Then the truth render gates them (`truth.py`): lighting checks fail on a dark render,
 camera checks when none of the task's objects shows, material checks when no object
 showing the material is in the picture, or when it is see-through or glows. A light
-that lights nothing (rays off, black, no energy, a cone under 3 degrees) meets no spec.
+that lights nothing (rays off, black, no energy, a cone under 3 degrees) or that its
+light linking keeps off a rendered mesh meets no spec; a light's energy and colour are
+read as rendered (exposure, node tree, blackbody temperature: `_view.light_of`).
 
     >>> from rewardsmith.verifiers.blender.spec import SceneSpec
     >>> spec = SceneSpec(lights=[{"type": "SUN"}])
@@ -174,9 +176,15 @@ def _light_matches(light: dict[str, Any], spec: LightSpec, tol: Tolerances) -> l
 
 
 def _dark(light: dict[str, Any]) -> list[str]:
-    """Why the light lights nothing, whatever its values: its rays off, black, no energy,
-    or a spot cone under 3 degrees (Blender clamps a 0.5 degree cone to 1)."""
+    """Why the light does not light the scene, whatever its values: its rays off, black,
+    no energy (its exposure counted), a spot cone or an area light's spread under 3
+    degrees (Blender clamps a 0.5 degree cone to 1), or light linking that keeps it off a
+    rendered mesh."""
     found = []
+    unlit = light.get("unlit") or []
+    if unlit:
+        names = ", ".join(repr(n) for n in unlit[:4])
+        found.append(f"its light linking keeps it off {names}: it does not light the scene")
     rays = light.get("rays") or {}
     if rays and not (rays.get("diffuse", True) or rays.get("glossy", True)):
         found.append("its diffuse and glossy ray visibility are off: it lights nothing")
@@ -191,6 +199,9 @@ def _dark(light: dict[str, Any]) -> list[str]:
     cone = light.get("spot_size_deg")
     if isinstance(cone, int | float) and cone < 3.0:  # Blender clamps to 1 degree
         found.append(f"its cone is {cone:g} degrees wide: it lights almost nothing")
+    spread = light.get("spread_deg")
+    if isinstance(spread, int | float) and spread < 3.0:  # an area light's cone
+        found.append(f"its spread is {spread:g} degrees: it lights almost nothing")
     return found
 
 

@@ -21,7 +21,8 @@ object-index render) says what does. From its statistics and the dump:
 
 `render_problems` checks the render settings against the task or sane bounds (one
 ``render settings`` check in the render stage): the output size after
-``resolution_percentage``, a crop border, exposure, film exposure, a compositor, a debug
+``resolution_percentage``, a crop border, a camera moving during the motion-blur
+shutter, exposure, film exposure, a compositor, a debug
 view transform (False Color, Raw), gamma, pixel aspect, depth of field, and the
 lens as a 35 mm equivalent (``lens * 36 / sensor``: a 0.5 mm sensor makes a 50 mm lens a
 3,600 mm one).
@@ -69,6 +70,9 @@ def material_problem(found: dict[str, Any], asked: set[str]) -> str | None:
     alpha = _unlinked(principled, "Alpha")
     if "Alpha" not in asked and isinstance(alpha, int | float) and alpha < 0.5:
         return f"alpha {alpha:g}: the surface is see-through"
+    coat = _coat_problem(principled, asked)
+    if coat:
+        return coat
     strength = _unlinked(principled, "Emission Strength")
     colour = _unlinked(principled, "Emission Color")
     if asked & {"Emission Strength", "Emission Color"}:
@@ -77,6 +81,25 @@ def material_problem(found: dict[str, Any], asked: set[str]) -> str | None:
         glow = strength * max(float(c) for c in colour[:3])
         if glow > GLOW_MAX:
             return f"emission {glow:g}: the surface glows instead of showing its colour"
+    return None
+
+
+COAT_MAX_SHIFT = 0.2
+"""How far (0-1, per channel) an unasked coat may darken or tint what is under it."""
+
+
+def _coat_problem(principled: dict[str, Any], asked: set[str]) -> str | None:
+    """A coat layer whose tint is not white filters every colour under it (a black tint
+    at weight 1 renders the red team's red cube black): unless the task asks for the coat,
+    the colour shown is not the base colour read."""
+    if asked & {"Coat Weight", "Coat Tint"}:
+        return None
+    weight, tint = _unlinked(principled, "Coat Weight"), _unlinked(principled, "Coat Tint")
+    if not isinstance(weight, int | float) or not isinstance(tint, list) or not tint:
+        return None
+    shift = min(1.0, max(0.0, float(weight))) * (1.0 - min(float(c) for c in tint[:3]))
+    if shift > COAT_MAX_SHIFT:
+        return f"a coat (weight {weight:g}, tint {tint[:3]}) filters the colour under it"
     return None
 
 
@@ -111,6 +134,8 @@ def _film_problems(render: dict[str, Any]) -> list[str]:
         area = max(0.0, border[2] - border[0]) * max(0.0, border[3] - border[1])
         if area < 0.99:
             found.append(f"a crop border renders {area:.1%} of the frame")
+    if render.get("camera_moves"):
+        found.append(f"the camera: {render['camera_moves']}")
     found += _colour_problems(render)
     exposure, film = render.get("exposure", 0.0), render.get("film_exposure", 1.0)
     if not EXPOSURE[0] <= exposure <= EXPOSURE[1]:
