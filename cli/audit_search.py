@@ -408,7 +408,8 @@ def run_search(
     batch: int = 16,
 ) -> SearchResult:
     """Search each leaf verifier of ``grader`` for violations of its relations, starting
-    from ``references`` (right answers), scoring at most ``budget`` new samples and spending
+    from ``references`` (right answers), scoring about ``budget`` new samples (shrinking a
+    violation found in the last batch may replay a few shorter chains on top) and spending
     at most ``seconds`` per leaf."""
     if budget < 1 or depth < 1 or batch < 1:
         raise ValueError(f"need budget, depth and batch >= 1, got {budget}, {depth}, {batch}")

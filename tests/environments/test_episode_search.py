@@ -89,7 +89,9 @@ def test_the_same_seed_finds_the_same_witnesses_and_the_budget_counts_episodes()
     first, second = (_search(PaysForPraise(), SUMS[:6], budget=12) for _ in range(2))
     assert [w.chain for w in first.witnesses] == [w.chain for w in second.witnesses]
     starting = len(starting_episodes("retry_arithmetic", SUMS[:6]))
-    assert first.scored <= starting + 12
+    # The budget bounds what is proposed; shrinking a violation found in the last batch
+    # replays at most (depth - 1) ** 2 shorter chains on top.
+    assert first.scored <= starting + 12 + (CI["depth"] - 1) ** 2
 
 
 def test_an_honest_reward_breaks_nothing() -> None:
@@ -104,7 +106,8 @@ def test_the_scripted_policies_earn_what_they_say() -> None:
     env = RetryArithmetic()
     for task in SUMS[:5]:
         assert play(env, task, POLICIES["retry_arithmetic"].expert(task) or []) == 1.0
-        assert play(env, task, POLICIES["retry_arithmetic"].lazy(task) or []) == pytest.approx(0.4)
+        # Two formatted wrong answers: the final one's 0.2 (a retried try earns nothing yet).
+        assert play(env, task, POLICIES["retry_arithmetic"].lazy(task) or []) == pytest.approx(0.2)
 
 
 @pytest.mark.parametrize(

@@ -145,7 +145,9 @@ def test_verifiers_records_our_reward_for_every_episode(retry_env: RetryArithmet
         assert output["metrics"]["environment_reward"] == final.reward.value
         assert output["metrics"]["environment_error"] == 0.0 and output["error"] is None
         assert output["stop_condition"] == "episode_over"
-        assert [step["reward"] for step in output["trajectory"]] == rewards
+        assert [step["reward"] for step in output["trajectory"]] == _as_verifiers_fills(
+            rewards, final.reward.value
+        )
         said = [(m.role, m.content) for m in output["completion"]]
         expected = [("assistant", actions[0])]
         for action in actions[1:]:
@@ -233,8 +235,8 @@ def test_an_episode_that_cannot_start_never_reaches_the_model() -> None:
 
 @pytest.mark.sandbox
 def test_code_repair_over_turns_records_our_reward() -> None:
-    """A wrong fix (the test log comes back as the next user message, with a partial
-    reward), then the right one: verifiers' rewards are ours, turn by turn."""
+    """A wrong fix (the test log comes back as the next user message; no reward yet: a
+    retried step earns nothing), then the right one: verifiers' rewards are ours."""
     env = CodeRepair()
     task = next(t for t in tasks("code_repair.jsonl") if t["id"] == "r-mean")
     actions = [
@@ -245,8 +247,10 @@ def test_code_repair_over_turns_records_our_reward() -> None:
     (output,) = _evaluate(vf_env.EnvironmentMultiTurnEnv(env, [task]), server)
     rewards, final = _ours(env, task, actions)
     assert final.reward is not None and output["reward"] == final.reward.value
-    assert [s["reward"] for s in output["trajectory"]] == rewards
-    assert rewards[0] is not None and rewards[0] < 1.0 and output["reward"] == pytest.approx(1.0)
+    assert [s["reward"] for s in output["trajectory"]] == _as_verifiers_fills(
+        rewards, final.reward.value
+    )
+    assert rewards[0] is None and output["reward"] == pytest.approx(1.0)
     log = server.requests[1]["messages"][-1]
     assert log["role"] == "user" and "all tests pass" not in log["content"]
     env.close()
@@ -298,3 +302,9 @@ def test_tool_calls_in_text_or_native_reach_our_sandboxed_tool() -> None:
             output["reward"] if r is None else r for r in rewards
         ]
     env.close()
+
+
+def _as_verifiers_fills(turn_rewards: list[float | None], final: float | None) -> list[Any]:
+    """Our turn rewards as verifiers' Rubric leaves them on its trajectory: a step that
+    earned nothing yet (None) is given the rollout's reward when the group is scored."""
+    return [final if reward is None else reward for reward in turn_rewards]
