@@ -43,8 +43,47 @@ SAME_WORKER = {
 }
 
 
+# tryfirst: pytest-xdist reads the groups in its own pytest_collection_modifyitems, which
+# runs before this conftest's (registered earlier) unless this one asks to go first.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for group, files in SAME_WORKER.items():
         for item in items:
             if item.nodeid.split("::", 1)[0] in files:
                 item.add_marker(pytest.mark.xdist_group(group))
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None and _uses_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(f"module:{item.nodeid.split('::', 1)[0]}"))
+
+
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    """Whether `item` shares a module-scoped fixture (a vLLM server, a Ray cluster, a batch of
+    builds): spread over two workers, such a fixture is set up once on each (the vLLM engine
+    twice at ~90 s), so the tests that share it go to one worker. Tests of the module that
+    use none stay free. xdist runs the groups with the most tests first, so a big group does
+    not land at the end of the run."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    return any(chain and chain[-1].scope == "module" for chain in defs)
+
+
+class _GroupSuffix:
+    """On an xdist worker under ``--dist loadgroup``, the group rides to the scheduler as a
+    ``@group`` suffix of the node id. pytest-xdist 3.8 writes it to the old ``_nodeid``
+    field, which pytest 9.2 no longer reads (pytest-dev/pytest-xdist#1386): every group was
+    silently dropped and the tests spread as if unmarked. Written here to the id pytest
+    reads, after xdist's own hook, and only where it is missing."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        from _pytest.nodes import coerce_node_id
+
+        for item in items:
+            marker = item.get_closest_marker("xdist_group")
+            if marker is not None and "@" not in item.nodeid.rpartition("]")[2]:
+                item._id = coerce_node_id(f"{item.nodeid}@{marker.args[0]}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if getattr(config.option, "loadgroup", False):  # set on xdist workers only
+        config.pluginmanager.register(_GroupSuffix(), "rewardsmith-group-suffix")

@@ -52,9 +52,19 @@ def skip_without_clients(text: str, where: str) -> None:
             pytest.skip(f"{where} drive {distribution}, not installed (make test installs it)")
 
 
+# What a page's example prints that its text relies on, checked on this one run of the page
+# (a second run elsewhere only to read its output would pay for the example twice: the
+# reward-model training is the slowest page).
+PRINTS = {
+    "reward_models.md": ("1280 pairs, 0 skipped", "accuracy"),
+}
+
+
 @pytest.mark.parametrize("page", [p for p in PAGES if _runnable_code(p)], ids=lambda p: p.name)
 def test_docs_examples_run(page: Path, page_runner: PageRunner) -> None:
     skip_without_shared_data(_runnable_code(page), f"the examples of {page.name}")
     skip_without_clients(_runnable_code(page), f"the examples of {page.name}")
     result = page_runner.run(_runnable_code(page), timeout=300)
     assert result.returncode == 0, f"{page.name}:\n{result.stderr[-3000:]}"
+    for claim in PRINTS.get(page.name, ()):
+        assert claim in result.stdout, f"{page.name} no longer prints {claim!r}"

@@ -120,7 +120,9 @@ CLASSES = sorted({e.name for e in exploits(TASKS[:1], facts=False)})
 @pytest.mark.slow
 @pytest.mark.parametrize("name", CLASSES)
 def test_every_exploit_class_earns_nothing_on_every_task(env: CadPart, name: str) -> None:
-    played = [e for e in exploits(TASKS) if e.name == name]
+    # Only copy_measured_facts uses the built references' facts: the other classes skip
+    # those builds (a build per task, each time), which would change none of their actions.
+    played = [e for e in exploits(TASKS, facts=name == "copy_measured_facts") if e.name == name]
     assert len(played) == len(TASKS) >= 12
     for exploit in played:
         reward, end = _play(env, dict(exploit.task), exploit.actions)

@@ -33,6 +33,11 @@ from typing import Any
 
 # What most pages import: loaded once, in the parent, before any fork.
 PRELOAD = ("torch", "transformers", "rewardsmith.cli.main", "rewardsmith.graders")
+# One OpenMP thread for torch in the runner and what a page starts, unless the caller set
+# it: the two pytest-xdist workers already fill two cores, and spinning OpenMP threads on a
+# loaded machine made the reward-model page's tiny training take 300 s (in-process, on one
+# thread, as tests/reward_models/conftest.py runs torch: 6 s).
+ONE_THREAD = {"OMP_NUM_THREADS": "1"}
 
 
 def _run_in_child(request: dict[str, Any]) -> int:
@@ -131,6 +136,7 @@ class PageRunner:
         self._process = subprocess.Popen(
             [sys.executable, __file__],
             cwd=cwd,
+            env={**ONE_THREAD, **os.environ},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -146,7 +152,7 @@ class PageRunner:
 
     def _ask(self, request: dict[str, Any], env: dict[str, str] | None, timeout: float):
         assert self._process.stdin is not None
-        full = {**request, "env": dict(os.environ if env is None else env)}
+        full = {**request, "env": {**ONE_THREAD, **(os.environ if env is None else env)}}
         full.update(cwd=str(self.cwd), timeout=timeout)
         self._process.stdin.write(json.dumps(full) + "\n")
         self._process.stdin.flush()
