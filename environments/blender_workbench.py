@@ -172,14 +172,7 @@ def run_script(blend: bytes, code: str, wall_s: float) -> Outcome:
 
 def inspect_blend(blend: bytes, wall_s: float) -> tuple[dict[str, Any] | None, str]:
     """The trusted dump of a saved scene (with its truth render), or why there is none."""
-    result = run_python(
-        _INSPECT,
-        readonly_files={"step_0.blend": blend},
-        limits=_limits(wall_s),
-        collect=("scene.json",),
-        preload=PRELOAD,
-    )
-    outcome = _outcome(result, "scene.json", "inspecting the saved scene", wall_s)
+    outcome = _on_saved_scene(_INSPECT, blend, "scene.json", "inspecting the saved scene", wall_s)
     if outcome.data is None:
         return None, outcome.problem
     dumps = json.loads(outcome.data).get("steps") or [None]
@@ -191,17 +184,23 @@ def inspect_blend(blend: bytes, wall_s: float) -> tuple[dict[str, Any] | None, s
 def render_blend(blend: bytes, size: int, samples: int, wall_s: float) -> Outcome:
     """A PNG of the scene from its camera, `size` pixels wide (data None without a camera)."""
     program = _RENDER.format(size=int(size), samples=int(samples))
+    outcome = _on_saved_scene(program, blend, "preview.png", "the render", wall_s)
+    if outcome.problem.startswith("the render ended without saving"):
+        return Outcome(None, "the scene has no camera to render from", outcome.log)
+    return outcome
+
+
+def _on_saved_scene(program: str, blend: bytes, output: str, what: str, wall_s: float) -> Outcome:
+    """`program` run in the sandbox on the saved scene (read-only, as ``step_0.blend``),
+    and the file `output` it writes."""
     result = run_python(
         program,
         readonly_files={"step_0.blend": blend},
         limits=_limits(wall_s),
-        collect=("preview.png",),
+        collect=(output,),
         preload=PRELOAD,
     )
-    outcome = _outcome(result, "preview.png", "the render", wall_s)
-    if outcome.problem.startswith("the render ended without saving"):
-        return Outcome(None, "the scene has no camera to render from", outcome.log)
-    return outcome
+    return _outcome(result, output, what, wall_s)
 
 
 def store(folder: Path, blend: bytes, dump: dict[str, Any]) -> str:

@@ -227,14 +227,22 @@ def _multi_call_turns(actions: list[str]) -> list[int]:
     ]
 
 
-def _split_calls(
-    actions: list[str], task: Mapping[str, Any], rng: random.Random
-) -> list[str] | None:
+def _pick_multi_call_turn(actions: list[str], rng: random.Random) -> tuple[int, list[str]] | None:
+    """A turn of two or more tool calls, drawn with `rng`, and its calls."""
     turns = _multi_call_turns(actions)
     if not turns:
         return None
     index = rng.choice(turns)
-    calls = tool_calls(actions[index])
+    return index, tool_calls(actions[index])
+
+
+def _split_calls(
+    actions: list[str], task: Mapping[str, Any], rng: random.Random
+) -> list[str] | None:
+    picked = _pick_multi_call_turn(actions, rng)
+    if picked is None:
+        return None
+    index, calls = picked
     cut = rng.randrange(1, len(calls))
     return [*actions[:index], "".join(calls[:cut]), "".join(calls[cut:]), *actions[index + 1 :]]
 
@@ -242,11 +250,10 @@ def _split_calls(
 def _reorder_calls(
     actions: list[str], task: Mapping[str, Any], rng: random.Random
 ) -> list[str] | None:
-    turns = _multi_call_turns(actions)
-    if not turns:
+    picked = _pick_multi_call_turn(actions, rng)
+    if picked is None:
         return None
-    index = rng.choice(turns)
-    calls = tool_calls(actions[index])
+    index, calls = picked
     order = calls[:]
     while order == calls:
         rng.shuffle(order)
