@@ -189,10 +189,17 @@ def _last_word(tail: str, found: Extraction, depth: int = 0) -> Extraction:
     other = _restated(tail, found.answer)
     if other is None or hedge_key(other) == hedge_key(found.answer):
         return found
+    rest = tail[tail.find(other) + len(other) :]
     if depth < 3 and retracted(tail, other):
-        rest = tail[tail.find(other) + len(other) :]
         return _last_word(rest, Extraction(other, "retracted"), depth + 1)
-    return Extraction(found.answer, "restated", "hedged", (found.answer, other))
+    candidates: tuple[str, ...] = (found.answer, other)
+    if depth < 3:  # the text after a restatement may still retract or offer another
+        later = _last_word(rest, found, depth + 1)
+        if later.method == "retracted":
+            return later
+        if later.problem == "hedged":
+            candidates = (*candidates, *later.candidates[1:])
+    return Extraction(found.answer, "restated", "hedged", candidates)
 
 
 def _after_phrase(text: str) -> Extraction | None:
