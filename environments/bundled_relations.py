@@ -156,7 +156,12 @@ _FIGURE = re.compile(r"\d{1,3}(?:,\d{3})+|\d{4,}")
 _HIT = re.compile(r"^p\. (\d+):", re.M)
 
 
-_GOLD = {"finance/second_tag_gold", "finance/after_tag_gold", "finance/hedge_in_tag"}
+_GOLD = {
+    "finance/second_tag_gold",
+    "finance/after_tag_gold",
+    "finance/hedge_in_tag",
+    "finance/hedge_in_free_text",
+}
 """`numeric_answer`'s dressings that add the right figure: a dressing of an answer, not of a
 text with none (a pasted page, half an answer), where adding the figure is answering."""
 

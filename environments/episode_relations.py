@@ -94,14 +94,16 @@ def answer_index(actions: Sequence[str], tools: bool = True) -> int | None:
 def episode_rewrite(change: ActionsChange, max_turns: int) -> Rewrite:
     """A rewrite of an episode's actions by ``change``; None where it does not apply or
     the new episode would not fit in ``max_turns`` (the environment would end it early:
-    that is its turn limit, not a verdict on the rewrite)."""
+    that is its turn limit, not a verdict on the rewrite). What it makes is marked
+    ``meta["changed"]`` (see `intact_only`)."""
 
     def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
         actions = actions_of(sample)
         new = change(list(actions), task_of(sample), rng)
         if not new or new == actions or len(new) > max_turns:
             return None
-        return rewritten(sample, [Step(action=a) for a in new])
+        made = rewritten(sample, [Step(action=a) for a in new])
+        return made.model_copy(update={"meta": {**made.meta, "changed": True}})
 
     return rewrite
 
@@ -126,25 +128,19 @@ def answer_rewrite(change: AnswerChange, tools: bool = True, max_turns: int = 64
 
 def right_only(relation: Relation) -> Relation:
     """``relation`` applied to expert episodes only: a changing rewrite needs a right
-    answer to make wrong (a lazy episode is wrong already, and changing it may fix it).
-    What it makes is marked ``meta["changed"]``."""
+    answer to make wrong (a lazy episode is wrong already, and changing it may fix it)."""
 
     def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
-        made = relation.rewrite(sample, rng) if sample.meta.get("policy") == "expert" else None
-        return None if made is None else made.model_copy(update={"meta": _changed(made)})
+        return relation.rewrite(sample, rng) if sample.meta.get("policy") == "expert" else None
 
     return Relation(relation.name, relation.kind, rewrite, relation.description, relation.limit)
-
-
-def _changed(sample: Sample) -> dict[str, Any]:
-    return {**sample.meta, "changed": True}
 
 
 def intact_only(relation: Relation) -> Relation:
     """``relation`` applied to unchanged expert episodes only: a rewrite that drops part
     of the answer (the first half taken as the answer, a tool's output in its place) can
-    drop what a change added ("338350. Wait, no: 338351" cut after the first figure), so
-    it is a dressing of right answers alone."""
+    drop what an earlier rewrite added ("338350. Wait, no: 338351" cut after the first
+    figure; a hedge cut off), so it is a dressing of right answers as they were played."""
 
     def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
         intact = sample.meta.get("policy") == "expert" and not sample.meta.get("changed")

@@ -153,6 +153,22 @@ def test_a_split_answer_is_no_dressing_where_every_turn_is_a_try() -> None:
     }
 
 
+def test_a_split_answer_applies_to_expert_episodes_as_played_only() -> None:
+    """Found by the finance_document search (seed 3): a hedge added to the answer, then
+    the answer split where the cut drops the hedge, "lifted" the hedged answer to 1.0.
+    Splitting follows no other rewrite: it cuts what that rewrite wrote."""
+    finance = make_environment("finance_document")
+    relations = {r.name: r for r in relations_for_environment(finance)}
+    split = relations["finance_document/answer_split_across_turns"]
+    hedge = relations["finance_document/finance/hedge_in_tag"]
+    task = bundled_tasks("finance_document")[0]
+    actions = POLICIES["finance_document"].expert(task) or []
+    expert = episode_sample(finance.name, task, actions, "expert")
+    assert split(expert, 0) is not None
+    hedged = next(h for seed in range(20) if (h := hedge(expert, seed)) is not None)
+    assert all(split(hedged, seed) is None for seed in range(20))
+
+
 # ----------------------------------------------------------------------------- the CI search
 
 

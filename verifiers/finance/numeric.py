@@ -371,7 +371,11 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
     tags = all_tagged(text)
     marked = list(re.finditer(r"answer\s*(?:is)?\s*[:=]\s*([^\n]*)", text, re.IGNORECASE))
     span = tags[-1] if tags else marked[-1].group(1) if marked else text[-2000:]
-    spans = [s for s in find_figure_spans(span) if not is_year(s[0])] or find_figure_spans(span)
+    # A page or note cited beside the answer ("(p. 3)", "Note 7") is not a figure of it.
+    uncited = _CITE.sub(lambda cite: " " * len(cite.group(0)), span)
+    spans = [s for s in find_figure_spans(uncited) if not is_year(s[0])] or find_figure_spans(
+        uncited
+    )
     if not spans:
         return Figure(0.0, text=span.strip()) if _ZERO.match(span) else None
     is_marked = bool(tags) or bool(marked)
@@ -382,6 +386,8 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
         raise StackedScale(figure.text, second.group(1))
     if is_marked:
         _refuse_hedges(text, span, tags, marked, figure, [f for f, _, _ in spans])
+    else:
+        _refuse_doubted_conclusion(span, spans)
     figure = _signed(span, figure, start, bool(_MAGNITUDE_ASKED.search(prompt)))
     if figure.scale == 1.0 and figure.unit not in ("%", "bp"):
         scale = scale_from_header(span)
@@ -389,6 +395,41 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
         if scale != 1.0:
             return Figure(figure.value, scale, figure.unit, figure.decimals, figure.text)
     return figure
+
+
+_DOUBT = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|guess|unsure|not\s+sure|uncertain|alternatively)\b|\?",
+    re.IGNORECASE,
+)
+"""Words that make free text's concluding figure a guess ("Maybe 34,030 thousand.")."""
+_OR_BETWEEN = re.compile(r"[\s,;:(]*(?:and/)?or\b[\s,]*(?:[a-z]+[\s,]+)?", re.IGNORECASE)
+"""What joins two figures offered as alternatives ("35,000, or maybe 34,030 thousand")."""
+_ANSWER_MARKS = re.compile(r"</?answer>")
+_SENTENCE_END = re.compile(r"[.!?;](?=\s)|\n")
+
+
+def _refuse_doubted_conclusion(span: str, spans: list[tuple[Figure, int, int]]) -> None:
+    """Raise `HedgedAnswer` when free text's conclusion, the sentence of its last figure,
+    doubts that figure or offers another beside it with "or": read for its last figure
+    alone, "35,000, or maybe 34,030 thousand" would answer 34,030 thousand."""
+    figure, start, end = spans[-1]
+    opened = _sentence_start(span, start)
+    while opened > 0 and _OR_BETWEEN.match(span, opened):  # "... (or 159 thousand)" goes on
+        opened = _sentence_start(span, opened - 1)
+    closed = _SENTENCE_END.search(span, end)
+    sentence = span[opened : closed.end() if closed else len(span)]
+    doubt = _DOUBT.search(sentence)
+    if doubt is not None:
+        raise HedgedAnswer([figure.text, doubt.group(0)])
+    for other, _, other_end in spans[:-1]:
+        joined = other_end >= opened and _OR_BETWEEN.fullmatch(span, other_end, start)
+        if joined and not is_year(other) and not same_quantity(other, figure):
+            raise HedgedAnswer([other.text, figure.text])
+
+
+def _sentence_start(text: str, at: int) -> int:
+    """Where the sentence holding index `at` begins."""
+    return max((m.end() for m in _SENTENCE_END.finditer(text, 0, at)), default=0)
 
 
 def _same_stated(a: Figure, b: Figure) -> bool:
@@ -419,8 +460,10 @@ def _refuse_hedges(
         found = _amounts(other)
         if not found or not all(_same_stated(figure, f) for f in found):
             raise HedgedAnswer([figure.text, other.strip()[:40]])
-    end = text.rfind("</answer>") + len("</answer>") if tags else marked[-1].end()
-    after = _stated_after(text[end:], figure)
+    # Everything after the first answer is "after the answer": an amount offered between two
+    # equal tags is as much a second answer as one offered after the last.
+    end = text.find("</answer>") + len("</answer>") if tags else marked[0].end()
+    after = _stated_after(_ANSWER_MARKS.sub("\n", text[end:]), figure)
     if after is not None:
         raise HedgedAnswer([figure.text, after.text])
 

@@ -5,8 +5,8 @@ A figure (the first ``<answer>`` tag's content, or the whole text) keeps its val
 spaces or thin spaces as thousands separators, with none, in another scale (``122.445
 million`` for ``122,445 thousand``), with the scale word in another form (``thousands``,
 ``k``), with a dollar sign or in a sentence; a digit, a sign, a scale or a percent sign
-changes it; a second tag, a second figure after the tag or a hedge in words naming the
-right figure must not lift a wrong one.
+changes it; a second tag, a second figure after the tag, a hedge in words naming the right
+figure, in the tag or in untagged text, must not lift a wrong one.
 
 A Markdown table keeps its content with its rows in another order, other padding, no
 outer pipes, negatives as ``(1,234)`` or ``-1,234``, spaces as separators, or notes after
@@ -183,8 +183,10 @@ def _gold(sample: Sample) -> str | None:
 
 
 def _second_tag(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A second tag naming the right figure after a tagged answer (after untagged text the
+    tag is the answer and the text before it reasoning: not a dressing)."""
     gold = _gold(sample)
-    return None if gold is None else f"{text}\n<answer>{gold}</answer>"
+    return None if gold is None or not _TAG.search(text) else f"{text}\n<answer>{gold}</answer>"
 
 
 def _after_tag(text: str, sample: Sample, rng: random.Random) -> str | None:
@@ -195,6 +197,17 @@ def _after_tag(text: str, sample: Sample, rng: random.Random) -> str | None:
 def _hedge_in_tag(text: str, sample: Sample, rng: random.Random) -> str | None:
     gold = _gold(sample)
     return None if gold is None or _TAG.search(text) else f"{text}, or maybe {gold}"
+
+
+def _hedge_in_free_text(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The answer untagged, ending on a second figure offered beside it: free text is read
+    for its last figure, so "34,000, or maybe 34,030 thousand" must not pay 34,030."""
+    gold = _gold(sample)
+    tag = _TAG.search(text)
+    if gold is None or tag is None:
+        return None
+    said = tag.group(1).strip()
+    return f"It is {said}, {rng.choice(('or maybe', 'or possibly', 'or perhaps', 'or'))} {gold}."
 
 
 def numeric_relations(verifier: object) -> list[Relation]:
@@ -216,6 +229,7 @@ def numeric_relations(verifier: object) -> list[Relation]:
         ("sentence", "preserving", _sentence),
         ("second_tag_gold", "dressing", _second_tag),
         ("after_tag_gold", "dressing", _after_tag),
+        ("hedge_in_free_text", "dressing", _hedge_in_free_text),
     ]
     # A wrong figure earns nothing.
     made = [

@@ -201,3 +201,68 @@ def test_a_second_scale_word_makes_the_quantity_unreadable(completion: str) -> N
 def test_one_scale_word_still_reads(completion: str) -> None:
     verdict = NumericAnswer()(Sample(id="n", completion=completion, reference=GOLD_THOUSANDS))
     assert verdict.status is Status.PASS, verdict
+
+
+# Free text is read for its last figure: found by `audit --search` with the relation
+# finance/hedge_in_free_text ("It is <wrong>, or maybe <gold>." paid 1.0; 18 of 78 tries).
+DOUBTED_CONCLUSIONS = [
+    "It is 150,239 thousand, or maybe 117,999 thousand.",
+    "Revenue was 150,239 or possibly 117,999 thousand.",
+    "I think it's 12 or 117,999 thousand",
+    "117,999, or maybe 117,999 thousand",  # a thousandfold apart without the question's scale
+    "It was 150,239 thousand (or 117,999 thousand)",
+    "It is 150,239 thousand, or perhaps 117,999 thousand. (or 117,999 thousand)",
+    "Revenue grew. Maybe 117,999 thousand.",
+    "Revenue was 117,999 thousand?",
+    "I guess 117,999 thousand.",
+    "Not sure, but revenue was 117,999 thousand.",
+]
+FREE_TEXT_CONCLUSIONS = [
+    "Is it 150,239? No: revenue was 117,999 thousand.",
+    "Revenue was $118.0 million, or 117,999 thousand.",
+    "Revenue was 117,999 thousand (p. 3).",
+    "Revenue was 117,999 thousand (Note 7).",
+    "Revenue went from 150,239 thousand to 117,999 thousand.",
+    "Either way, revenue was 117,999 thousand.",
+]
+
+
+@pytest.mark.parametrize("completion", DOUBTED_CONCLUSIONS)
+def test_a_doubted_or_offered_conclusion_in_free_text_states_no_figure(completion: str) -> None:
+    sample = Sample(
+        id="n", prompt="What was revenue?", completion=completion, reference=GOLD_THOUSANDS
+    )
+    verdict = NumericAnswer()(sample)
+    assert verdict.status is Status.FAIL and verdict.score == 0.0, verdict
+
+
+@pytest.mark.parametrize("completion", FREE_TEXT_CONCLUSIONS)
+def test_a_committed_conclusion_in_free_text_reads(completion: str) -> None:
+    sample = Sample(
+        id="n", prompt="What was revenue?", completion=completion, reference=GOLD_THOUSANDS
+    )
+    verdict = NumericAnswer()(sample)
+    assert verdict.status is Status.PASS, verdict
+
+
+@pytest.mark.parametrize(
+    "completion",
+    ["<answer>117,999 thousand (p. 3)</answer>", "Answer: 117,999 thousand, see page 12"],
+)
+def test_a_page_cited_in_the_answer_is_not_a_second_figure(completion: str) -> None:
+    verdict = NumericAnswer()(Sample(id="n", completion=completion, reference=GOLD_THOUSANDS))
+    assert verdict.status is Status.PASS, verdict
+
+
+def test_amounts_between_two_equal_tags_are_after_the_answer() -> None:
+    """Found by `audit --env finance_document --search` (tool_output_appended, then
+    second_tag_gold): a page pasted after the tag failed, and the same with the tag written
+    again below it paid 1.0; text after the first answer is all after the answer."""
+    answer = "<answer>117,999 thousand</answer>"
+    pasted = "\n| Revenue | 117,999 | 150,239 |\n| Cost | 80,000 | 90,000 |\n"
+    for completion in (answer + pasted, answer + pasted + answer):
+        verdict = NumericAnswer()(Sample(id="n", completion=completion, reference=GOLD_THOUSANDS))
+        assert verdict.status is Status.FAIL, completion
+    context = f"{answer} For comparison, 2022 revenue was 150,239 thousand. {answer}"
+    verdict = NumericAnswer()(Sample(id="n", completion=context, reference=GOLD_THOUSANDS))
+    assert verdict.status is Status.PASS, verdict
