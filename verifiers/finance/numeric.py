@@ -398,10 +398,13 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
 
 
 _DOUBT = re.compile(
-    r"\b(?:maybe|perhaps|possibly|probably|guess|unsure|not\s+sure|uncertain|alternatively)\b|\?",
+    r"\b(?:maybe|perhaps|possibly|probably|guess|unsure|not\s+sure|uncertain|alternatively|"
+    r"between|at\s+(?:least|most)|up\s+to|or\s+(?:more|less))\b|\?|±|\+\s*/\s*-",
     re.IGNORECASE,
 )
-"""Words that make free text's concluding figure a guess ("Maybe 34,030 thousand.")."""
+"""Words that make free text's concluding figure a guess or a bound ("Maybe 34,030
+thousand.", "between 30,000 and 34,030 thousand"); fewer than a marked answer's
+`_HEDGE_WORDS`, since a concluding sentence also says how the figure came about."""
 _OR_BETWEEN = re.compile(r"[\s,;:(]*(?:and/)?or\b[\s,]*(?:[a-z]+[\s,]+)?", re.IGNORECASE)
 """What joins two figures offered as alternatives ("35,000, or maybe 34,030 thousand")."""
 _ANSWER_MARKS = re.compile(r"</?answer>")

@@ -216,6 +216,9 @@ DOUBTED_CONCLUSIONS = [
     "Revenue was 117,999 thousand?",
     "I guess 117,999 thousand.",
     "Not sure, but revenue was 117,999 thousand.",
+    "Revenue was between 100,000 and 117,999 thousand.",
+    "Revenue was at least 117,999 thousand.",
+    "Revenue was 117,999 thousand ± 5%.",
 ]
 FREE_TEXT_CONCLUSIONS = [
     "Is it 150,239? No: revenue was 117,999 thousand.",
