@@ -278,13 +278,17 @@ def _run_cases(
     return results
 
 
+_OUT_OF_TIME = (LimitHit.WALL_TIME, LimitHit.CPU_TIME)
+
+
 def _until_a_hang(server: Any, programs: list[Program]) -> list[SandboxResult | None]:
-    """Each case in turn until one runs out of wall time: the cases after it are not run
-    (None; they fail, saying why). A program that hangs costs one case's limit, not every
-    case's in turn; a slow but finishing one never reaches the limit."""
+    """Each case in turn until one runs out of time, wall or CPU (a loop that spins is
+    stopped by the CPU limit first): the cases after it are not run (None; they fail,
+    saying why). A program that hangs costs one case's limit, not every case's in turn; a
+    slow but finishing one never reaches the limit."""
     results: list[SandboxResult | None] = []
     for program in programs:
-        hung = any(r is not None and r.limit_hit is LimitHit.WALL_TIME for r in results)
+        hung = any(r is not None and r.limit_hit in _OUT_OF_TIME for r in results)
         results.append(None if hung else server.run_programs([program])[0])
     return results
 

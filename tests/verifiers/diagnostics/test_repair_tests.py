@@ -83,6 +83,17 @@ def test_a_hanging_program_costs_one_case_limit_not_every_cases() -> None:
     assert outcomes[1:] == ["not run: an earlier case ran out of time"] * 5
 
 
+def test_a_program_stopped_by_the_cpu_limit_also_costs_one_case() -> None:
+    # Found while shortening the suite: a loop that spins meets the CPU limit before the
+    # wall limit, and then every case ran to its limit in turn (30 s a C fork bomb).
+    limits = Limits(wall_s=20.0, cpu_s=1.0)
+    task = attempts.RepairTask("python", HANGS, _task().cases, run_limits=limits)
+    step = attempts.run_attempt(task, "def f(n):\n    while True:\n        pass\n")
+    outcomes = step.meta["cases"]
+    assert outcomes[0] == "stopped: cpu_time limit", outcomes
+    assert outcomes[1:] == ["not run: an earlier case ran out of time"] * 5
+
+
 def test_a_program_that_hangs_on_a_later_case_keeps_the_cases_before() -> None:
     program = "def f(n):\n    while n == 4:\n        pass\n    return 2 * n\n"
     outcomes = attempts.run_attempt(_task(), program).meta["cases"]
