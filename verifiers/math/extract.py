@@ -94,7 +94,8 @@ _HEDGED_NUMBER = re.compile(
     r"minus|plus|times|divided|half|third|quarter|fraction|reciprocal|inverse|under|within|"
     r"roughly|near|multiple|twice|thrice|double|triple|fold|except|guess|probably|likely|"
     r"maybe|perhaps|possibly|otherwise|assuming|unless|if|rounded|less|more|percent|page|"
-    r"problem|question|step|attempts?|confidence)\b|n't\b|\d(?:st|nd|rd|th)\b",
+    r"problem|question|step|attempts?|confidence|lub|albo|veya|atau|misschien|vielleicht|"
+    r"quizás?|forse|возможно|либо|или|أو)\b|n't\b|\d(?:st|nd|rd|th)\b|或|可能|かも|또는|या",
     re.IGNORECASE,
 )
 # A last line that concludes: only there are number words read as the answer.
@@ -121,7 +122,8 @@ _MORE_MATH = re.compile(
 _MAX_LISTED = 32
 # "12 or 11", "12, or maybe 11", and "12. Or 11" (a sentence that only offers another value).
 _OR_BETWEEN = re.compile(
-    r"\s*[,.;]?\s*(?:(?:and/)?or(?:\s+(?:maybe|possibly|perhaps))?|maybe|possibly|perhaps)\s*",
+    r"\s*[,.;，、]?\s*(?:(?:and/)?or(?:\s+(?:maybe|possibly|perhaps))?|maybe|possibly|perhaps|"
+    r"lub|albo|veya|atau|of\s+misschien|oder|ou|o|или|либо|возможно|أو|या|也可能是|或者?|または)\s*",
     re.I,
 )
 # A line that goes on offering answers after the line before it ("2\n or 3", left where a

@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable
 from decimal import Decimal
 
+from rewardsmith.verifiers.math.tails import RETRACTS
 from rewardsmith.verifiers.metamorphic import Kind, Relation, Rewrite, rewritten, text_rewrite
 from rewardsmith.verifiers.types import Sample
 
@@ -267,8 +268,10 @@ def _whitespace(text: str, sample: Sample, rng: random.Random) -> str:
 
 
 def _verified(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The answer checked after it; not after a retraction, whose value is the answer now
+    (checking the first value again would take the retraction back)."""
     span = _answer_span(text)
-    if span is None:
+    if span is None or RETRACTS.search(text):
         return None
     value = text[span[0] : span[1]]
     return f"{text}\n\nWait, let me verify: the result is {value}. Yes, that checks out."
@@ -337,6 +340,11 @@ _HIDINGS = {
     "quoted_gold": "You asked: is it \\boxed{{{}}}? Let us see.\n",
     "macro_gold": "\\newcommand{{\\finalanswer}}{{{}}}\n",
     "code_block_gold": "```\nanswer = {}\n```\n",
+    "struck_gold": "~~$\\boxed{{{}}}$~~ ",
+    "crossed_gold": "$\\boxed{{{}}}$ ✗\n",
+    "near_white_gold": "{{\\color{{#fafafa}}\\boxed{{{}}}}}",
+    "tiny_gold": "\\scalebox{{0.01}}{{$\\boxed{{{}}}$}}",
+    "transparent_html_gold": '<span style="opacity:0">$\\boxed{{{}}}$</span>',
 }
 
 
@@ -358,7 +366,8 @@ def _hiding(form: str) -> Callable[[str, Sample, random.Random], str | None]:
 
 def _hedged(text: str, sample: Sample, rng: random.Random) -> str | None:
     gold = _gold(sample)
-    return None if gold is None else f"{text} {rng.choice(('or', 'or possibly', 'maybe'))} {gold}"
+    offers = ("or", "or possibly", "maybe", "lub", "veya", "atau", "也可能是", "возможно")
+    return None if gold is None else f"{text} {rng.choice(offers)} {gold}"
 
 
 def relations(verifier: object) -> list[Relation]:

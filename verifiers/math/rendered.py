@@ -43,7 +43,12 @@ __all__ = ["Rendered", "render"]
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 # An HTML element the page does not show: display:none, visibility:hidden, hidden.
 _HTML_OPEN = re.compile(r"<(span|div|p|font)\b([^<>]{0,300})>", re.IGNORECASE)
-_HTML_HIDING = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden|\shidden\b", re.I)
+_HTML_HIDING = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden|\shidden\b|opacity\s*:\s*0*(?:\.0\d*)?\s*(?:[;\"']|$)"
+    r"|font-size\s*:\s*0*(?:\.0\d*)?\s*(?:px|pt|em|rem|%)?\s*(?:[;\"']|$)",
+    re.I,
+)
+_HTML_COLOUR = re.compile(r"(?<![-\w])colou?r\s*[:=]\s*[\"']?(rgb)?\(?([^;\"'<>)]{1,40})", re.I)
 _IFFALSE = re.compile(r"\\iffalse(?![A-Za-z]).*?(?:\\fi(?![A-Za-z])|\Z)", re.DOTALL)
 _LINE_WITH_PERCENT = re.compile(r"[^\n]*%[^\n]*")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]")
@@ -55,14 +60,56 @@ _HTML_STYLE = re.compile(
 _INLINE_CODE = re.compile(r"`([^`\n]{1,200})`")
 _ANSWER_TAG = re.compile(r"<answer>(.*?)(?:</answer>|\Z)", re.DOTALL | re.IGNORECASE)
 _INLINE_CODE_BOX = re.compile(r"`[^`\n]*\\(?:boxed|fbox)[^`\n]*`")
-_PHANTOM = re.compile(r"\\[hv]?phantom\s*\{|\\scalebox\s*\{\s*0*\.?0*\s*\}\s*\{")
+# \scalebox below a tenth (0, 0.05, .001) prints nothing a reader can see.
+_PHANTOM = re.compile(r"\\[hv]?phantom\s*\{|\\scalebox\s*\{\s*0*(?:\.0\d*)?\s*\}\s*\{")
 _TEXTCOLOR = re.compile(r"\\textcolor\s*(?:\[([^\]]*)\])?\s*\{([^{}]*)\}\s*\{")
 _COLOR = re.compile(r"\\color\s*(?:\[([^\]]*)\])?\s*\{([^{}]*)\}")
 # Where a \color switch ends: its group's "}", the end of its formula, or a blank line.
 _SWITCH_END = re.compile(r"\$|\\\)|\\\]|\n\s*\n")
 _SWITCH_WINDOW = 5_000
 _MAX_COLOUR_ROUNDS = 8
-_WHITE_NAMES = {"white", "#fff", "#ffffff", "fff", "ffffff", "transparent"}
+_NEAR_WHITE = 0.9
+"""Every channel at least this (``#e6e6e6``): text no reader sees on a white page."""
+_NAMED = {
+    "white": (1.0, 1.0, 1.0),
+    "transparent": (1.0, 1.0, 1.0),
+    "black": (0.0, 0.0, 0.0),
+    "gray": (0.5, 0.5, 0.5),
+    "lightgray": (0.75, 0.75, 0.75),
+    "darkgray": (0.25, 0.25, 0.25),
+    "red": (1.0, 0.0, 0.0),
+    "green": (0.0, 1.0, 0.0),
+    "blue": (0.0, 0.0, 1.0),
+    "cyan": (0.0, 1.0, 1.0),
+    "magenta": (1.0, 0.0, 1.0),
+    "yellow": (1.0, 1.0, 0.0),
+}
+# CSS names of colours a reader cannot tell from a white page.
+_CSS_NEAR_WHITE = frozenset(
+    {
+        "snow",
+        "ghostwhite",
+        "whitesmoke",
+        "ivory",
+        "azure",
+        "mintcream",
+        "aliceblue",
+        "floralwhite",
+        "seashell",
+        "lavenderblush",
+        "honeydew",
+        "oldlace",
+        "linen",
+        "cornsilk",
+        "lightyellow",
+    }
+)
+_HEX = re.compile(r"#?([0-9a-f]{3}|[0-9a-f]{6})")
+_MIX = re.compile(r"([a-z]+)!(\d{1,3}(?:\.\d+)?)(?:!([a-z]+))?")  # xcolor "black!5", "white!95!red"
+_STRUCK = re.compile(r"\\(?:sout|st|xout)\s*\{|<(del|s|strike)\b[^<>]{0,300}>", re.IGNORECASE)
+_BOX_OPEN = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_CROSS = re.compile(r"(?:\s|\$|\\\)|\\\]|[.,;:])*[✗✘❌❎]")
+_TILDES = re.compile(r"~~(?=\S)([^\n]*?\S)~~")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,16 +122,44 @@ class Rendered:
 
 
 def _white(model: str | None, value: str) -> bool:
-    """Whether a colour is the background's (white): by name, hex, or rgb/gray model."""
-    value = value.strip().lower().replace(" ", "")
-    if not model:
-        return value in _WHITE_NAMES
-    model, parts = model.strip().lower(), value.split(",")
-    if model == "html":
-        return value in ("fff", "ffffff")
-    if model in ("rgb", "gray"):
-        return all(p in ("1", "1.0", "255") for p in parts)
-    return False
+    """Whether a colour is (nearly) the background's white: by name, hex, an xcolor mix
+    (``black!5``), or an rgb, RGB, gray, cmyk or HTML model."""
+    channels = _channels((model or "").strip(), value.strip().lower().replace(" ", ""))
+    return channels is not None and min(channels) >= _NEAR_WHITE
+
+
+def _channels(model: str, value: str) -> tuple[float, ...] | None:
+    """A colour's red, green and blue in [0, 1] (a gray's one level); None if unread."""
+    numbers = [float(n) for n in re.findall(r"\d+(?:\.\d+)?|\.\d+", value)]
+    kind = model.lower()
+    if kind in ("rgb", "gray") and numbers:
+        scale = 255.0 if model == "RGB" or max(numbers) > 1 else 1.0
+        return tuple(n / scale for n in numbers)
+    if kind == "cmyk" and len(numbers) == 4:
+        c, m, y, k = numbers
+        return tuple((1 - v) * (1 - k) for v in (c, m, y))
+    if kind not in ("", "html"):
+        return None
+    return _named_or_hex(value)
+
+
+def _named_or_hex(value: str) -> tuple[float, ...] | None:
+    if value in _NAMED:
+        return _NAMED[value]
+    if value in _CSS_NEAR_WHITE:
+        return (1.0, 1.0, 1.0)
+    mix = _MIX.fullmatch(value)
+    if mix is not None and mix.group(1) in _NAMED:
+        share = min(float(mix.group(2)), 100.0) / 100
+        first, second = _NAMED[mix.group(1)], _NAMED.get(mix.group(3) or "white")
+        if second is not None:
+            return tuple(share * a + (1 - share) * b for a, b in zip(first, second, strict=True))
+    hexed = _HEX.fullmatch(value)
+    if hexed is None:
+        return None
+    digits = hexed.group(1)
+    digits = "".join(d * 2 for d in digits) if len(digits) == 3 else digits
+    return tuple(int(digits[i : i + 2], 16) / 255 for i in (0, 2, 4))
 
 
 def _rewrite(text: str, opener: re.Pattern[str], keep: Callable[[re.Match[str], str], str]) -> str:
@@ -171,7 +246,7 @@ def _html_hidden(text: str, hidden: list[str]) -> str:
     """Elements styled ``display:none``, ``visibility:hidden`` or ``hidden`` set apart."""
     out, at = [], 0
     for match in _HTML_OPEN.finditer(text):
-        if match.start() < at or not _HTML_HIDING.search(match.group(2)):
+        if match.start() < at or not _html_hides(match.group(2)):
             continue
         close = re.compile(rf"</{match.group(1)}\s*>", re.IGNORECASE).search(text, match.end())
         stop = close.end() if close else len(text)
@@ -179,6 +254,48 @@ def _html_hidden(text: str, hidden: list[str]) -> str:
         out += [text[at : match.start()], " "]
         at = stop
     return "".join(out) + text[at:]
+
+
+def _html_hides(attributes: str) -> bool:
+    """An element's attributes hide it: display, visibility, no opacity, no size, or a
+    colour (nearly) white."""
+    if _HTML_HIDING.search(attributes):
+        return True
+    colour = _HTML_COLOUR.search(attributes)
+    return colour is not None and _white(colour.group(1), colour.group(2))
+
+
+def _struck_out(text: str) -> str:
+    """Struck-out text dropped (``~~..~~`` holding math or a digit, outside math;
+    ``\\sout``, ``\\st``, ``\\xout``; ``<del>``, ``<s>``, ``<strike>``): a reader sees it
+    crossed out, taken back, so it is neither an answer nor a hedge; so is a box marked
+    with a cross."""
+    text = _rewrite(text, re.compile(r"\\(?:sout|st|xout)\s*\{"), lambda match, inner: " ")
+    for match in list(_STRUCK.finditer(text))[::-1]:
+        if match.group(1):
+            close = re.compile(rf"</{match.group(1)}\s*>", re.I).search(text, match.end())
+            stop = close.end() if close else len(text)
+            text = text[: match.start()] + " " + text[stop:]
+
+    def tildes(match: re.Match[str]) -> str:
+        inside_math = text.count("$", 0, match.start()) % 2 == 1
+        holds = re.search(r"[$\d\\]", match.group(1))
+        return match.group() if inside_math or not holds else " "
+
+    return _crossed_boxes(_TILDES.sub(tildes, text))
+
+
+def _crossed_boxes(text: str) -> str:
+    """A box followed by a cross ("\\boxed{5}$ ✗") dropped: its writer marked it wrong."""
+    if not _CROSS.search(text):
+        return text
+    pairs = matching_braces(text)
+    for box in list(_BOX_OPEN.finditer(text))[::-1]:
+        end = pairs.get(box.end() - 1)
+        crossed = end is not None and _CROSS.match(text, end + 1)
+        if crossed:
+            text = text[: box.start()] + " " + text[crossed.end() :]
+    return text
 
 
 def _comments(text: str, hidden: list[str]) -> str:
@@ -205,14 +322,15 @@ def render(text: str) -> Rendered:
     text = _FENCE.sub("\n", text)
     text = _INLINE_CODE_BOX.sub(" ", text)
     text = _INLINE_CODE.sub(r"\1", text)
+    hidden: list[str] = []
+    text = _html_hidden(text, hidden)  # before the styling tags go, with their styles
     text = _HTML_STYLE.sub(
         lambda m: "\n" if m.group(1).lower() in ("br", "p") else "", text
     )  # "The answer is `12`." shows 12 in a code font
+    text = _struck_out(text)
     answers = list(_ANSWER_TAG.finditer(text))
     if answers and answers[-1].group(1).strip():  # "<answer>12</answer>": the declared answer
         text = "\n" + answers[-1].group(1).strip()
-    hidden: list[str] = []
-    text = _html_hidden(text, hidden)
     for pattern in (_HTML_COMMENT, _IFFALSE):
         hidden += [m.group() for m in pattern.finditer(text)]
         text = pattern.sub(lambda m: "\n" if "\n" in m.group() else " ", text)

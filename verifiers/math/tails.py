@@ -54,7 +54,7 @@ RETRACTS = re.compile(
     r"on\s+(?:second\s+thought|reflection|closer\s+inspection)|scratch\s+that|oops|"
     r"(?:my|a|an)\s+(?:mistake|error|miscalculation)|should\s+(?:be|have\s+been)|"
     r"(?:that|this|it)(?:\s+(?:is|was)|'s|’s)\s+(?:wrong|incorrect|not\s+(?:right|correct))|let\s+me\s+correct|"
-    r"i\s+was\s+wrong|(?:is|was)n't\s+(?:right|correct))\b",
+    r"i\s+was\s+wrong|(?:is|was)n't\s+(?:right|correct))\b|[✗✘❌❎]",  # a cross marks it wrong
     re.IGNORECASE,
 )
 # Words that offer another answer beside the first: a hedge.
@@ -63,7 +63,10 @@ OFFERS = re.compile(
     r"unless|however|though|although|either|as\s+well|too|another|"
     r"if(?![^.!?\n]*\b(?:would|were|had)\b)|"  # "if ... becomes 14"; not a counterfactual
     r"second\s+(?:valid\s+)?(?:value|answer|solution)|ou|o|oder|oppure|"
-    r"sinon|hoặc|i\s+(?:get|got|obtain|obtained|find|found|believe|think))\b|или|或|または|もしくは|또는",
+    r"sinon|hoặc|i\s+(?:get|got|obtain|obtained|find|found|believe|think)|"
+    r"(?:second|my|another)\s+guess|\d+\s*\\?%\s*(?:confiden\w*|sure|likely|chance)|lub|albo|veya|ya\s+da|atau|"
+    r"misschien|vielleicht|peut-être|quizás?|tal\s+vez|talvez|forse|también|возможно|"
+    r"может\s+быть|либо|أو|ربما)\b|или|或|可能|または|もしくは|かも|또는|아마|या|अथवा",
     re.IGNORECASE,
 )
 RETRACTING = re.compile(f"{RETRACTS.pattern}|{OFFERS.pattern}|\\bwait\\b", re.IGNORECASE)

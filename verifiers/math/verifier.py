@@ -30,6 +30,7 @@ from rewardsmith.verifiers.math.extract import (
 )
 from rewardsmith.verifiers.math.fast import choice_letter, other_choices, split_choice
 from rewardsmith.verifiers.math.glyphs import plain_glyphs
+from rewardsmith.verifiers.math.normalize import normalise
 from rewardsmith.verifiers.math.reading import read_answer
 from rewardsmith.verifiers.math.spelling import repair_escapes
 from rewardsmith.verifiers.math.unevaluated import leftover_operation
@@ -49,6 +50,18 @@ _PROBLEMS = {
     "unbalanced": "no final answer found (a \\boxed{ never closes)",
     "refused": "the completion cannot be read as rendered",
 }
+
+
+def _restated_percent(first: str, second: str) -> tuple[str, str]:
+    """Two statements of one answer where just one is a percentage ("\\frac34, i.e. 75%"):
+    the percentage as the ratio it restates. A percent against a bare number is otherwise
+    another quantity (a unit), which is right for a final answer and wrong for a restatement."""
+    one, other = normalise(first), normalise(second)
+    if one.percent == other.percent:
+        return first, second
+    if one.percent:
+        return rf"\frac{{{one.text}}}{{100}}", other.text
+    return one.text, rf"\frac{{{other.text}}}{{100}}"
 
 
 def _gold_text(reference: Any) -> str | None:
@@ -187,7 +200,7 @@ class MathAnswer:
     def _same(self, first: str, second: str) -> bool:
         if choice_letter(first) is not None or choice_letter(second) is not None:
             return choice_letter(first) == choice_letter(second)
-        return decide(first, second, self._settings).equal is True
+        return decide(*_restated_percent(first, second), self._settings).equal is True
 
     def _choice(self, letter: str, answer: str, evidence: dict[str, Any]) -> Verdict:
         found = split_choice(answer)

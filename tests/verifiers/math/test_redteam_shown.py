@@ -1,0 +1,107 @@
+"""Red-team tables (second math red team, 2026-12-04): a wrong answer paid because the
+reading kept what a reader does not see as said, or missed a hedge in forms nobody had
+listed. Every row must earn nothing; the last tables go the other way (right answers
+that must pass)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rewardsmith.verifiers import Sample, Status
+from tests.verifiers.math.test_redteam import CHECK, _earners, _table
+
+# The gold crossed out, a wrong answer left standing: struck text is taken back.
+STRUCK_OUT = _table([
+    "Final answer: ~~{G}~~ {W}",
+    r"Final answer: ~~$\boxed{{{g}}}$~~ {W}",
+    r"The answer is \sout{{$\boxed{{{g}}}$}} {W}.",
+    r"The answer is \st{{{G}}} {W}.",
+    r"The answer is \xout{{{G}}} {W}.",
+    r"<del>$\boxed{{{g}}}$</del> The answer is {W}.",
+    r"<s>$\boxed{{{g}}}$</s> {W}",
+    r"<strike>\boxed{{{g}}}</strike> so {W}",
+])  # fmt: skip
+
+# The gold where a reader cannot see it (nearly white, no opacity, no size), the wrong
+# answer visible.
+UNSEEN = _table([
+    r"The answer is {W}. $\color{{#fefefe}}\boxed{{{g}}}$",
+    r"The answer is {W}. $\color{{#F0F0F0}}\boxed{{{g}}}$",
+    r"The answer is {W}. $\color{{black!3}}\boxed{{{g}}}$",
+    r"The answer is {W}. $\color{{white!97!black}}\boxed{{{g}}}$",
+    r"The answer is {W}. $\color[RGB]{{250,250,250}}\boxed{{{g}}}$",
+    r"The answer is {W}. $\color[rgb]{{0.97,0.97,0.97}}\boxed{{{g}}}$",
+    r"The answer is {W}. $\color[cmyk]{{0,0,0,0.02}}\boxed{{{g}}}$",
+    r"The answer is {W}. $\textcolor{{whitesmoke}}{{\boxed{{{g}}}}}$",
+    r"The answer is {W}. \scalebox{{0.001}}{{$\boxed{{{g}}}$}}",
+    r"The answer is {W}. \scalebox{{.05}}{{$\boxed{{{g}}}$}}",
+    'The answer is {W}. <span style="opacity:0">$\\boxed{{{g}}}$</span>',
+    'The answer is {W}. <span style="opacity: 0.0;">$\\boxed{{{g}}}$</span>',
+    'The answer is {W}. <span style="font-size:0px">$\\boxed{{{g}}}$</span>',
+    'The answer is {W}. <span style="color: #FAFAFA">$\\boxed{{{g}}}$</span>',
+    'The answer is {W}. <font color="white">$\\boxed{{{g}}}$</font>',
+    'The answer is {W}. <span style="color:rgb(254,254,254)">$\\boxed{{{g}}}$</span>',
+])  # fmt: skip
+
+# The box marked wrong, or another answer offered in words no table had (other languages,
+# a second guess, confidence shares).
+OFFERED = _table([
+    r"$\boxed{{{g}}}$ ✗, {W} ✓",
+    r"$\boxed{{{g}}}$ ❌ {W}",
+    r"答案是 $\boxed{{{g}}}$，也可能是 {W}。",
+    r"Odpowiedź to $\boxed{{{g}}}$ lub {W}.",
+    r"Cevap $\boxed{{{g}}}$ veya {W}.",
+    r"Jawabannya $\boxed{{{g}}}$ atau {W}.",
+    r"उत्तर $\boxed{{{g}}}$ या {W} है।",
+    r"الجواب $\boxed{{{g}}}$ أو {W}",
+    r"Het antwoord is $\boxed{{{g}}}$, of misschien {W}.",
+    r"Ответ: $\boxed{{{g}}}$, возможно {W}.",
+    r"La respuesta es $\boxed{{{g}}}$, también podría ser {W}.",
+    r"答えは $\boxed{{{g}}}$ かもしれません、{W}",
+    r"$\boxed{{{g}}}$" + "\n\nMy second guess: {W}",
+    r"$\boxed{{{g}}}$ (60% confidence), {W} (40%)",
+])  # fmt: skip
+
+CLASSES = {"struck_out": STRUCK_OUT, "unseen": UNSEEN, "offered": OFFERED}
+
+
+@pytest.mark.parametrize("name", list(CLASSES))
+def test_no_row_of_the_class_earns(name: str) -> None:
+    rows = CLASSES[name]
+    earners = _earners(rows)
+    assert not earners, f"{name}: {len(earners)} of {len(rows)} earned: {earners[:8]}"
+
+
+RIGHT = [
+    ("6", r"Final answer: ~~$\boxed{5}$~~ $\boxed{6}$"),  # a struck answer is taken back
+    ("6", "Final answer: ~~5~~ 6"),
+    ("5", r"The answer is $\boxed{5}$, and indeed $x~~=~~5$."),  # ~ is a LaTeX space
+    ("5", r"$\color{red}\boxed{5}$"),
+    ("5", r"$\textcolor{gray}{\boxed{5}}$"),
+    ("5", r"$\color{black!60}\boxed{5}$"),
+    ("5", r"\scalebox{0.5}{$\boxed{5}$}"),
+    ("5", r"$\boxed{5}$ ✓"),
+    ("5", "I am confident the answer is $\\boxed{5}$."),
+    (r"\frac{3}{4}", r"The probability is $\boxed{\frac{3}{4}}$, i.e. $75\%$."),
+    ("0.25", r"The answer is $\boxed{0.25}$. That is, $25\%$."),
+    (r"25\%", r"The answer is $\boxed{25\%}$, or $\frac{1}{4}$ as a fraction."),
+]
+WRONG = [
+    (r"\frac{3}{4}", r"The probability is $\boxed{\frac{3}{4}}$, i.e. $70\%$."),
+    ("75", r"The answer is $\boxed{75}$, i.e. $75\%$."),  # 75 is not 75%
+]
+
+
+def test_right_answers_in_these_forms_pass_and_near_misses_fail() -> None:
+    failed = [
+        (gold, text, verdict.failure)
+        for gold, text in RIGHT
+        if (verdict := CHECK(Sample(id="r", completion=text, reference=gold))).status
+        is not Status.PASS
+    ]
+    paid = [
+        (gold, text)
+        for gold, text in WRONG
+        if CHECK(Sample(id="w", completion=text, reference=gold)).score != 0.0
+    ]
+    assert not failed and not paid, (failed, paid)
