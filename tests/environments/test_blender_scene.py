@@ -121,6 +121,12 @@ def test_shaping_never_pays_beyond_the_final_reward(env: BlenderSceneEnv, condit
 
 EXPLOITS = list(exploits(TASKS))
 CLASSES = sorted({e.name for e in EXPLOITS})
+SAME_ON_EVERY_TASK = {"hang_blender": "no_tools_claims_done"}
+"""Classes whose actions are one script that builds nothing (a hang, killed at the call's
+wall limit, then "Done."), the same on every task: on any task the episode ends on the
+start scene as it was, which the class named beside it is paid for on every task. What a
+play adds (the kill, and the scene kept through it) does not depend on the task, so these
+are played on the first and the last task only: 4 s of hang each, not 12 x 4 s."""
 
 
 @pytest.mark.slow
@@ -128,6 +134,10 @@ CLASSES = sorted({e.name for e in EXPLOITS})
 def test_each_exploit_class_earns_no_more_than_its_limit(env: BlenderSceneEnv, name: str) -> None:
     instances = [e for e in EXPLOITS if e.name == name]
     assert len(instances) == len(TASKS) >= 12
+    if name in SAME_ON_EVERY_TASK:
+        assert len({e.actions for e in instances}) == 1, f"{name} now depends on the task"
+        assert SAME_ON_EVERY_TASK[name] in CLASSES
+        instances = [instances[0], instances[-1]]
     over = [
         (e.task["id"], reward)
         for e in instances
