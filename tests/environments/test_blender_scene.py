@@ -121,6 +121,12 @@ def test_shaping_never_pays_beyond_the_final_reward(env: BlenderSceneEnv, condit
 
 EXPLOITS = list(exploits(TASKS))
 CLASSES = sorted({e.name for e in EXPLOITS})
+SAME_ON_EVERY_TASK = {"hang_blender": "no_tools_claims_done"}
+"""Classes whose actions are one script that builds nothing (a hang, killed at the call's
+wall limit, then "Done."), the same on every task: on any task the episode ends on the
+start scene as it was, which the class named beside it is paid for on every task. What a
+play adds (the kill, and the scene kept through it) does not depend on the task, so these
+are played on the first and the last task only: 4 s of hang each, not 12 x 4 s."""
 
 
 @pytest.mark.slow
@@ -128,6 +134,10 @@ CLASSES = sorted({e.name for e in EXPLOITS})
 def test_each_exploit_class_earns_no_more_than_its_limit(env: BlenderSceneEnv, name: str) -> None:
     instances = [e for e in EXPLOITS if e.name == name]
     assert len(instances) == len(TASKS) >= 12
+    if name in SAME_ON_EVERY_TASK:
+        assert len({e.actions for e in instances}) == 1, f"{name} now depends on the task"
+        assert SAME_ON_EVERY_TASK[name] in CLASSES
+        instances = [instances[0], instances[-1]]
     over = [
         (e.task["id"], reward)
         for e in instances
@@ -289,19 +299,31 @@ def test_vision_mode_gives_the_image_path(tmp_path: Path) -> None:
     assert path.read_bytes().startswith(b"\x89PNG")
 
 
+class HangEnv(QuickEnv):
+    """QuickEnv's budgets halved (2 s a call, 5 s a turn, 15 s an episode), in the same
+    proportions: only hangs run in it, so no honest call needs the room."""
+
+    turn_budget_s: ClassVar[float] = 5.0
+    episode_budget_s: ClassVar[float] = 15.0
+
+
 @pytest.mark.slow
-def test_a_turn_and_an_episode_are_cut_at_their_budgets(env: BlenderSceneEnv) -> None:
+def test_a_turn_and_an_episode_are_cut_at_their_budgets() -> None:
     hang = call("run_bpy", code="while True:\n    pass\n")
-    state, _ = env.reset(TASKS[0])
-    transition = env.step(state, hang * 4)  # 4 x 4 s calls in a 10 s turn: the last is cut
-    assert transition.observation.count("ran past its") >= 2
-    assert "no time is left in this turn's budget" in transition.observation
-    for _ in range(5):
-        if transition.done:
-            break
-        transition = env.step(transition.state, hang * 4)
-    assert transition.done and transition.state.end == "time_budget"
-    assert transition.reward.value == 0.0
+    env = HangEnv(call_wall_s=2.0)
+    try:
+        state, _ = env.reset(TASKS[0])
+        transition = env.step(state, hang * 4)  # 4 x 2 s calls in a 5 s turn: the last is cut
+        assert transition.observation.count("ran past its") >= 2
+        assert "no time is left in this turn's budget" in transition.observation
+        for _ in range(5):
+            if transition.done:
+                break
+            transition = env.step(transition.state, hang * 4)
+        assert transition.done and transition.state.end == "time_budget"
+        assert transition.reward.value == 0.0
+    finally:
+        env.close()
 
 
 @pytest.mark.slow

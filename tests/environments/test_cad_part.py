@@ -3,6 +3,7 @@ class on many tasks, hostile scripts, the answer gate, and the dump scored back.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import pickle
 from collections.abc import Iterator
@@ -11,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from rewardsmith.environments import CadPart
+from rewardsmith.environments import CadPart, cad_build
 from rewardsmith.environments.cad_build import (
+    LIMITS,
     CadUnavailable,
     build_part,
     own_traceback,
@@ -24,6 +26,7 @@ from rewardsmith.environments.cad_tasks import EXAMPLES, EXAMPLES_DIR, reference
 from rewardsmith.environments.episodes import spec_document
 from rewardsmith.graders import Scorer
 from rewardsmith.verifiers.cad.run import cad_python
+from rewardsmith.verifiers.sandbox import Limits, Program, SandboxResult
 
 from .conftest import tasks
 
@@ -32,6 +35,14 @@ pytestmark = pytest.mark.skipif(cad_python() is None, reason="the CAD venv is no
 ALL = tasks("cad_part.jsonl")
 TASKS = [t for t in ALL if t["id"] not in EXAMPLES or EXAMPLES_DIR.is_dir()]
 BOX = "import cadquery as cq\nresult = cq.Workplane('XY').box(10, 10, 10)\nshow_object(result)"
+REPO = Path(__file__).resolve().parents[2]
+ENDLESS = ("hang", "sleep")
+"""The hostile scripts that only a limit ends: each waits out `cad_build.LIMITS` (15 s of
+CPU, 40 s of wall time) wherever it is built."""
+SHORT = Limits(wall_s=6.0, cpu_s=3.0, memory_bytes=LIMITS.memory_bytes)
+"""The limits an ENDLESS build gets in these tests: the same kill (RLIMIT_CPU, the PID
+namespace's SIGKILL at the wall limit) at a fifth of the size, so a hang costs 3 s, not 15,
+and a sleep 6 s, not 40. `test_the_build_limits_are_the_documented_ones` pins the real ones."""
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +50,25 @@ def env() -> Iterator[CadPart]:
     environment = CadPart()
     yield environment
     environment.close()
+
+
+@pytest.fixture
+def endless_builds_stop_sooner(monkeypatch: pytest.MonkeyPatch) -> list[Limits]:
+    """Builds of the ENDLESS scripts run under SHORT; every other run (the box that shows
+    the server survived, the fakes, the huge parts that may build) keeps the real limits.
+    The list records each shortened run, so a test can show the patch took effect."""
+    execute = cad_build._execute
+    endless = {HOSTILE_SCRIPTS[name].encode() for name in ENDLESS}
+    shortened: list[Limits] = []
+
+    def run(program: Program) -> SandboxResult:
+        if program.files.get("main.py") in endless:
+            program = dataclasses.replace(program, limits=SHORT)
+            shortened.append(program.limits)
+        return execute(program)
+
+    monkeypatch.setattr(cad_build, "_execute", run)
+    return shortened
 
 
 def _play(env: CadPart, task: dict[str, Any], actions: Any) -> tuple[float, str | None]:
@@ -119,7 +149,9 @@ CLASSES = sorted({e.name for e in exploits(TASKS[:1], facts=False)})
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", CLASSES)
-def test_every_exploit_class_earns_nothing_on_every_task(env: CadPart, name: str) -> None:
+def test_every_exploit_class_earns_nothing_on_every_task(
+    env: CadPart, name: str, endless_builds_stop_sooner: list[Limits]
+) -> None:
     # Only copy_measured_facts uses the built references' facts: the other classes skip
     # those builds (a build per task, each time), which would change none of their actions.
     played = [e for e in exploits(TASKS, facts=name == "copy_measured_facts") if e.name == name]
@@ -129,6 +161,10 @@ def test_every_exploit_class_earns_nothing_on_every_task(env: CadPart, name: str
         assert reward <= exploit.limit, (exploit.task["id"], reward)
         if name in SCORED:  # the fake was built and judged, not merely refused
             assert end == "answered", (exploit.task["id"], end)
+    endless = {build_call(HOSTILE_SCRIPTS[n]) for n in ENDLESS}
+    hanging = sum(any(a in endless for a in e.actions) for e in played)
+    assert len(endless_builds_stop_sooner) == hanging  # each ENDLESS build ran under SHORT
+    assert hanging or name != "hang_or_crash_the_server"
 
 
 def test_the_reference_is_neither_readable_nor_writable_from_the_jail() -> None:
@@ -172,12 +208,17 @@ def test_own_traceback_drops_harness_and_library_frames() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(HOSTILE_SCRIPTS))
-def test_a_hostile_script_is_an_observation_and_the_server_survives(name: str) -> None:
+def test_a_hostile_script_is_an_observation_and_the_server_survives(
+    name: str, endless_builds_stop_sooner: list[Limits]
+) -> None:
     observed = build_part(HOSTILE_SCRIPTS[name])
     # a huge part may build within its limits (then it is just a wrong part); the others
     # must be stopped, and the observation must say so
     expected = ("built:", "build failed") if name.startswith("huge") else ("build failed",)
     assert observed.startswith(expected), observed
+    if name in ENDLESS:  # stopped by a limit (SHORT), and the observation names it
+        assert endless_builds_stop_sooner == [SHORT], endless_builds_stop_sooner
+        assert "ran past its" in observed and "limit" in observed, observed
     assert build_part(BOX).startswith("built:")  # the next build still works
 
 
@@ -231,7 +272,7 @@ def test_a_sandbox_that_cannot_run_ends_the_episode_not_feeds_it(
         env.step(state, build_call(BOX))
 
 
-def test_audit_env_and_env_spec(tmp_path: Path) -> None:
+def test_audit_env_and_env_spec(tmp_path: Path, endless_builds_stop_sooner: list[Limits]) -> None:
     from typer.testing import CliRunner
 
     from rewardsmith.cli.main import app
@@ -240,10 +281,20 @@ def test_audit_env_and_env_spec(tmp_path: Path) -> None:
     audited = runner.invoke(app, ["audit", "--env", "cad_part", "--limit", "1"])
     assert audited.exit_code == 0, audited.output
     assert "bbox_only_box" in audited.output and "flood_builds" in audited.output
+    assert endless_builds_stop_sooner  # the first task's hang_or_crash script sleeps
     spec = tmp_path / "spec.yaml"
     printed = runner.invoke(app, ["env", "spec", "cad_part", "-o", str(spec)])
     assert printed.exit_code == 0, printed.output
     assert "cad_code" in spec.read_text()
+
+
+def test_the_build_limits_are_the_documented_ones() -> None:
+    """The ENDLESS builds above run under SHORT; every real build gets these, as the docs
+    say (and the red team below reads the CPU limit)."""
+    assert (LIMITS.cpu_s, LIMITS.wall_s) == (15.0, 40.0)
+    assert SHORT.cpu_s < LIMITS.cpu_s and SHORT.wall_s < LIMITS.wall_s
+    page = (REPO / "docs" / "environments.md").read_text(encoding="utf-8")
+    assert "a build may use 15 s of CPU, 40 s of wall time" in page
 
 
 @pytest.mark.slow

@@ -3,9 +3,13 @@ verifier's feedback; stubbing, deleting, hanging and reading the tests earn noth
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterator
+
 import pytest
 
-from rewardsmith.environments import CodeRepair
+from rewardsmith.environments import CodeRepair, code_repair
+from rewardsmith.verifiers.code import CodeTests
 from tests.environments.conftest import DATA, tasks
 
 pytestmark = pytest.mark.sandbox
@@ -84,17 +88,52 @@ HOSTILE = [
 ]
 
 
+QUICK_TESTS = {"wall_s": 2.0, "call_timeout_s": 1.0}
+"""code_tests settings for the hanging program above: the same kill (a call past its
+timeout ends the run) at a fifth of the defaults, so its three runs (the step's hidden and
+visible tests, the final reward) cost seconds, not 30 s. The defaults stay pinned by
+`test_the_repair_rewards_run_under_code_tests_defaults`."""
+
+
+@pytest.fixture
+def quick_repair_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[CodeRepair]:
+    """A CodeRepair whose code_tests leaves (the step's tests and the final reward's) run
+    under QUICK_TESTS; nothing else differs."""
+    tests = {**code_repair.TESTS_REWARD["code_tests"], **QUICK_TESTS}
+    monkeypatch.setattr(code_repair, "TESTS_REWARD", {"code_tests": tests})
+    env = CodeRepair()
+    env.final_reward = copy.deepcopy(env.final_reward)
+    env.final_reward["grader"]["product"]["tests"].update(QUICK_TESTS)
+    yield env
+    env.close()
+
+
+def test_the_repair_rewards_run_under_code_tests_defaults() -> None:
+    """The real environment sets no limits of its own, so code_tests' documented ones
+    apply (docs/code.md); QUICK_TESTS is only for the hang above."""
+    assert code_repair.TESTS_REWARD == {"code_tests": {"weight": 1.0}}
+    assert code_repair.REPAIR_REWARD["grader"]["product"]["tests"].keys() == {"verify", "tasks"}
+    assert (CodeTests().wall_s, CodeTests().call_timeout_s) == (10.0, 5.0)
+    assert QUICK_TESTS["call_timeout_s"] < 5.0 and QUICK_TESTS["wall_s"] < 10.0
+
+
 @pytest.mark.parametrize(("program", "said"), HOSTILE)
 def test_hostile_programs_give_feedback_and_no_reward(
-    repair_env: CodeRepair, program: str, said: str
+    repair_env: CodeRepair, program: str, said: str, request: pytest.FixtureRequest
 ) -> None:
+    if said == "time":  # the hang: see QUICK_TESTS
+        repair_env = request.getfixturevalue("quick_repair_env")
     state, _ = repair_env.reset(MEAN)
     seen = repair_env.step(state, program, action_tokens=50)
     assert not seen.done and seen.observation and said in seen.observation.lower()
     assert seen.reward is None
     if len(program) > repair_env.limits.max_action_chars:
         assert "at most" in seen.observation
-    assert repair_env.truncate(seen.state, "policy_stopped").reward.value == 0.0
+    final = repair_env.truncate(seen.state, "policy_stopped")
+    assert final.reward.value == 0.0
+    if said == "time":  # ended by a limit (of QUICK_TESTS'), not by an error of ours
+        limit = final.reward.verdicts["tests"].evidence["candidate"]["limit_hit"]
+        assert limit in ("wall_time", "cpu_time"), final.reward.verdicts["tests"]
 
 
 def test_an_episode_that_never_fixes_ends_at_the_turn_limit(repair_env: CodeRepair) -> None:

@@ -9,6 +9,7 @@ table, the expert and the lazy policy of one language share them.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -26,6 +27,7 @@ from rewardsmith.environments.code_repair import CODE_REPAIR_TASKS
 from rewardsmith.environments.episode_exploits import play
 from rewardsmith.environments.repair_policies import expert_actions, hook, lazy_actions
 from rewardsmith.verifiers.code import language as code_language
+from rewardsmith.verifiers.diagnostics.attempts import RepairTask
 from tests.environments.conftest import DATA, tasks
 
 pytestmark = pytest.mark.sandbox
@@ -200,7 +202,38 @@ HOSTILE = {
 
 
 SLOW_HOSTILE = {"hang", "fork_bomb"}
-"""Every case runs to its 5 s limit: 30 s an attempt."""
+"""Every case runs to its limit (RLIMIT_CPU, which does not stop the cases after it as a
+wall-time hang does): at the task's 5 s, 30 s an attempt; at SHORT_CASES', 6 s."""
+SHORT_CASES = 1.0
+"""Seconds of wall and CPU time per case for the SLOW_HOSTILE programs here: the same
+kill at a fifth of the size (no case of theirs can pass at any limit). The real limit is
+pinned by `test_a_case_has_the_documented_limit`."""
+
+
+@pytest.fixture
+def short_cases(monkeypatch: pytest.MonkeyPatch) -> list[RepairTask]:
+    """Repair tasks parsed while it is active run each case under SHORT_CASES; the list
+    records them, so a test can show the patch took effect."""
+    parse = RepairTask.parse
+    parsed: list[RepairTask] = []
+
+    def shortened(cls: type[RepairTask], reference: Any) -> RepairTask:
+        task = parse(reference)
+        limits = task.run_limits.replace(wall_s=SHORT_CASES, cpu_s=SHORT_CASES)
+        parsed.append(dataclasses.replace(task, run_limits=limits))
+        return parsed[-1]
+
+    monkeypatch.setattr(RepairTask, "parse", classmethod(shortened))
+    return parsed
+
+
+def test_a_case_has_the_documented_limit() -> None:
+    """What a real case gets (docs/gaming.md: "a hanging program costs one case's 5 s
+    limit per run"); SHORT_CASES is only for the SLOW_HOSTILE programs above."""
+    limits = RepairTask.parse(BY_ID["c-digit-sum"]["reference"]).run_limits
+    assert (limits.wall_s, limits.cpu_s) == (5.0, 5.0) and SHORT_CASES < 5.0
+    page = (Path(__file__).resolve().parents[2] / "docs" / "gaming.md").read_text("utf-8")
+    assert "A hanging program costs one case's 5 s limit per run" in page
 
 
 @pytest.mark.parametrize(
@@ -211,15 +244,17 @@ SLOW_HOSTILE = {"hang", "fork_bomb"}
     ],
 )
 def test_a_hostile_program_gets_an_observation_saying_what_happened(
-    repair_env: CodeRepair, kind: str
+    repair_env: CodeRepair, kind: str, request: pytest.FixtureRequest
 ) -> None:
     _needs("c")
     task = BY_ID["c-digit-sum"]
     program, said = HOSTILE[kind]
     if kind != "no_compile":
         program += task["solution"]
-    state, _ = repair_env.reset(task)
+    state, _ = repair_env.reset(task)  # the given program, under the task's own limits
+    shortened = request.getfixturevalue("short_cases") if kind in SLOW_HOSTILE else []
     seen = repair_env.step(state, program)
+    assert len(shortened) == (2 if kind in SLOW_HOSTILE else 0)  # its hidden and visible runs
     assert not seen.done and seen.observation and said in seen.observation, seen.observation
     assert repair_env.truncate(seen.state, "policy_stopped").reward.value == 0.0
     if kind == "reads_task_files":
