@@ -253,7 +253,7 @@ class EpisodeRunner:
         engine call at the engine's first free moment after them (every live episode of
         `batch` waiting on its step, or none left), and its first steps are left running
         in the pool for the next `finish` (or `drain`) to collect."""
-        order = next(self._opened_batches)
+        order = next(self._opened_batches) if then else -1
         resets = self._reset(order, then[0]) if then else []
         following = None
         ready = batch.ready()
@@ -305,9 +305,13 @@ class EpisodeRunner:
         episodes = []
         for reset, seed in zip(resets, seeds, strict=True):
             state, prompt = reset.result()
-            ids = self.chat.prompt_ids(state.messages) if self.chat else None
-            episodes.append(Episode(state, ids or _encode(self.tokenizer, prompt), seed))
+            episodes.append(Episode(state, self._prompt_ids(state, prompt), seed))
         return Batch(episodes, order)
+
+    def _prompt_ids(self, state: EpisodeState, prompt: str) -> list[int]:
+        if self.chat is None:
+            return _encode(self.tokenizer, prompt)
+        return self.chat.prompt_ids(state.messages)
 
     def _collect(self, batch: Batch, also: Sequence[Future[Any]] = ()) -> list[Episode]:
         """Record the steps that have finished, waiting for one of them or of `also`; the
