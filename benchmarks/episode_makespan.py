@@ -87,7 +87,7 @@ class TimedEnvironment:
 def barrier_rollout(engine: Any, env: Any, tasks: list, tokenizer: Any, seeds: list) -> list:
     """The driver before: one engine batch per turn, then every step in arrival order, and
     the next turn only when all of them are back."""
-    from rewardsmith.trainer.multiturn import _encode, _observation_ids, _record, _take_action
+    from rewardsmith.trainer.turns import _encode, _observation_ids, _record, _take_action
 
     with ThreadPoolExecutor(THREADS) as pool:
         starts = list(pool.map(env.reset, tasks))

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from rewardsmith.environments.episode_exploits import EpisodeExploit
-from rewardsmith.environments.protocol import Environment, EpisodeState, Transition
+from rewardsmith.environments.protocol import Environment, EpisodeState, Transition, resumable
 
 __all__ = ["MixedEnvironment"]
 
@@ -60,6 +60,11 @@ class MixedEnvironment:
     def step_cost(self, state: EpisodeState) -> float:
         estimate = getattr(self._for(state.task), "step_cost", None)
         return float(estimate(state)) if callable(estimate) else 1.0
+
+    @property
+    def resumable(self) -> bool:
+        """Its episodes resume when every environment's do (`protocol.resumable`)."""
+        return all(resumable(env) for env in self.environments.values())
 
     def exploits(self, tasks: Sequence[Mapping[str, Any]]) -> Iterator[EpisodeExploit]:
         """Each environment's own exploit classes, on the tasks routed to it, played

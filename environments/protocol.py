@@ -10,6 +10,11 @@ every episode). The model never sees the state: it sees observations.
     truncate(state, reason)     -> Transition: the episode ends now (a driver's token
                                    budget ran out), scored as it stands
 
+An environment whose episodes live partly outside their state (a live interpreter session
+it keeps open) says so with ``resumable = False`` (`resumable(env)`): a saved state of one
+cannot continue its episode after a restart, so the trainer will not carry one across a
+checkpoint.
+
 `Transition.reward` is a `rewardsmith.graders.Reward` from the environment's `Scorer`, or
 None on a step that earns nothing yet: a per-step shaping reward where the environment
 gives one, the final reward when `done`. The verdicts inside it say why.
@@ -28,7 +33,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from rewardsmith.graders import Reward
 
-__all__ = ["Environment", "EpisodeLimits", "EpisodeState", "Transition"]
+__all__ = ["Environment", "EpisodeLimits", "EpisodeState", "Transition", "resumable"]
 
 
 @dataclass(frozen=True)
@@ -118,3 +123,9 @@ class Environment(Protocol):
     ) -> Transition: ...
 
     def truncate(self, state: EpisodeState, reason: str) -> Transition: ...
+
+
+def resumable(env: Environment) -> bool:
+    """Whether a saved `EpisodeState` of `env` continues its episode after a restart (an
+    environment says otherwise with ``resumable = False``; see the module doc)."""
+    return bool(getattr(env, "resumable", True))

@@ -4,8 +4,10 @@ A checkpoint is a folder ``output_dir/checkpoints/step_000010`` with `state.pt` 
 optimiser, step, KL coefficient, skipped-batch count; written by rank 0) and `rank{r}.pt`
 per rank (RNG states, the rank's reward state and, with reward overlap, the rollout
 already generated for the next step together with its samples, which are re-scored on
-resume). Beside each file its SHA-256 (`state.pt.sha256`), written by the same rank, and
-once every rank has written, rank 0 writes `complete` and points ``latest`` at the folder.
+resume; for a multi-turn run, the episodes begun for the next step, their running
+environment steps drained and recorded first). Beside each file its SHA-256
+(`state.pt.sha256`), written by the same rank, and once every rank has written, rank 0
+writes `complete` and points ``latest`` at the folder.
 
 Resuming takes the newest checkpoint, at or before ``latest``, that is complete and whose
 files match their digests: a run killed while writing, a truncated file or a flipped bit

@@ -80,7 +80,8 @@ class TrainConfig:
     environment: str | None = None
     """Train on a multi-turn environment, by its name (those of `rewardsmith env run`):
     `prompts` holds its tasks and the environment's own reward is the reward (`reward` and
-    `reward_spec` are not used). Either engine (hf, vllm); no reward overlap."""
+    `reward_spec` are not used). Either engine (hf, vllm), with or without `reward_overlap`
+    (there the next batch's first environment steps run while the policy learns)."""
     turn_tokens: int = 32
     """Multi-turn: new tokens per model turn at most (all turns and observations together
     fit in `max_new_tokens`)."""
@@ -117,7 +118,9 @@ class TrainConfig:
     """one_step: generate batch k+1 while batch k is scored, so batch k+1 comes from the
     weights before update k (one step stale; its old log-probs are those of the weights
     that sampled it, so the PPO ratio corrects for it). off: generate each batch after the
-    previous update (on-policy, slower when rewards are slow)."""
+    previous update (on-policy, slower when rewards are slow). Multi-turn runs: turn 0 of
+    batch k+1 comes from the weights before update k, and its first environment steps run
+    while update k does (`trainer.multiturn`)."""
     reward: dict[str, dict[str, Any]] = field(
         default_factory=lambda: {"exact_match": {"weight": 1.0}}
     )

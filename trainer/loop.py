@@ -74,6 +74,9 @@ class RunState:
     kl: KLController
     skipped_batches: int = 0
     pending: Pending | None = None
+    episodes: list[dict[str, Any]] | None = None
+    """Multi-turn with reward overlap: the batch begun for the next step, as
+    `Episode.to_dict` rows (saved where a single-turn run saves its pending batch)."""
 
 
 def train(
@@ -316,6 +319,8 @@ def save_run(
             "gen_s": pending.gen_s,
             "prompts_cut": pending.prompts_cut,
         }
+    if state.episodes is not None:
+        own["pending"] = {"step": step, "episodes": state.episodes}
     model_state = models.full_state()  # under FSDP, gathered: every rank takes part
     shared = {
         "model": model_state,
@@ -382,7 +387,9 @@ def _restore(
     state.skipped_batches = int(shared.get("skipped_batches", 0))
     ckpt.set_rng_state(own["rng"])
     saved = own["pending"]
-    if saved is not None:
+    if saved is not None and "episodes" in saved:
+        state.episodes = saved["episodes"]
+    elif saved is not None:
         if pipeline is None:
             raise ckpt.CheckpointError(
                 "the checkpoint holds a pending batch and no reward pipeline"

@@ -1,26 +1,20 @@
-"""Multi-turn rollouts: the policy acts, an `Environment` answers, and both go in one row.
+"""Multi-turn training: the single-turn trainer's models, targets and updates
+(`learn.compute_targets`, `learn.update`) over episode rows (`trainer.turns`), on either
+engine.
 
-    episodes = reset every task
-    while some episode is live:
-        generate one turn for every live episode (one engine batch, contexts of any length)
-        step each live episode's environment on its decoded action (threads: a sandboxed
-            test run waits on its jail, not on the GIL)
-        append the action tokens (loss mask 1) and the observation tokens (loss mask 0)
+    for step k:
+        episodes k  = run batch k to its end (carried from step k-1 when overlapping)
+        batch k+1   = turn 0 generated with the weights of step k, first steps submitted
+                      (reward_overlap=one_step, at the engine's first free moment)
+        learn k     while batch k+1's environment steps run in the step pool
+        push the new weights to the engine (vLLM), log, checkpoint (batch k+1 drained, saved)
 
-An episode's row is its prompt, then every action and observation in order. The loss
-mask is 1 only on tokens the policy sampled, so observation tokens are context the policy
-attends to and never trains on: every loss and the KL take the mask (trainer/losses.py).
-Episodes of different lengths share one batch (right-padded); GRPO groups are the
-`group_size` episodes of one task. An episode that would pass the row's width
-(`max_new_tokens`, all turns and observations together) is ended by the environment's
-`truncate`, scored as it stands, and marked truncated.
-
-    >>> settings = TurnSettings(turn_tokens=3)
-    >>> settings.seed_for(episode_seed=11, turn=0) != settings.seed_for(episode_seed=11, turn=1)
-    True
-
-`train_multiturn` is the loop: the single-turn trainer's models, targets and updates
-(`learn.compute_targets`, `learn.update`) over episode rows, on the HF engine.
+With `reward_overlap: one_step` a slow environment step of batch k+1 (a sandboxed test
+run, a Blender render) runs while step k learns, as a slow reward does in single-turn
+training. Turn 0 of batch k+1 always comes from the weights before update k (the turns
+after it from the updated ones), so the tokens do not depend on timing; its old log-probs
+are computed with those weights before the update (`Episode.old_logprobs`), as the
+single-turn trainer scores its one-step-stale batch when it is generated.
 """
 
 from __future__ import annotations
@@ -28,23 +22,26 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import torch
 
-from rewardsmith.environments.protocol import Environment, EpisodeState, Transition
-from rewardsmith.graders import Reward
+from rewardsmith.environments.protocol import Environment, resumable
+from rewardsmith.trainer import checkpoint as ckpt
 from rewardsmith.trainer import learn
 from rewardsmith.trainer.advantages import FixedKLController
-from rewardsmith.trainer.chat import ChatRenderer, new_messages
 from rewardsmith.trainer.collect import score_rollout
 from rewardsmith.trainer.config import TrainConfig
 from rewardsmith.trainer.data import prompt_indices, rank_slice, sample_seed
-from rewardsmith.trainer.distributed import all_gather_cat, all_reduce_sum, init_distributed
+from rewardsmith.trainer.distributed import (
+    DistContext,
+    all_gather_cat,
+    all_reduce_sum,
+    init_distributed,
+)
 from rewardsmith.trainer.distributed import shutdown as shutdown_distributed
-from rewardsmith.trainer.engine import Generation, RolloutEngine, SamplingParams
+from rewardsmith.trainer.engine import Generation
 from rewardsmith.trainer.loop import (
     RunState,
     TrainResult,
@@ -56,7 +53,16 @@ from rewardsmith.trainer.loop import (
 from rewardsmith.trainer.losses import place_turn_rewards
 from rewardsmith.trainer.metrics import MetricsLogger
 from rewardsmith.trainer.models import Models, load_models
-from rewardsmith.trainer.rollout import Rollout, pack_sequences
+from rewardsmith.trainer.rollout import Rollout, pack_sequences, score_tokens
+from rewardsmith.trainer.turns import (
+    Batch,
+    Episode,
+    EpisodeRunner,
+    Opening,
+    TurnSettings,
+    run_episodes,
+    step_cost,
+)
 
 __all__ = [
     "Episode",
@@ -68,210 +74,25 @@ __all__ = [
     "train_multiturn",
 ]
 
-Render = Callable[[str], str]
-
-
-@dataclass(frozen=True)
-class TurnSettings:
-    """How a multi-turn rollout samples; the row width is the config's `max_new_tokens`."""
-
-    turn_tokens: int
-    """New tokens per model turn at most."""
-    render_observation: Render | None = None
-    """Observation text -> the text whose tokens are appended (a chat template's tool
-    turn, a newline around it); None: the observation as it is."""
-    step_threads: int = 8
-    """Environment steps run at once (each episode's step is independent)."""
-    chat_template: bool = False
-    """Render the prompt and every observation with the tokenizer's chat template (the
-    environment's messages, its tools as schemas; see `trainer.chat`), as a chat model
-    sees them in production. `render_observation` is then not used."""
-
-    def render(self, observation: str) -> str:
-        return (
-            observation if self.render_observation is None else self.render_observation(observation)
-        )
-
-    def seed_for(self, episode_seed: int, turn: int) -> int:
-        """Turn t of an episode has its own seed: layout-independent, like single-turn."""
-        return episode_seed * 1_000_037 + turn
-
-
-@dataclass
-class Episode:
-    """One episode as the trainer sees it: its token row and what the environment said."""
-
-    state: EpisodeState
-    prompt_ids: list[int]
-    seed: int
-    response_ids: list[int] = field(default_factory=list)
-    action_mask: list[int] = field(default_factory=list)
-    """1 on tokens the policy sampled, 0 on observation tokens."""
-    engine_logprobs: list[float] = field(default_factory=list)
-    turn_rewards: list[float | None] = field(default_factory=list)
-    """Each step's reward value (None where the step had no reward)."""
-    turn_ends: list[int] = field(default_factory=list)
-    """Per model turn, the response index of its last sampled token (-1: it sampled none)."""
-    final: Reward | None = None
-    truncated: bool = False
-    """The row's width, not the environment, ended it."""
-
-    @property
-    def done(self) -> bool:
-        return self.state.done
-
-    @property
-    def final_value(self) -> float:
-        value = None if self.final is None else self.final.value
-        return math.nan if value is None else float(value)
-
-
-def run_episodes(
-    engine: RolloutEngine,
-    env: Environment,
-    tasks: Sequence[Mapping[str, Any]],
-    tokenizer: Any,
-    seeds: Sequence[int],
-    width: int,
-    settings: TurnSettings,
-    temperature: float = 1.0,
-) -> list[Episode]:
-    """Roll every task through `env` with `engine`; rows fit in `width` response tokens.
-
-    No barrier per turn: the engine generates the next turn of every episode whose step
-    has come back while slower steps are still running, and the steps of a batch start
-    expensive first (`step_cost`). Turn t of an episode samples with its own seed, so the
-    episodes are the same whatever the order steps finish in."""
-    chat = ChatRenderer.for_environment(env, tokenizer) if settings.chat_template else None
-    stops = (int(tokenizer.eos_token_id),)
-    with ThreadPoolExecutor(settings.step_threads) as pool:
-        starts = list(pool.map(env.reset, tasks))
-        episodes = [
-            Episode(
-                state,
-                chat.prompt_ids(state.messages) if chat else _encode(tokenizer, prompt),
-                seed,
-            )
-            for (state, prompt), seed in zip(starts, seeds, strict=True)
-        ]
-        ready = [e for e in episodes if not e.done]
-        stepping: dict[Future[Transition], tuple[Episode, list[int], bool]] = {}
-        while ready or stepping:
-            if ready:
-                sampling = SamplingParams(
-                    settings.turn_tokens,
-                    temperature,
-                    tuple(settings.seed_for(e.seed, len(e.turn_ends)) for e in ready),
-                    stops,
-                )
-                contexts = [e.prompt_ids + e.response_ids for e in ready]
-                generation = engine.generate(contexts, sampling)
-                actions = [_take_action(e, generation, row, width) for row, e in enumerate(ready)]
-                texts = tokenizer.batch_decode([a for a, _ in actions], skip_special_tokens=True)
-                jobs = sorted(
-                    zip(ready, texts, actions, strict=True),
-                    key=lambda job: -step_cost(env, job[0].state),
-                )
-                for episode, text, (action, cut) in jobs:
-                    future = pool.submit(env.step, episode.state, text, len(action))
-                    stepping[future] = (episode, action, cut)
-                ready = []
-            finished, _ = wait(stepping, return_when=FIRST_COMPLETED)
-            for future in finished:
-                episode, action, cut = stepping.pop(future)
-                transition = future.result()
-                observed = _observation_ids(tokenizer, chat, settings, episode, transition, action)
-                _record(env, episode, transition, observed, cut, width)
-                if not episode.done:
-                    ready.append(episode)
-    return episodes
-
-
-def step_cost(env: Environment, state: EpisodeState) -> float:
-    """The environment's estimate of what its next step on `state` costs (larger first),
-    from its optional ``step_cost(state)``; 0 when it gives none."""
-    estimate = getattr(env, "step_cost", None)
-    return float(estimate(state)) if callable(estimate) else 0.0
-
-
-def _take_action(
-    episode: Episode, generation: Generation, row: int, width: int
-) -> tuple[list[int], bool]:
-    """Append the row's sampled tokens (cut to the room left); True when they were cut."""
-    room = width - len(episode.response_ids)
-    tokens = generation.token_ids[row][:room]
-    episode.response_ids += tokens
-    episode.turn_ends.append(len(episode.response_ids) - 1 if tokens else -1)
-    episode.action_mask += [1] * len(tokens)
-    episode.engine_logprobs += generation.logprobs[row][:room]
-    return tokens, len(generation.token_ids[row]) > room
-
-
-def _observation_ids(
-    tokenizer: Any,
-    chat: ChatRenderer | None,
-    settings: TurnSettings,
-    episode: Episode,
-    transition: Transition,
-    action: list[int],
-) -> list[int]:
-    """The tokens of what the environment said after this action ([] when it ended)."""
-    if transition.done:
-        return []
-    if chat is None:
-        return _encode(tokenizer, settings.render(transition.observation or ""))
-    said = new_messages(episode.state.messages, transition.state.messages) or [
-        {"role": "user", "content": transition.observation or ""}
-    ]
-    return chat.observation_ids(said, ended=chat.ends_turn(action))
-
-
-def _record(
-    env: Environment,
-    episode: Episode,
-    transition: Transition,
-    observed: list[int],
-    cut: bool,
-    width: int,
-) -> None:
-    """Keep the step's outcome; append the observation, or end the episode that has no room."""
-    episode.turn_rewards.append(None if transition.reward is None else transition.reward.value)
-    if not transition.done:
-        if cut or len(episode.response_ids) + len(observed) >= width:
-            transition = env.truncate(transition.state, "token_budget")
-            episode.truncated = True
-        else:
-            episode.response_ids += observed
-            episode.action_mask += [0] * len(observed)
-            episode.engine_logprobs += [0.0] * len(observed)
-    episode.state = transition.state
-    if transition.done:
-        episode.final = transition.reward
-
-
-def _encode(tokenizer: Any, text: str) -> list[int]:
-    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
-
 
 def episode_rollout(
     cfg: TrainConfig, models: Models, episodes: Sequence[Episode], device: torch.device
 ) -> Rollout:
     """Episodes as a `Rollout`: old, reference and engine log-probs, and the loss mask with
     the observation tokens out. Prompts are padded to `cfg.max_prompt_tokens` (the same
-    width on every rank), responses to `cfg.max_new_tokens`."""
-    contexts = [e.prompt_ids for e in episodes]
-    for e in episodes:
-        if len(e.prompt_ids) > cfg.max_prompt_tokens:
-            raise ValueError(
-                f"episode {e.state.task.get('id')!r}: its first observation is "
-                f"{len(e.prompt_ids)} tokens, more than max_prompt_tokens={cfg.max_prompt_tokens}"
-            )
+    width on every rank), responses to `cfg.max_new_tokens`. Old log-probs an episode
+    already holds (`score_heads`) are kept: they are those of the weights that sampled."""
+    contexts = _contexts(cfg, episodes)
     generation = Generation(
         [e.response_ids for e in episodes],
         [e.engine_logprobs for e in episodes],
         [not e.truncated for e in episodes],
     )
     rollout = score_rollout(cfg, models, contexts, generation, cfg.max_prompt_tokens, device)
+    for row, e in enumerate(episodes):
+        if e.old_logprobs:
+            held = torch.tensor(e.old_logprobs, device=device)
+            rollout.old_logprobs[row, : len(e.old_logprobs)] = held
     _, _, actions = pack_sequences(
         contexts,
         generation.token_ids,
@@ -283,6 +104,44 @@ def episode_rollout(
     return replace(rollout, action_mask=actions.to(device))
 
 
+def score_heads(
+    cfg: TrainConfig, models: Models, episodes: Sequence[Episode], device: torch.device
+) -> None:
+    """Keep, in each episode's `old_logprobs`, the log-probs of what it has sampled so far
+    under the policy now: called before an update comes between these tokens and the
+    episode's end (reward overlap), so the PPO ratio is taken against the weights that
+    sampled them, as for a single-turn batch generated one step ahead."""
+    ids, attention, _ = pack_sequences(
+        _contexts(cfg, episodes),
+        [e.response_ids for e in episodes],
+        None,
+        cfg.max_prompt_tokens,
+        cfg.max_new_tokens,
+        int(models.tokenizer.pad_token_id),
+    )
+    old, _ = score_tokens(
+        models.policy_module,
+        ids.to(device),
+        attention.to(device),
+        cfg.max_new_tokens,
+        cfg.temperature,
+        cfg.micro_batch_size,
+    )
+    for row, e in enumerate(episodes):
+        e.old_logprobs = old[row, : len(e.response_ids)].tolist()
+
+
+def _contexts(cfg: TrainConfig, episodes: Sequence[Episode]) -> list[list[int]]:
+    """The episodes' prompts, each checked to fit `max_prompt_tokens`."""
+    for e in episodes:
+        if len(e.prompt_ids) > cfg.max_prompt_tokens:
+            raise ValueError(
+                f"episode {e.state.task.get('id')!r}: its first observation is "
+                f"{len(e.prompt_ids)} tokens, more than max_prompt_tokens={cfg.max_prompt_tokens}"
+            )
+    return [e.prompt_ids for e in episodes]
+
+
 def train_multiturn(
     cfg: TrainConfig,
     env: Environment,
@@ -292,36 +151,34 @@ def train_multiturn(
 ) -> TrainResult:
     """Train `cfg.model` on `env`'s episodes of `tasks` (GRPO, RLOO, REINFORCE++ or PPO
     over the final reward; with `turn_credit="per_turn"`, PPO and REINFORCE++ also credit
-    each earlier turn's reward at the end of that turn). Checkpoints every
-    `checkpoint_every` steps and at the end, the policy in ``output_dir/model``, and
-    `resume` as in single-turn training. The HF engine only; no reward overlap."""
+    each earlier turn's reward at the end of that turn), with either engine (`cfg.engine`)
+    and `cfg.reward_overlap` (see the module doc). Checkpoints every `checkpoint_every`
+    steps and at the end (with the batch carried to the next step), the policy in
+    ``output_dir/model``, and `resume` as in single-turn training."""
+    _check_resumable(cfg, env)
     ctx = init_distributed(cfg.device)
     torch.manual_seed(cfg.seed)
     models = load_models(cfg, ctx)
     optimizer = torch.optim.Adam(models.parameters_to_train(), lr=cfg.lr)
     state = RunState(FixedKLController(cfg.kl_coef))
     engine, pushes_weights = build_engine(cfg, models, ctx)
+    runner = EpisodeRunner(
+        engine, env, models.tokenizer, cfg.max_new_tokens, settings, cfg.temperature
+    )
     metrics: dict[str, float] = {}
     try:
         start = resume_run(cfg, ctx, models, optimizer, state)
+        if start and pushes_weights:
+            engine.update_weights(models.lm_state())
+        carried = _restored_batch(state, env, runner)
         logger = MetricsLogger(cfg.output_dir, ctx.is_main, cfg.tensorboard, start)
         for step in range(start, cfg.steps):
             t0 = time.perf_counter()
-            picks = prompt_indices(len(tasks), step, cfg.prompts_per_step, cfg.seed)
-            mine = rank_slice(cfg.global_batch, ctx.rank, ctx.world_size)
-            chosen = [tasks[picks[i // cfg.group_size]] for i in mine]
-            seeds = [sample_seed(cfg.seed, step, i) for i in mine]
-            episodes = run_episodes(
-                engine,
-                env,
-                chosen,
-                models.tokenizer,
-                seeds,
-                cfg.max_new_tokens,
-                settings,
-                cfg.temperature,
-            )
+            batch = carried or runner.start(*_batch_of(cfg, ctx, tasks, step))
+            episodes, carried = runner.finish(batch, _overlap(cfg, ctx, tasks, step))
             rollout = episode_rollout(cfg, models, episodes, ctx.device)
+            if carried is not None:
+                score_heads(cfg, models, carried.episodes, ctx.device)
             gen_s = time.perf_counter() - t0
             metrics = _learn(cfg, ctx, models, optimizer, state.kl.value, step, rollout, episodes)
             metrics["time/rollout_s"] = gen_s
@@ -333,17 +190,82 @@ def train_multiturn(
             if step + 1 == cfg.steps or (
                 cfg.checkpoint_every and (step + 1) % cfg.checkpoint_every == 0
             ):
-                save_run(cfg, ctx, models, optimizer, state, step + 1)
+                _checkpoint(cfg, ctx, models, optimizer, state, step + 1, runner, carried)
         logger.close()
     finally:
+        runner.close()
         engine.close()
         shutdown_distributed(ctx)
     return TrainResult(cfg.steps, metrics, cfg.output_dir)
 
 
+def _batch_of(
+    cfg: TrainConfig, ctx: DistContext, tasks: Sequence[Mapping[str, Any]], step: int
+) -> tuple[list[Mapping[str, Any]], list[int]]:
+    """This rank's tasks of step `step`, and their episodes' seeds."""
+    picks = prompt_indices(len(tasks), step, cfg.prompts_per_step, cfg.seed)
+    mine = rank_slice(cfg.global_batch, ctx.rank, ctx.world_size)
+    chosen = [tasks[picks[i // cfg.group_size]] for i in mine]
+    return chosen, [sample_seed(cfg.seed, step, i) for i in mine]
+
+
+def _overlap(
+    cfg: TrainConfig,
+    ctx: DistContext,
+    tasks: Sequence[Mapping[str, Any]],
+    step: int,
+) -> Opening | None:
+    """With reward overlap, the batch step `step` opens for the next (none after the last)."""
+    if cfg.reward_overlap != "one_step" or step + 1 >= cfg.steps:
+        return None
+    return _batch_of(cfg, ctx, tasks, step + 1)
+
+
+def _checkpoint(
+    cfg: TrainConfig,
+    ctx: DistContext,
+    models: Models,
+    optimizer: torch.optim.Optimizer,
+    state: RunState,
+    step: int,
+    runner: EpisodeRunner,
+    carried: Batch | None,
+) -> None:
+    """`save_run`, with the carried batch's running steps drained and recorded first, so
+    the rank's checkpoint holds its episodes whole (states, tokens, rewards)."""
+    if carried is not None:
+        runner.drain(carried)
+    state.episodes = None if carried is None else [e.to_dict() for e in carried.episodes]
+    save_run(cfg, ctx, models, optimizer, state, step)
+    state.episodes = None
+
+
+def _check_resumable(cfg: TrainConfig, env: Environment) -> None:
+    if cfg.resume and cfg.reward_overlap == "one_step" and not resumable(env):
+        raise ValueError(
+            f"environment {env.name!r} keeps part of an episode outside its state "
+            "(resumable = False), so the batch reward overlap carries across a checkpoint "
+            "cannot be resumed: train and resume it with reward_overlap: off"
+        )
+
+
+def _restored_batch(state: RunState, env: Environment, runner: EpisodeRunner) -> Batch | None:
+    """The batch a checkpoint carried to its next step, its episodes ready for a turn."""
+    saved, state.episodes = state.episodes, None
+    if saved is None:
+        return None
+    if not resumable(env):
+        raise ckpt.CheckpointError(
+            f"the checkpoint carries episodes of {env.name!r}, which keeps part of an "
+            "episode outside its state (resumable = False): they cannot continue after a "
+            "restart. Train it with reward_overlap: off to checkpoint and resume"
+        )
+    return runner.resume([Episode.from_dict(e) for e in saved])
+
+
 def _learn(
     cfg: TrainConfig,
-    ctx: Any,
+    ctx: DistContext,
     models: Models,
     optimizer: torch.optim.Optimizer,
     kl_coef: float,

@@ -16,7 +16,7 @@ MODULES = [
     "rewardsmith.environments.repair_policies",
     "rewardsmith.environments.episode_relations",
     "rewardsmith.environments.policies",
-    "rewardsmith.trainer.multiturn",
+    "rewardsmith.trainer.turns",
 ]
 
 

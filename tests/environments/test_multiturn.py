@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from rewardsmith.trainer.multiturn import (
     train_multiturn,
 )
 from rewardsmith.trainer.tiny import ARITHMETIC_ALPHABET, build_tiny_model
+from rewardsmith.trainer.turns import StepPool
 
 REPO = Path(__file__).resolve().parents[2]
 SUMS = [json.loads(r) for r in (REPO / "datasets/arithmetic/tasks.jsonl").read_text().splitlines()]
@@ -336,3 +338,26 @@ def test_the_steps_of_a_batch_start_expensive_first(rollout_parts: Any) -> None:
     finally:
         env.close()
     assert env.started[:4] == ["b-heavy", "d-heavy", "a", "c"]
+
+
+def test_the_step_pool_runs_the_older_batchs_work_first() -> None:
+    """The runner gives each batch's resets and steps the batch's order as priority: with
+    every thread busy, a step of the batch being finished (submitted last) starts before the
+    first steps of the batch begun for the next (submitted first), which fill idle threads
+    only. A first-in-first-out pool would delay the batch the update waits for."""
+    pool = StepPool(threads=1)
+    started: list[str] = []
+    release = threading.Event()
+    busy = pool.submit(0, release.wait, 30)
+    jobs = [pool.submit(order, started.append, name) for order, name in ((1, "new"), (0, "old"))]
+    release.set()
+    for job in [busy, *jobs]:
+        job.result(timeout=30)
+    hold = threading.Event()
+    held = pool.submit(0, hold.wait, 30)
+    while not held.running():
+        time.sleep(0.01)
+    queued = pool.submit(0, started.append, "never")
+    threading.Timer(1.0, hold.set).start()
+    pool.shutdown()  # cancels what has not started, waits for what has
+    assert started == ["old", "new"] and queued.cancelled() and held.result() is True

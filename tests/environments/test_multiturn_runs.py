@@ -5,24 +5,38 @@ environment named in its YAML config."""
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 import typer
 import yaml
 from typer.testing import CliRunner
 
+from rewardsmith.environments import RetryArithmetic
+from rewardsmith.environments.episodes import read_tasks
+from rewardsmith.environments.protocol import EpisodeLimits
+from rewardsmith.trainer import learn
+from rewardsmith.trainer.checkpoint import CheckpointError
 from rewardsmith.trainer.cli import train_command
+from rewardsmith.trainer.config import TrainConfig
 from rewardsmith.trainer.metrics import read_metrics
+from rewardsmith.trainer.multiturn import TurnSettings, train_multiturn
 from rewardsmith.trainer.tiny import ARITHMETIC_ALPHABET, build_tiny_model
+from rewardsmith.trainer.turns import Episode
 
 REPO = Path(__file__).resolve().parents[2]
 TASKS = REPO / "datasets/arithmetic/tasks.jsonl"
@@ -95,21 +109,41 @@ def _learning(rows: list[dict[str, Any]]) -> list[dict[str, float]]:
     return [{k: v for k, v in r.items() if not k.startswith("time/")} for r in rows]
 
 
-def test_a_killed_multiturn_run_resumes_on_the_uninterrupted_trajectory(tmp_path: Path) -> None:
+def _assert_close(a: list[dict[str, Any]], b: list[dict[str, Any]], tolerance: float) -> None:
+    for x, y in zip(_learning(a), _learning(b), strict=True):
+        assert x.keys() == y.keys()
+        for key in x:
+            both_nan = math.isnan(x[key]) and math.isnan(y[key])
+            assert both_nan or abs(x[key] - y[key]) <= tolerance, (x["step"], key, x[key], y[key])
+
+
+@pytest.mark.parametrize("overlap", ["off", "one_step"])
+def test_a_killed_multiturn_run_resumes_on_the_uninterrupted_trajectory(
+    tmp_path: Path, overlap: str
+) -> None:
+    """The uninterrupted run saves only at its end; the killed one every step, so with
+    overlap its checkpoints drain and save the batch carried to the next step, and the
+    resumed run continues those episodes: the same metrics either way."""
     model = build_tiny_model(tmp_path / "model", alphabet=ALPHABET)
-    straight = settings(model, tmp_path / "straight", checkpoint_every=1)
+    straight = settings(model, tmp_path / "straight", reward_overlap=overlap)
     assert _train(tmp_path, straight) == 0
-    killed = settings(model, tmp_path / "killed", checkpoint_every=1)
+    killed = settings(model, tmp_path / "killed", checkpoint_every=1, reward_overlap=overlap)
     assert _train(tmp_path, killed, kill_at=2) == -signal.SIGKILL  # after step 1's checkpoint
+    saved = torch.load(
+        tmp_path / "killed/checkpoints/step_000002/rank0.pt", map_location="cpu", weights_only=False
+    )["pending"]
+    if overlap == "off":
+        assert saved is None
+    else:  # batch 2, its first steps recorded: JSON, as an episode's state is
+        assert saved["step"] == 2 and len(saved["episodes"]) == 8
+        assert all(len(e["turn_rewards"]) == 1 for e in saved["episodes"])
+        for row in map(json.dumps, saved["episodes"]):  # JSON, and back to the same episode
+            assert json.dumps(Episode.from_dict(json.loads(row)).to_dict()) == row
     assert _train(tmp_path, {**killed, "resume": True}) == 0
     a, b = read_metrics(tmp_path / "straight"), read_metrics(tmp_path / "killed")
     by_step = {r["step"]: r for r in b}  # step 2 was logged before the kill, then again
     assert sorted(by_step) == [r["step"] for r in a] == [0, 1, 2, 3]
-    for x, y in zip(_learning(a), _learning([by_step[s] for s in range(4)]), strict=True):
-        assert x.keys() == y.keys()
-        for key in x:
-            both_nan = math.isnan(x[key]) and math.isnan(y[key])
-            assert both_nan or abs(x[key] - y[key]) <= 1e-6, key
+    _assert_close(a, [by_step[s] for s in range(4)], 1e-6)
     assert (tmp_path / "killed" / "model" / "config.json").exists()
 
 
@@ -141,12 +175,16 @@ def test_an_unknown_environment_is_a_usage_error(tmp_path: Path) -> None:
 
 @pytest.mark.distributed
 @pytest.mark.slow
-def test_two_processes_equal_one_on_a_multiturn_environment(tmp_path: Path) -> None:
+@pytest.mark.parametrize("overlap", ["off", "one_step"])
+def test_two_processes_equal_one_on_a_multiturn_environment(tmp_path: Path, overlap: str) -> None:
     """torchrun with 2 ranks (gloo) gives the 1-process run's metrics within 1e-4: each rank
-    rolls its share of the episodes (of different lengths), all gathered before learning."""
+    rolls its share of the episodes (of different lengths), all gathered before learning;
+    with overlap each rank begins and carries its share of the next batch."""
     model = build_tiny_model(tmp_path / "model", alphabet=ALPHABET)
     for name in ("one", "two"):
-        config = settings(model, tmp_path / name, steps=3, minibatch_size=4, kl_coef=0.05)
+        config = settings(
+            model, tmp_path / name, steps=3, minibatch_size=4, kl_coef=0.05, reward_overlap=overlap
+        )
         (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(config))
     runs = {
         "one": [],
@@ -162,11 +200,7 @@ def test_two_processes_equal_one_on_a_multiturn_environment(tmp_path: Path) -> N
         assert done.returncode == 0, done.stderr[-4000:]
     a, b = read_metrics(tmp_path / "one"), read_metrics(tmp_path / "two")
     assert len(a) == len(b) == 3 and {r["episode/turns"] for r in a} != set()
-    for x, y in zip(_learning(a), _learning(b), strict=True):
-        assert x.keys() == y.keys()
-        for key in x:
-            both_nan = math.isnan(x[key]) and math.isnan(y[key])
-            assert both_nan or abs(x[key] - y[key]) <= 1e-4, (key, x[key], y[key])
+    _assert_close(a, b, 1e-4)
 
 
 @pytest.mark.slow
@@ -226,3 +260,135 @@ def test_the_tiny_model_trains_on_finance_documents_end_to_end(tmp_path: Path) -
     shown_page = page.read_text()
     assert f"Episodes: {len(episodes)}" in shown_page  # every episode, turn by turn
     assert all(html.escape(e["reason"]) in shown_page for e in episodes)
+
+
+class _SlowSteps(RetryArithmetic):
+    """One-turn sums whose every step sleeps (a real sleep, as a sandboxed run waits on its
+    jail), recording when each ran. A step after the first batch's also waits (a bounded
+    wait) until the policy has begun to learn: so however loaded the machine, a step that
+    can run during an update does, and one that cannot (without overlap) never waits."""
+
+    def __init__(self, seconds: float, batch: int) -> None:
+        super().__init__(limits=EpisodeLimits(max_turns=1, max_tokens=64))
+        self.seconds, self.batch = seconds, batch
+        self.learning = threading.Event()
+        self.steps: list[tuple[float, float]] = []
+        self._count = itertools.count()
+
+    def step(self, state: Any, action: str, action_tokens: int | None = None) -> Any:
+        start = time.monotonic()
+        if next(self._count) >= self.batch:
+            self.learning.wait(timeout=30)
+        time.sleep(self.seconds)
+        out = super().step(state, action, action_tokens)
+        self.steps.append((start, time.monotonic()))
+        return out
+
+
+def _in_process(tmp_path: Path, name: str, **overrides: Any) -> TrainConfig:
+    model = build_tiny_model(tmp_path / "model", alphabet=ALPHABET)
+    return TrainConfig(**settings(model, tmp_path / name, **overrides))
+
+
+@pytest.mark.parametrize("overlap", ["off", "one_step"])
+def test_with_overlap_the_next_batchs_steps_run_while_the_policy_learns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlap: str
+) -> None:
+    """Every step of batch k is back before update k starts, so a step that runs during
+    update k is one of batch k+1's: with overlap all of batch 1's first steps do; without,
+    none does (batch 1 begins after update 0, and update 1 waits for it)."""
+    env = _SlowSteps(seconds=0.3, batch=4)
+    learning: list[tuple[float, float]] = []
+    update = learn.update
+
+    def timed_update(*args: Any, **kwargs: Any) -> Any:
+        start = time.monotonic()
+        env.learning.set()
+        out = update(*args, **kwargs)
+        learning.append((start, time.monotonic()))
+        return out
+
+    monkeypatch.setattr(learn, "update", timed_update)
+    cfg = _in_process(
+        tmp_path,
+        overlap,
+        steps=2,
+        prompts_per_step=2,
+        group_size=2,
+        minibatch_size=4,
+        reward_overlap=overlap,
+    )
+    try:
+        train_multiturn(cfg, env, list(read_tasks(TASKS)), TurnSettings(3, step_threads=4))
+    finally:
+        env.close()
+    assert len(env.steps) == 8 and len(learning) == 2
+    during = [s for s in env.steps for a, b in learning if s[0] < b and a < s[1]]
+    assert len(during) == (4 if overlap == "one_step" else 0), (env.steps, learning)
+
+
+# What the uninterrupted run below logged before reward overlap existed for multi-turn runs
+# (the commit before this test, 2026-12-04): overlap off must still give it.
+BEFORE_OVERLAP = [
+    {"episode/turns": 2.0, "response/action_tokens": 5.6875, "loss/policy": 0.005555498268869188,
+     "policy/entropy": 3.2699663134588715, "grad_norm": 0.7571062445640564},
+    {"episode/turns": 1.9375, "response/action_tokens": 5.5, "loss/kl": 0.034414508125998756,
+     "policy/approx_kl": 0.0014530362730676477, "policy/entropy": 3.256311763416637,
+     "grad_norm": 0.02850293554365635},
+    {"episode/turns": 2.0, "response/action_tokens": 5.4375, "loss/kl": 0.04436482341042533,
+     "policy/approx_kl": 0.0015958427366885271, "policy/entropy": 3.2617713694340584,
+     "grad_norm": 0.031025193631649017},
+]  # fmt: skip
+
+
+def test_overlap_off_gives_the_metrics_of_before_and_on_keeps_the_sampling_weights(
+    tmp_path: Path,
+) -> None:
+    """Off: today's trajectory. On: batch 0 is the same; batch 1's turn 0 comes from the
+    weights before update 0, and its old log-probs are theirs (the engine's log-probs
+    agree with them as on-policy: a gap of ~1e-8, where the updated weights would give
+    ~1e-2), so the first minibatch of update 1 is off-policy (approx_kl > 0)."""
+    runs = {}
+    for overlap in ("off", "one_step"):
+        cfg = _in_process(
+            tmp_path, overlap, steps=3, prompts_per_step=4, minibatch_size=8, kl_coef=0.05,
+            reward_overlap=overlap,
+        )  # fmt: skip
+        env = RetryArithmetic()
+        try:
+            train_multiturn(cfg, env, list(read_tasks(TASKS)), TurnSettings(3))
+        finally:
+            env.close()
+        runs[overlap] = read_metrics(tmp_path / overlap)
+    for row, before in zip(runs["off"], BEFORE_OVERLAP, strict=True):
+        assert {k: row[k] for k in before} == pytest.approx(before, abs=1e-6), row["step"]
+    off, on = runs["off"], runs["one_step"]
+    _assert_close(off[:1], on[:1], 1e-6)
+    assert all(r["rollout/engine_logprob_gap"] < 1e-5 for r in on)
+    assert on[1]["policy/approx_kl"] > 5 * off[1]["policy/approx_kl"]
+
+
+class _LiveSession(RetryArithmetic):
+    """Says an episode lives partly outside its state (as a live interpreter would)."""
+
+    resumable = False
+
+
+def test_an_environment_with_live_episodes_refuses_overlap_and_resume(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="reward_overlap: off"):
+        train_multiturn(
+            TrainConfig(**settings("unused", tmp_path / "run", resume=True)),
+            _LiveSession(),
+            list(read_tasks(TASKS)),
+            TurnSettings(3),
+        )
+    cfg = _in_process(tmp_path, "live", steps=2, prompts_per_step=1, group_size=2, minibatch_size=2)
+    train_multiturn(
+        replace(cfg, checkpoint_every=1), _LiveSession(), list(read_tasks(TASKS)), TurnSettings(3)
+    )
+    checkpoints = tmp_path / "live/checkpoints"  # as if killed after step 1's checkpoint,
+    shutil.rmtree(checkpoints / "step_000002")  # which carries batch 1's episodes
+    (checkpoints / "latest").write_text("step_000001")
+    resumed = replace(cfg, checkpoint_every=1, resume=True, reward_overlap="off")
+    with pytest.raises(CheckpointError, match="cannot continue after a restart"):
+        train_multiturn(resumed, _LiveSession(), list(read_tasks(TASKS)), TurnSettings(3))

@@ -79,6 +79,7 @@ def _curve(model: str, out: Path, credit: str) -> list[float]:
         lr=3e-3,
         kl_coef=0.0,
         tensorboard=False,
+        reward_overlap="off",  # on-policy, as measured below (overlap: test_multiturn_runs.py)
     )
     env = FirstTurnMatters()
     try:
