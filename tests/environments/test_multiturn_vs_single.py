@@ -83,6 +83,7 @@ def test_the_hint_says_which_way_and_never_the_answer(answer: str, said: str) ->
         env.close()
 
 
+@pytest.mark.slow  # about 25 CPU-seconds: two small training runs per arm, twice
 def test_a_small_seeded_comparison_gives_the_same_figures_twice(tmp_path: Path) -> None:
     budget = Budget(steps=2, prompts_per_step=2, group_size=4, window=2, eval_samples=1)
     arms = ("multi_turn", "single_turn")
