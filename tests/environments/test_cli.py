@@ -390,6 +390,7 @@ def test_env_run_checks_its_tasks_before_starting_an_engine(
     was asked for: no vLLM server is started for a run that cannot go on."""
     task_file = tmp_path / "tasks.jsonl"
     args = ["env", "run", "retry_arithmetic", "--tasks", str(task_file), "--model", tiny_model]
+    args += ["-o", str(tmp_path / "episodes.jsonl")]
     no_vllm = {"REWARDSMITH_VLLM_PYTHON": str(tmp_path / "no-such-python"), "COLUMNS": "1000"}
     outcomes = {}
     for name, task in (("bad", {"id": "sum-without-prompt", "reference": "7"}), ("good", SUMS[0])):
