@@ -1,7 +1,7 @@
 """``rewardsmith env``: roll an on-disk model through an environment and write the episodes.
 
     rewardsmith env tiny-model PATH        # a random char-level GPT-2 to try things with
-    rewardsmith env run ENV --tasks FILE --model PATH -o OUT.jsonl
+    rewardsmith env run ENV --tasks FILE --model PATH -o OUT.jsonl [--engine vllm]
     rewardsmith env spec ENV -o SPEC.yaml  # the environment's final reward, as a spec
     rewardsmith score OUT.jsonl --spec SPEC.yaml --map completion=steps -o SCORED.jsonl
 
@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import string
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -65,8 +65,20 @@ def run_command(
             "template, as a chat model sees them in production."
         ),
     ] = False,
+    engine: Annotated[
+        Literal["hf", "vllm"],
+        typer.Option(
+            help="Rollout engine: hf (transformers, in this process, on --device) or vllm "
+            "(the trainer's vLLM server, its own process and venv: `make vllm`)."
+        ),
+    ] = "hf",
+    kv_cache_gb: Annotated[
+        float, typer.Option(help="GB vLLM reserves for its KV cache (--engine vllm).")
+    ] = 1.0,
 ) -> None:
     """Roll MODEL through ENVIRONMENT on every task and write one row per episode."""
+    if kv_cache_gb <= 0:
+        raise typer.BadParameter("more than 0", param_hint="--kv-cache-gb")
     if max_turns is not None and max_turns < 1:
         raise typer.BadParameter("at least 1", param_hint="--max-turns")
     if not model.is_dir():
@@ -75,6 +87,7 @@ def run_command(
         raise typer.BadParameter("at least 1", param_hint="--limit")
     if turn_tokens < 1 or max_new_tokens < 1:
         raise typer.BadParameter("at least 1", param_hint="--turn-tokens/--max-new-tokens")
+    from rewardsmith.trainer.engine import EngineError
     from rewardsmith.trainer.env_rollout import RolloutSettings
 
     settings = RolloutSettings(
@@ -85,14 +98,15 @@ def run_command(
         task_list = list(islice(read_tasks(tasks), limit))
     except (ValueError, OSError) as exc:
         raise typer.BadParameter(str(exc)) from exc
+    output.parent.mkdir(parents=True, exist_ok=True)
     try:
-        rows = _run_model(env, environment, task_list, model, device, settings)
-    except (ValueError, OSError) as exc:
+        choice = EngineChoice(engine, device, kv_cache_gb, output.with_suffix(".vllm.log"))
+        rows = _run_model(env, environment, task_list, model, choice, settings)
+    except (ValueError, OSError, EngineError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc
     finally:
         env.close()
-    output.parent.mkdir(parents=True, exist_ok=True)
     with open(output, "w", encoding="utf-8") as handle:
         for row in rows:
             handle.write(json.dumps(row, default=str) + "\n")
@@ -101,24 +115,50 @@ def run_command(
     typer.echo(f"wrote {len(rows)} episodes to {output}; mean final reward {mean:.3f}")
 
 
+@dataclass(frozen=True)
+class EngineChoice:
+    """Which engine `env run` opens, and its settings."""
+
+    kind: Literal["hf", "vllm"]
+    device: str
+    """torch device (hf)."""
+    kv_cache_gb: float
+    """KV cache (vllm)."""
+    log_path: Path
+    """The vLLM server's log (vllm)."""
+
+
 def _run_model(
     env: ToolEnvironment,
     name: str,
     tasks: Sequence[Mapping[str, Any]],
     model: Path,
-    device: str,
+    choice: EngineChoice,
     settings: RolloutSettings,
 ) -> list[dict[str, Any]]:
-    from transformers import AutoTokenizer
+    """The episodes' rows; the tasks are reset and the rows sized (`plan_rollout`) before
+    the model's weights are loaded, so a bad task costs no engine start."""
+    from transformers import AutoConfig, AutoTokenizer
 
-    from rewardsmith.trainer.env_rollout import roll_out
-    from rewardsmith.trainer.hf_engine import HFEngine
+    from rewardsmith.trainer.env_rollout import open_engine, plan_rollout, roll_out
 
     tokenizer = AutoTokenizer.from_pretrained(model)
-    engine = HFEngine.from_pretrained(model, device=device)
-    positions = getattr(engine.lm.config, "max_position_embeddings", None)
+    positions = getattr(AutoConfig.from_pretrained(model), "max_position_embeddings", None)
     settings = replace(settings, positions=positions)
-    return roll_out(env, name, tasks, engine, tokenizer, settings)
+    plan = plan_rollout(env, tasks, tokenizer, settings)
+    engine = open_engine(
+        choice.kind,
+        model,
+        plan,
+        seed=settings.seed,
+        device=choice.device,
+        kv_cache_gb=choice.kv_cache_gb,
+        log_path=choice.log_path,
+    )
+    try:
+        return roll_out(env, name, tasks, engine, tokenizer, settings, plan)
+    finally:
+        engine.close()
 
 
 @env_app.command("spec")

@@ -63,10 +63,16 @@ class RetryArithmetic(ToolEnvironment):
             self.limits.exhausted(state)
         ):
             return Transition(state.ended("answered"), None, reward, True)
-        attempts = (*state.attempts[:-1], {**state.attempts[-1], "observation": self.retry_text})
+        said = self.feedback(state, action)
+        attempts = (*state.attempts[:-1], {**state.attempts[-1], "observation": said})
         state = EpisodeState.from_dict({**state.to_dict(), "attempts": attempts})
-        state = state.with_messages({"role": "user", "content": self.retry_text})
-        return Transition(state, self.retry_text, None, False)  # paid by the final answer
+        state = state.with_messages({"role": "user", "content": said})
+        return Transition(state, said, None, False)  # paid by the final answer
+
+    def feedback(self, state: EpisodeState, action: str) -> str:
+        """What a wrong answer is told: `retry_text` (a subclass may say more, e.g. which
+        way it is off; never the answer)."""
+        return self.retry_text
 
     def exploits(self, tasks: Sequence[Mapping[str, Any]]) -> Iterator[EpisodeExploit]:
         from rewardsmith.environments.answer_exploits import retry_exploits

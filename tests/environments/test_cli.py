@@ -383,6 +383,26 @@ def test_env_run_names_a_bad_task_line(tiny_model: str, tmp_path: Path) -> None:
     assert result.exit_code != 0 and "tasks.jsonl:2" in result.output
 
 
+def test_env_run_checks_its_tasks_before_starting_an_engine(
+    tiny_model: str, tmp_path: Path
+) -> None:
+    """A task the environment cannot start fails first, naming the task, whichever engine
+    was asked for: no vLLM server is started for a run that cannot go on."""
+    task_file = tmp_path / "tasks.jsonl"
+    args = ["env", "run", "retry_arithmetic", "--tasks", str(task_file), "--model", tiny_model]
+    args += ["-o", str(tmp_path / "episodes.jsonl")]
+    no_vllm = {"REWARDSMITH_VLLM_PYTHON": str(tmp_path / "no-such-python"), "COLUMNS": "1000"}
+    outcomes = {}
+    for name, task in (("bad", {"id": "sum-without-prompt", "reference": "7"}), ("good", SUMS[0])):
+        task_file.write_text(json.dumps(task) + "\n")
+        outcomes[name] = runner.invoke(app, [*args, "--engine", "vllm"], env=no_vllm)
+    assert outcomes["bad"].exit_code == 1, outcomes["bad"].output
+    assert "sum-without-prompt" in outcomes["bad"].output
+    assert "vLLM" not in outcomes["bad"].output
+    # the same command with a task that fits gets as far as starting vLLM
+    assert outcomes["good"].exit_code == 1 and "no vLLM venv" in outcomes["good"].output
+
+
 def test_env_run_refuses_prompts_longer_than_the_model(tmp_path: Path) -> None:
     model = build_tiny_model(tmp_path / "short", alphabet=string.printable, n_positions=64)
     task_file = tmp_path / "tasks.jsonl"

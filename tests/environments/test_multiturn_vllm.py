@@ -1,6 +1,7 @@
 """Multi-turn episodes on the vLLM engine (its own process and venv, `make vllm`): each live
 episode continues from its token ids; near-greedy sampling gives the HF engine's episodes
-token for token; a training run pushes its weights and samples from them.
+token for token, in the trainer and through `rewardsmith env run --engine vllm`; a
+training run pushes its weights and samples from them.
 
 Skipped, with the reason, where the vLLM venv has not been built (`make test` builds it)."""
 
@@ -12,7 +13,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from typer.testing import CliRunner
 
+from rewardsmith.cli.main import app
 from rewardsmith.environments import RetryArithmetic
 from rewardsmith.trainer.config import TrainConfig
 from rewardsmith.trainer.distributed import init_distributed
@@ -94,3 +97,22 @@ def test_training_multiturn_on_the_vllm_engine_samples_from_the_pushed_weights(
     assert all(r["time/weight_sync_s"] > 0 and math.isfinite(r["loss/policy"]) for r in rows)
     assert rows[0]["response/observation_tokens"] > 0
     assert torch.isfinite(torch.tensor([r["reward/final"] for r in rows])).all()
+
+
+def test_env_run_on_the_vllm_engine_writes_the_hf_engines_episodes(
+    qwen: str, tmp_path: Path
+) -> None:
+    task_file = tmp_path / "tasks.jsonl"
+    task_file.write_text("".join(json.dumps(t) + "\n" for t in SUMS[:6]))
+    args = ["env", "run", "retry_arithmetic", "--tasks", str(task_file), "--model", qwen]
+    near_greedy = ["--temperature", "1e-3", "--turn-tokens", "4", "--max-new-tokens", str(WIDTH)]
+    rows = {}
+    for engine in ("hf", "vllm"):
+        out = tmp_path / f"{engine}.jsonl"
+        flags = ["--engine", engine, "--kv-cache-gb", "0.05", "-o", str(out)]
+        result = CliRunner().invoke(app, [*args, *near_greedy, *flags])
+        assert result.exit_code == 0, result.output
+        rows[engine] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert any(r["turns"] == 2 for r in rows["hf"]), "no episode took a second turn"
+    assert rows["vllm"] == rows["hf"]
+    assert (tmp_path / "vllm.vllm.log").exists()  # the server's log, beside the dump
