@@ -11,7 +11,7 @@ each point keeps the normal of the face it lies on. With ``d(p, Q) = min_{q in Q
 - **Hausdorff distance**: ``HD = max(max_{p in P} d(p, S_B), max_{q in Q} d(q, S_A))``, the
   worst deviation, measured from each sample to the other *surface* S (its triangles, see
   `distance.py`), not to its samples, so the same part measures about 0 instead of the
-  sampling gap. Each mesh's vertices are measured too (`vertices_to_surface`): a needle
+  sampling gap. Each mesh's vertices are measured too (`farthest_vertex`): a needle
   has almost no area for a sample to land on, but its tip is a vertex. A lower bound of
   the surfaces' true Hausdorff distance (it is sampled).
 - **95th percentile of distances** (``p95``): of the same point-to-surface distances, both
@@ -42,7 +42,7 @@ import numpy as np
 import trimesh
 from scipy.spatial import cKDTree
 
-from rewardsmith.verifiers.mesh.distance import to_surface, vertices_to_surface
+from rewardsmith.verifiers.mesh.distance import NEIGHBOURS, Surface, farthest_vertex
 
 __all__ = [
     "SurfaceMetrics",
@@ -132,12 +132,16 @@ def surface_metrics(
     pa, fa = sample_with_faces(a, n_points, seed)
     pb, fb = sample_with_faces(b, n_points, seed + 1)  # a different stream: a == b must not
     na, nb = a.face_normals[fa], b.face_normals[fb]  # match point for point by construction
-    d_ab, i_ab, d_ba, i_ba = nearest_both_ways(pa, pb)
-    to_b, to_a = to_surface(pa, b, pb, fb), to_surface(pb, a, pa, fa)
-    tips = max(
-        vertices_to_surface(a, b, pb, fb).max(initial=0.0),
-        vertices_to_surface(b, a, pa, fa).max(initial=0.0),
-    )
+    sa, sb = Surface(a, pa, fa), Surface(b, pb, fb)
+    # One query a side serves both the Chamfer (the nearest sample) and the upper bounds
+    # of the point-to-surface distances (the triangles of the 8 nearest).
+    near_ab, index_ab = sb.nearest_samples(pa, NEIGHBOURS, order=sa.sample_tree.indices)
+    near_ba, index_ba = sa.nearest_samples(pb, NEIGHBOURS, order=sb.sample_tree.indices)
+    d_ab, i_ab, d_ba, i_ba = near_ab[:, 0], index_ab[:, 0], near_ba[:, 0], index_ba[:, 0]
+    to_b, to_a = sb.distances(pa, nearest=index_ab), sa.distances(pb, nearest=index_ba)
+    # Hausdorff reads the vertices too; only a vertex farther than the samples matters.
+    hausdorff = farthest_vertex(a, sb, floor=float(max(to_b.max(), to_a.max())))
+    hausdorff = farthest_vertex(b, sa, floor=hausdorff)
     f, precision, recall = fscore(to_b, to_a, threshold)
     consistency = 0.5 * (
         np.mean(np.abs(np.sum(na * nb[i_ab], axis=1)))
@@ -145,7 +149,7 @@ def surface_metrics(
     )
     return SurfaceMetrics(
         chamfer=chamfer_from_distances(d_ab, d_ba),
-        hausdorff=float(max(to_b.max(), to_a.max(), tips)),
+        hausdorff=hausdorff,
         p95=float(np.percentile(np.concatenate([to_b, to_a]), 95)),
         fscore=f,
         precision=precision,
