@@ -42,7 +42,7 @@ import numpy as np
 import trimesh
 from scipy.spatial import cKDTree
 
-from rewardsmith.verifiers.mesh.distance import NEIGHBOURS, Surface, farthest_vertex
+from rewardsmith.verifiers.mesh.distance import Surface, farthest_vertex
 
 __all__ = [
     "SurfaceMetrics",
@@ -133,12 +133,14 @@ def surface_metrics(
     pb, fb = sample_with_faces(b, n_points, seed + 1)  # a different stream: a == b must not
     na, nb = a.face_normals[fa], b.face_normals[fb]  # match point for point by construction
     sa, sb = Surface(a, pa, fa), Surface(b, pb, fb)
-    # One query a side serves both the Chamfer (the nearest sample) and the upper bounds
-    # of the point-to-surface distances (the triangles of the 8 nearest).
-    near_ab, index_ab = sb.nearest_samples(pa, NEIGHBOURS, order=sa.sample_tree.indices)
-    near_ba, index_ba = sa.nearest_samples(pb, NEIGHBOURS, order=sb.sample_tree.indices)
+    # One query a side serves both the Chamfer and the point-to-surface distances' upper
+    # bounds (the nearest sample's triangle), in each cloud's leaf order.
+    order_a, order_b = sa.sample_tree.indices, sb.sample_tree.indices
+    near_ab, index_ab = sb.nearest_samples(pa, 1, order_a)
+    near_ba, index_ba = sa.nearest_samples(pb, 1, order_b)
     d_ab, i_ab, d_ba, i_ba = near_ab[:, 0], index_ab[:, 0], near_ba[:, 0], index_ba[:, 0]
-    to_b, to_a = sb.distances(pa, nearest=index_ab), sa.distances(pb, nearest=index_ba)
+    to_b = sb.distances(pa, nearest=index_ab, order=order_a)
+    to_a = sa.distances(pb, nearest=index_ba, order=order_b)
     # Hausdorff reads the vertices too; only a vertex farther than the samples matters.
     hausdorff = farthest_vertex(a, sb, floor=float(max(to_b.max(), to_a.max())))
     hausdorff = farthest_vertex(b, sa, floor=hausdorff)
