@@ -298,17 +298,18 @@ class Surface:
                 break
         return out
 
-    def _refinement(
+    def bounds(
         self,
         points: np.ndarray,
-        nearest: np.ndarray | None,
-        order: np.ndarray | None,
-        refine_above: float,
-        max_exact: int,
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """(each point's upper bound, the points to measure exactly: those whose bound
-        passes `refine_above`, loosest first, at most `max_exact`). `nearest`: each point's
-        nearest sample (n, 1), when the caller has it; `order`: see `nearest_samples`."""
+        *,
+        nearest: np.ndarray | None = None,
+        order: np.ndarray | None = None,
+        refine_above: float = 1e-3,
+    ) -> np.ndarray:
+        """Each point's upper bound (see the module docstring): the triangle of its nearest
+        sample, and where that passes `refine_above`, of its 8 nearest. `nearest`: each
+        point's nearest sample (n, 1), when the caller has it; `order`: see
+        `nearest_samples`."""
         if nearest is None:
             nearest = self.nearest_samples(points, 1, order)[1]
         bound = self.upper_bounds(points, nearest[:, :1])
@@ -321,10 +322,16 @@ class Surface:
                 points[subset], NEIGHBOURS, None if order is None else in_order
             )
             bound[subset] = self.upper_bounds(points[subset], nearby[1])
-        loose = np.flatnonzero(bound > refine_above)
-        if max_exact <= 0:
-            return bound, loose[:0]
-        return bound, loose[np.argsort(bound[loose])[::-1][:max_exact]]
+        return bound
+
+    @staticmethod
+    def loosest(bound: np.ndarray, above: float, max_exact: int, must_above: float) -> np.ndarray:
+        """The points to measure exactly: those whose bound passes `above`, loosest first,
+        at most `max_exact`, and past that cap every one whose bound passes `must_above`
+        (where a bound could change what the caller decides, it may not stand in)."""
+        loose = np.flatnonzero(bound > above)
+        loose = loose[np.argsort(bound[loose], kind="stable")[::-1]]
+        return loose[: max(max_exact, int(np.count_nonzero(bound[loose] > must_above)))]
 
     def distances(
         self,
@@ -335,10 +342,11 @@ class Surface:
         refine_above: float = 1e-3,
         max_exact: int = 1000,
     ) -> np.ndarray:
-        """Distance from each point to the surface (see the module docstring); `nearest`:
-        the index of each point's nearest sample (n, 1), when the caller has it; `order`:
-        see `nearest_samples`."""
-        distance, chosen = self._refinement(points, nearest, order, refine_above, max_exact)
+        """Distance from each point to the surface (see the module docstring): the points
+        whose `bounds` pass `refine_above` are measured exactly, loosest first, at most
+        `max_exact` (`metrics.surface_metrics` chooses its own, by the verdict's levels)."""
+        distance = self.bounds(points, nearest=nearest, order=order, refine_above=refine_above)
+        chosen = self.loosest(distance, refine_above, max_exact, np.inf)
         if len(chosen):
             exact = self.exact(points[chosen], distance[chosen])
             distance[chosen] = np.minimum(distance[chosen], exact)
@@ -351,11 +359,18 @@ class Surface:
         floor: float = 0.0,
         refine_above: float = 1e-3,
         max_exact: int = 1000,
+        exact_above: float = 0.0,
     ) -> float:
         """``max(floor, distances(points).max())``, without measuring exactly the points
         that cannot raise it: a point is settled as soon as some triangle lies within the
-        maximum so far (its distance is at most that), and only the others are measured."""
-        distance, chosen = self._refinement(points, None, None, refine_above, max_exact)
+        maximum so far (its distance is at most that), and only the others are measured.
+
+        Past the `max_exact` loosest points, a point keeps its upper bound only where that
+        is at most ``max(floor, exact_above)``: so the result is exact wherever it passes
+        `exact_above` (a Hausdorff pass level: below it a verdict cannot tell the bound
+        from the distance). ``exact_above=inf`` is the plain cap (ranking poses)."""
+        distance = self.bounds(points, refine_above=refine_above)
+        chosen = self.loosest(distance, refine_above, max_exact, max(floor, exact_above))
         kept = np.ones(len(points), dtype=bool)
         kept[chosen] = False  # these keep their upper bound
         worst = max(floor, float(distance[kept].max(initial=0.0)))
@@ -393,6 +408,7 @@ def farthest_vertex(
     floor: float = 0.0,
     limit: int = 20_000,
     max_exact: int = 2000,
+    exact_above: float = 0.0,
 ) -> float:
     """The largest distance from `mesh`'s vertices to the `other` surface, or `floor` if
     that is larger (`Surface.farthest`: the Hausdorff distance needs only the maximum).
@@ -401,11 +417,12 @@ def farthest_vertex(
     into a hole held no sample in three of five places and passed. Its tip is a vertex, and
     the farthest point of any spike is one, so the Hausdorff distance also reads the
     vertices. Past `limit` vertices, the `limit` farthest from the other side's samples
-    are taken (that distance is never below the distance to the surface)."""
+    are taken (that distance is never below the distance to the surface). `exact_above`:
+    see `Surface.farthest` (the Hausdorff pass level, for a verdict)."""
     vertices = mesh.vertices[np.unique(mesh.faces)] if len(mesh.faces) else mesh.vertices[:0]
     if not len(vertices):
         return floor
     if len(vertices) > limit:
         gap, _ = other.sample_tree.query(vertices, k=1, workers=-1)
         vertices = vertices[np.argsort(gap)[::-1][:limit]]
-    return other.farthest(vertices, floor=floor, max_exact=max_exact)
+    return other.farthest(vertices, floor=floor, max_exact=max_exact, exact_above=exact_above)

@@ -191,14 +191,19 @@ def test_farthest_vertex_reads_a_needle_tip() -> None:
 @pytest.mark.parametrize("max_exact", [0, 5, 10_000])
 def test_farthest_is_the_largest_distance(name: str, max_exact: int) -> None:
     """`farthest` skips the points that cannot raise the maximum: the same maximum as
-    measuring every point, whatever the floor and however many are refined."""
+    measuring every point, whatever the floor; with a plain cap (``exact_above=inf``) the
+    same as the capped `distances`, and by default the exact one however low the cap."""
     mesh = _meshes()[name]
     rng = np.random.default_rng(3)
     samples, faces = sample_with_faces(mesh, 400, 0)
     surface = Surface(mesh, samples, faces)
     points = _query_points(rng, np.asarray(mesh.triangles), 40)
     points = points[np.abs(points).max(axis=1) < 10]  # near ones: the maximum is contested
-    every = surface.distances(points, max_exact=max_exact)
+    capped = surface.distances(points, max_exact=max_exact)
+    every = surface.distances(points, max_exact=len(points))
     for floor in (0.0, float(np.median(every)), float(every.max()) + 1.0):
+        got = surface.farthest(points, floor=floor, max_exact=max_exact, exact_above=np.inf)
+        assert got == max(floor, float(capped.max()))
+        # Past the cap, every point that could raise the maximum is measured exactly.
         got = surface.farthest(points, floor=floor, max_exact=max_exact)
         assert got == max(floor, float(every.max()))
