@@ -38,7 +38,12 @@ def _load(path: str, settings: dict[str, Any]) -> tuple[trimesh.Trimesh | None, 
 
 def _figures(a: trimesh.Trimesh, b: trimesh.Trimesh, settings: dict[str, Any]) -> dict[str, Any]:
     metrics = surface_metrics(
-        a, b, n_points=settings["n_points"], seed=settings["seed"], threshold=settings["fscore_tau"]
+        a,
+        b,
+        n_points=settings["n_points"],
+        seed=settings["seed"],
+        threshold=settings["fscore_tau"],
+        levels=Thresholds(**settings["thresholds"]),
     )
     value, method = iou(a, b, settings["voxel_resolution"])
     return {

@@ -11,7 +11,7 @@ each point keeps the normal of the face it lies on. With ``d(p, Q) = min_{q in Q
 - **Hausdorff distance**: ``HD = max(max_{p in P} d(p, S_B), max_{q in Q} d(q, S_A))``, the
   worst deviation, measured from each sample to the other *surface* S (its triangles, see
   `distance.py`), not to its samples, so the same part measures about 0 instead of the
-  sampling gap. Each mesh's vertices are measured too (`vertices_to_surface`): a needle
+  sampling gap. Each mesh's vertices are measured too (`farthest_vertex`): a needle
   has almost no area for a sample to land on, but its tip is a vertex. A lower bound of
   the surfaces' true Hausdorff distance (it is sampled).
 - **95th percentile of distances** (``p95``): of the same point-to-surface distances, both
@@ -42,7 +42,8 @@ import numpy as np
 import trimesh
 from scipy.spatial import cKDTree
 
-from rewardsmith.verifiers.mesh.distance import to_surface, vertices_to_surface
+from rewardsmith.verifiers.mesh.distance import Surface, farthest_vertex
+from rewardsmith.verifiers.mesh.thresholds import Thresholds
 
 __all__ = [
     "SurfaceMetrics",
@@ -120,6 +121,83 @@ def fscore(d_pq: np.ndarray, d_qp: np.ndarray, tau: float) -> tuple[float, float
     return 2 * precision * recall / (precision + recall), precision, recall
 
 
+_FIRST_EXACT = 1000
+"""Loosest points a side measured exactly before the verdict's levels are read: where the
+parts agree, these settle most verdicts at once (the speed of a capped search)."""
+
+_BATCH = 2000
+"""Points (both sides pooled, loosest first) measured exactly per round of `_settle`."""
+
+
+@dataclass
+class _Side:
+    """One direction's points, each with an interval holding its distance to `surface`:
+    ``lower`` is 0 until the point is measured exactly, then both ends are its distance."""
+
+    surface: Surface
+    points: np.ndarray
+    upper: np.ndarray
+    lower: np.ndarray
+
+    def measure(self, chosen: np.ndarray) -> None:
+        exact = self.surface.exact(self.points[chosen], self.upper[chosen])
+        self.upper[chosen] = np.minimum(self.upper[chosen], exact)
+        self.lower[chosen] = self.upper[chosen]
+
+
+def _ramps(to_b: np.ndarray, to_a: np.ndarray, levels: Thresholds, tau: float) -> list[float]:
+    """The ramps of the metrics read from point-to-surface distances: Hausdorff (samples
+    only), 95th percentile, F-score."""
+    pooled = np.concatenate([to_b, to_a])
+    return [
+        levels.ramp("hausdorff", pooled.max(initial=0.0)),
+        levels.ramp("p95", np.percentile(pooled, 95)),
+        levels.ramp("fscore", fscore(to_b, to_a, tau)[0]),
+    ]
+
+
+def _decided(b: _Side, a: _Side, levels: Thresholds, tau: float) -> bool:
+    """Whether the distances still open can no longer change the score or the verdict.
+
+    Each metric is monotone in every distance, so its ramp lies between its ramps at the
+    intervals' two ends: where those agree for Hausdorff, p95 and F-score, the ramps are
+    what exact distances give; where Hausdorff's or p95's best case is 0 already, the
+    score is 0 (``shape * min(feature ramps)``) and the part fails, whatever the rest."""
+    worst = _ramps(b.upper, a.upper, levels, tau)
+    best = _ramps(b.lower, a.lower, levels, tau)
+    return min(best[:2]) == 0.0 or worst == best
+
+
+def _settle(b: _Side, a: _Side, levels: Thresholds, tau: float) -> None:
+    """Measure exactly, loosest first, until no open distance can change the verdict.
+
+    An upper bound stands in for a distance only where it cannot: a part that clearly
+    passes (every bound under the pass levels) or clearly fails settles at once; the
+    others (a CAD part's bound can be a whole face wide, on its neighbouring slivers)
+    measure as many points as the verdict needs, without a cap."""
+    while not _decided(b, a, levels, tau):
+        upper = np.concatenate([b.upper, a.upper])
+        open_ = np.flatnonzero(upper > np.concatenate([b.lower, a.lower]))
+        if not len(open_):
+            return
+        chosen = open_[np.argsort(upper[open_], kind="stable")[::-1][:_BATCH]]
+        for side, at in ((b, chosen[chosen < len(b.points)]), (a, chosen[chosen >= len(b.points)])):
+            if len(at):
+                side.measure(at - (0 if side is b else len(b.points)))
+
+
+def _distances(
+    surface: Surface, points: np.ndarray, nearest: np.ndarray, order: np.ndarray
+) -> _Side:
+    """`points`' intervals to `surface`, the `_FIRST_EXACT` loosest measured exactly."""
+    upper = surface.bounds(points, nearest=nearest, order=order)
+    side = _Side(surface, points, upper, np.zeros(len(points)))
+    first = Surface.loosest(upper, 1e-3, _FIRST_EXACT, np.inf)
+    if len(first):
+        side.measure(first)
+    return side
+
+
 def surface_metrics(
     a: trimesh.Trimesh,
     b: trimesh.Trimesh,
@@ -127,17 +205,35 @@ def surface_metrics(
     n_points: int = 20_000,
     seed: int = 0,
     threshold: float = 0.02,
+    levels: Thresholds | None = None,
 ) -> SurfaceMetrics:
-    """Every surface metric between `a` and `b`, in their own (already normalised) frame."""
+    """Every surface metric between `a` and `b`, in their own (already normalised) frame.
+
+    `levels`: the pass and fail levels the verdict reads (default `Thresholds()`). The
+    point-to-surface figures (Hausdorff, p95, F-score) are measured exactly wherever an
+    upper bound could move their ramps (`_settle`); elsewhere a figure may read an upper
+    bound (never closer than the surface is), which the verdict cannot tell apart."""
+    levels = Thresholds() if levels is None else levels
     pa, fa = sample_with_faces(a, n_points, seed)
     pb, fb = sample_with_faces(b, n_points, seed + 1)  # a different stream: a == b must not
     na, nb = a.face_normals[fa], b.face_normals[fb]  # match point for point by construction
-    d_ab, i_ab, d_ba, i_ba = nearest_both_ways(pa, pb)
-    to_b, to_a = to_surface(pa, b, pb, fb), to_surface(pb, a, pa, fa)
-    tips = max(
-        vertices_to_surface(a, b, pb, fb).max(initial=0.0),
-        vertices_to_surface(b, a, pa, fa).max(initial=0.0),
-    )
+    sa, sb = Surface(a, pa, fa), Surface(b, pb, fb)
+    # One query a side serves both the Chamfer and the point-to-surface distances' upper
+    # bounds (the nearest sample's triangle), in each cloud's leaf order.
+    order_a, order_b = sa.sample_tree.indices, sb.sample_tree.indices
+    near_ab, index_ab = sb.nearest_samples(pa, 1, order_a)
+    near_ba, index_ba = sa.nearest_samples(pb, 1, order_b)
+    d_ab, i_ab, d_ba, i_ba = near_ab[:, 0], index_ab[:, 0], near_ba[:, 0], index_ba[:, 0]
+    side_b = _distances(sb, pa, index_ab, order_a)
+    side_a = _distances(sa, pb, index_ba, order_b)
+    _settle(side_b, side_a, levels, threshold)
+    to_b, to_a = side_b.upper, side_a.upper
+    # Hausdorff reads the vertices too; only a vertex farther than the samples matters,
+    # and past the pass level (where the ramp starts) it is measured exactly.
+    exact_above = levels.hausdorff_pass
+    floor = float(max(to_b.max(), to_a.max()))
+    hausdorff = farthest_vertex(a, sb, floor=floor, exact_above=exact_above)
+    hausdorff = farthest_vertex(b, sa, floor=hausdorff, exact_above=exact_above)
     f, precision, recall = fscore(to_b, to_a, threshold)
     consistency = 0.5 * (
         np.mean(np.abs(np.sum(na * nb[i_ab], axis=1)))
@@ -145,7 +241,7 @@ def surface_metrics(
     )
     return SurfaceMetrics(
         chamfer=chamfer_from_distances(d_ab, d_ba),
-        hausdorff=float(max(to_b.max(), to_a.max(), tips)),
+        hausdorff=hausdorff,
         p95=float(np.percentile(np.concatenate([to_b, to_a]), 95)),
         fscore=f,
         precision=precision,

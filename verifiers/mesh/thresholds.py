@@ -78,12 +78,12 @@ class Thresholds:
 
     def ramps(self, figures: dict[str, Any]) -> dict[str, float]:
         """Each metric's score in [0, 1]: ``clip((x - fail) / (pass - fail), 0, 1)``."""
-        out = {}
-        for metric in (*SHAPE_METRICS, *FEATURE_METRICS):
-            fail, good = getattr(self, f"{metric}_fail"), getattr(self, f"{metric}_pass")
-            value = float(figures[metric])
-            out[metric] = min(1.0, max(0.0, (value - fail) / (good - fail)))
-        return out
+        return {m: self.ramp(m, figures[m]) for m in (*SHAPE_METRICS, *FEATURE_METRICS)}
+
+    def ramp(self, metric: str, value: Any) -> float:
+        """One metric's score in [0, 1]: ``clip((value - fail) / (pass - fail), 0, 1)``."""
+        fail, good = getattr(self, f"{metric}_fail"), getattr(self, f"{metric}_pass")
+        return min(1.0, max(0.0, (float(value) - fail) / (good - fail)))
 
     @staticmethod
     def score(ramps: dict[str, float]) -> float:
