@@ -7,6 +7,10 @@ Relations:
 
 * an answer written as ``x = 3`` (or ``x \\in [0, 1]``) equals the gold ``3``: the last
   side is compared when the first side is a bare variable or a number;
+* a relation of constants states a fact, and a false one is a wrong answer whatever its
+  last side: ``6 = 5``, ``2 + 2 = 5`` and ``13 \\approx 12`` never answer 5 or 12
+  (``3 \\cdot 4 = 12`` and ``\\pi \\approx 3.14`` are true and answer 12 and 3.14; the
+  sides of ``\\approx`` and of ``=`` agree by the same rules as an answer and its gold);
 * two equations are equal when ``lhs - rhs`` of one is a nonzero constant multiple of the
   other's (``y = 3x + 13`` equals ``3x - y + 13 = 0``; ``3x-y+13=0`` is not ``3x+4y+14=0``);
 * two inequalities also need a *positive* multiple; one-variable inequalities are first
@@ -137,6 +141,19 @@ def _answer_side(rel: Relation) -> Form | None:
     return found[1] if found is not None else None
 
 
+def _false_statement(rel: Relation, tol: Tolerance) -> bool:
+    """True for an equation of constants whose sides differ (``6 = 5``, ``W = W = R``)."""
+    if any(op != "=" for op in rel.ops):
+        return False
+    sides = [side for side in rel.sides if isinstance(side, Expr)]
+    if len(sides) != len(rel.sides) or any(side.value.free_symbols for side in sides):
+        return False
+    return not all(
+        exprs_equal(a.value, b.value, (a.text, b.text), tol)[0]
+        for a, b in zip(sides, sides[1:], strict=False)
+    )
+
+
 def _as_interval(rel: Relation) -> tuple[sympy.Expr, Bracketed] | None:
     """``x > 3`` -> ``(x, (3, oo))``; ``-2 < x <= 5`` -> ``(x, (-2, 5])``; else None."""
     sides, ops = list(rel.sides), list(rel.ops)
@@ -246,6 +263,8 @@ def _relations_equal(gold: Relation, pred: Relation, tol: Tolerance) -> Result:
 def _mixed(gold: Form, pred: Form, tol: Tolerance) -> Result:
     """Different shapes that can still say the same thing."""
     if isinstance(pred, Relation) and not isinstance(gold, Relation):
+        if _false_statement(pred, tol):
+            return False, "false_statement"
         side = _answer_side(pred)
         return forms_equal(gold, side, tol) if side is not None else (False, "shape")
     if isinstance(gold, Relation) and not isinstance(pred, Relation):

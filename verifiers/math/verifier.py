@@ -32,7 +32,8 @@ from rewardsmith.verifiers.math.fast import choice_letter, other_choices, split_
 from rewardsmith.verifiers.math.glyphs import plain_glyphs
 from rewardsmith.verifiers.math.reading import read_answer
 from rewardsmith.verifiers.math.spelling import repair_escapes
-from rewardsmith.verifiers.math.unevaluated import leftover_operation
+from rewardsmith.verifiers.math.units import radians_asked
+from rewardsmith.verifiers.math.unevaluated import leftover_operation, restated_question
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
 
@@ -49,6 +50,14 @@ _PROBLEMS = {
     "unbalanced": "no final answer found (a \\boxed{ never closes)",
     "refused": "the completion cannot be read as rendered",
 }
+
+
+def _question(sample: Sample) -> str:
+    """The question as text (the last user message of a chat prompt), as finance reads it."""
+    if isinstance(sample.prompt, str):
+        return sample.prompt
+    users = [m for m in sample.prompt if getattr(m, "role", "") == "user"]
+    return users[-1].content if users else ""
 
 
 def _gold_text(reference: Any) -> str | None:
@@ -161,6 +170,13 @@ class MathAnswer:
             letter = gold_choice[0]  # gold "\text{(A) } 5", answer "A": the letter decides
         if letter is not None:
             return self._choice(letter, answer, evidence)
+        if radians_asked(gold, answer, _question(sample)):
+            evidence.update(problem="unit", reason="degrees where radians were asked")
+            return self._fail(Failure.WRONG_ANSWER, evidence, "the question asks for radians")
+        restated = restated_question(answer, gold, _question(sample))
+        if restated is not None:  # "Compute 17 \cdot 23" answered "17 \cdot 23"
+            evidence.update(problem="restated", reason=restated, path="fast")
+            return self._fail(Failure.FORMAT, evidence, f"the answer {restated}")
         return self._verdict(decide(gold, answer, self._settings), evidence)
 
     def _extraction_problem(self, found: Extraction, evidence: dict[str, Any]) -> Verdict | None:
@@ -220,6 +236,9 @@ class MathAnswer:
     def _decided(self, equal: bool, evidence: dict[str, Any]) -> Verdict:
         if equal:
             return Verdict.passed(self.name, self.version, evidence=evidence)
+        if evidence.get("rule") == "false_statement":
+            message = "the answer states a false equation: its sides are different numbers"
+            return self._fail(Failure.WRONG_ANSWER, evidence, message)
         return self._fail(Failure.WRONG_ANSWER, evidence, "the answer is not equal to the gold")
 
     def _fail(self, failure: Failure, evidence: dict[str, Any], message: str) -> Verdict:
