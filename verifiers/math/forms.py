@@ -19,6 +19,7 @@ Relations:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -150,7 +151,7 @@ def _false_statement(rel: Relation, tol: Tolerance) -> bool:
         return False
     return not all(
         exprs_equal(a.value, b.value, (a.text, b.text), tol)[0]
-        for a, b in zip(sides, sides[1:], strict=False)
+        for a, b in itertools.pairwise(sides)
     )
 
 

@@ -79,9 +79,7 @@ _SINGLE = re.compile(r"(\^|\\sqrt|\\frac\{[^{}]*\})\s*([A-Za-z0-9])(?![A-Za-z0-9
 _OPERATION_SIGN = re.compile(r"(?<!^)[-+*/^!÷]|^[^-].*[-+*/^!÷]|\\[A-Za-z]+")
 # Two literal numbers joined by + - * ÷: a number with an optional power, or \frac{n}{m}.
 _LITERAL = r"(?:\d+(?:\.\d+)?(?:\^\{?\d+\}?)?|\\frac\{\d+\}\{\d+\})"
-_UNDONE = re.compile(
-    rf"(?<![\w.\\{{^_]){_LITERAL}(?:[-+÷]|\*(?!10\^)){_LITERAL}(?![\w.^{{\\(!])"
-)
+_UNDONE = re.compile(rf"(?<![\w.\\{{^_]){_LITERAL}(?:[-+÷]|\*(?!10\^)){_LITERAL}(?![\w.^{{\\(!])")
 
 
 def _plain(text: str) -> str:

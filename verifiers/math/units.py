@@ -39,7 +39,15 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["Conversion", "Quantity", "Unit", "as_angles", "conversion", "radians_asked", "split_unit"]
+__all__ = [
+    "Conversion",
+    "Quantity",
+    "Unit",
+    "as_angles",
+    "conversion",
+    "radians_asked",
+    "split_unit",
+]
 
 Dimension = tuple[tuple[str, int], ...]
 

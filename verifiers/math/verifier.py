@@ -32,8 +32,8 @@ from rewardsmith.verifiers.math.fast import choice_letter, other_choices, split_
 from rewardsmith.verifiers.math.glyphs import plain_glyphs
 from rewardsmith.verifiers.math.reading import read_answer
 from rewardsmith.verifiers.math.spelling import repair_escapes
-from rewardsmith.verifiers.math.units import radians_asked
 from rewardsmith.verifiers.math.unevaluated import leftover_operation, restated_question
+from rewardsmith.verifiers.math.units import radians_asked
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
 

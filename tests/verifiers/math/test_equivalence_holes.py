@@ -7,10 +7,13 @@ checked both ways: the dodge earns 0, the right forms still earn 1.
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from rewardsmith.verifiers import Sample, Status
 from rewardsmith.verifiers.math import MathAnswer
+from rewardsmith.verifiers.math.relations import relations
 
 CHECK = MathAnswer()
 
@@ -88,7 +91,7 @@ SIGN_FORMS = [
 
 
 def test_a_sign_dependent_form_is_not_its_unsigned_expression() -> None:
-    rows = [(f, r"\boxed{" + s.format(f=f) + "}", "Simplify.") for f in UNSIGNED for s in SIGN_FORMS]
+    rows = [(f, rf"\boxed{{{s.format(f=f)}}}", "Simplify.") for f in UNSIGNED for s in SIGN_FORMS]
     paid = [row for row in _scores(rows) if row[2] != 0.0]
     assert paid == []
 
@@ -189,3 +192,35 @@ def test_degrees_answer_a_radian_gold(gold: str, answer: str) -> None:
 @pytest.mark.parametrize(("gold", "answer"), [(r"\frac{\pi}{2}", "91^\\circ"), (r"\pi", "90°")])
 def test_wrong_degrees_fail(gold: str, answer: str) -> None:
     assert _score(rf"\boxed{{{answer}}}", gold, "Find the angle.") == 0.0
+
+
+# ---------------------------------------------------------------- relations
+
+RELATION_CASES = [
+    ("math/false_equation", "12+30=", r"So $\boxed{42}$.", "42"),
+    ("math/false_equation", "12+30=", "42", "42"),
+    ("math/sign_factor", "Simplify.", r"\boxed{3-x}", "3-x"),
+    ("math/sign_factor", "Simplify.", r"\boxed{x^2+x}", "x^2+x"),
+    ("math/question_echoed", "Compute $17 \\cdot 23$.", r"The answer is \boxed{391}.", "391"),
+    ("math/question_echoed", "12+30=", "42", "42"),
+]
+
+
+@pytest.mark.parametrize(("name", "prompt", "completion", "gold"), RELATION_CASES)
+def test_the_new_relations_make_answers_that_earn_nothing(
+    name: str, prompt: str, completion: str, gold: str
+) -> None:
+    relation = {r.name: r for r in relations(None)}[name]
+    right = Sample(id="r", prompt=prompt, completion=completion, reference=gold)
+    assert CHECK(right).score == 1.0
+    for seed in range(4):
+        changed = relation.rewrite(right, random.Random(seed))
+        assert changed is not None and changed.completion != completion
+        assert CHECK(changed).score == 0.0, changed.completion
+
+
+def test_the_new_relations_leave_hidden_boxes_alone() -> None:
+    rel = {r.name: r for r in relations(None)}
+    hidden = Sample(id="h", prompt="4+5=", completion="% \\boxed{9}\n9", reference="9")
+    assert rel["math/false_equation"].rewrite(hidden, random.Random(0)) is None
+    assert rel["math/question_echoed"].rewrite(hidden, random.Random(0)) is None
