@@ -134,7 +134,7 @@ def _answer_side(rel: Relation) -> Form | None:
         computed = isinstance(first, Expr) and not first.value.free_symbols
         # "3 \cdot 4 = 12" answers 12; "7 = 11a + c" is an equation, not an answer 11a + c.
         if not computed or not (isinstance(last, Expr) and last.value.free_symbols):
-            return last
+            return _named_tuple(first, last)
         if len(rel.sides) == 2 and isinstance(last, Expr) and last.value.is_Symbol:
             return first  # "3 = x" answers 3, as "x = 3" does
         return None
@@ -142,17 +142,35 @@ def _answer_side(rel: Relation) -> Form | None:
     return found[1] if found is not None else None
 
 
+def _constant(form: Form) -> bool:
+    """A form with no free variable anywhere: a number, or a tuple, set or interval of them."""
+    if isinstance(form, Expr):
+        return not form.value.free_symbols
+    if isinstance(form, Matrix):
+        return all(_constant(cell) for row in form.rows for cell in row)
+    if isinstance(form, Relation):
+        return False
+    parts = form.parts if isinstance(form, UnionOf) else form.items
+    return all(_constant(part) for part in parts)
+
+
 def _false_statement(rel: Relation, tol: Tolerance) -> bool:
-    """True for an equation of constants whose sides differ (``6 = 5``, ``W = W = R``)."""
-    if any(op != "=" for op in rel.ops):
+    """True for an equation of constants whose sides differ (``6 = 5``, ``W = W = R``,
+    ``(2, 1) = (1, 2)``)."""
+    if any(op != "=" for op in rel.ops) or not all(_constant(side) for side in rel.sides):
         return False
-    sides = [side for side in rel.sides if isinstance(side, Expr)]
-    if len(sides) != len(rel.sides) or any(side.value.free_symbols for side in sides):
-        return False
-    return not all(
-        exprs_equal(a.value, b.value, (a.text, b.text), tol)[0]
-        for a, b in itertools.pairwise(sides)
-    )
+    return not all(forms_equal(a, b, tol)[0] for a, b in itertools.pairwise(rel.sides))
+
+
+def _named_tuple(names: Form, values: Form) -> Form:
+    """``(y, x) = (1, 2)`` answers ``(2, 1)``: a tuple of values in its names' order."""
+    if not (isinstance(names, Bracketed) and isinstance(values, Bracketed)):
+        return values
+    symbols = [n.value for n in names.items if isinstance(n, Expr) and n.value.is_Symbol]
+    if len(symbols) != len(names.items) or len(values.items) != len(symbols):
+        return values
+    ordered = _in_name_order(symbols, list(values.items))
+    return Bracketed(ordered, values.left, values.right)
 
 
 def _as_interval(rel: Relation) -> tuple[sympy.Expr, Bracketed] | None:
@@ -286,8 +304,17 @@ def _mixed(gold: Form, pred: Form, tol: Tolerance) -> Result:
     return False, "shape"
 
 
+def _in_name_order(names: list[sympy.Symbol], values: list[Form]) -> tuple[Form, ...]:
+    """`values` in the order a tuple lists its unknowns: alphabetical, when every name is one
+    Latin letter (``y = 2, x = 1`` is ``(1, 2)``: x before y, a before b, p before q);
+    otherwise as written (``\\rho, \\theta, \\phi`` have an order of their own)."""
+    if all(len(str(name)) == 1 and str(name).isascii() for name in names):
+        return tuple(value for _, value in sorted(zip(map(str, names), values, strict=True)))
+    return tuple(values)
+
+
 def _assigned_values(items: tuple[Form, ...]) -> tuple[Form, ...] | None:
-    """``x = 1, y = 2`` -> ``(1, 2)``: values assigned to distinct names, in order."""
+    """``x = 1, y = 2`` -> ``(1, 2)``: values assigned to distinct names, in name order."""
     names, values = [], []
     for item in items:
         if not (isinstance(item, Relation) and item.ops == ("=",)):
@@ -297,7 +324,7 @@ def _assigned_values(items: tuple[Form, ...]) -> tuple[Form, ...] | None:
             return None
         names.append(name.value)
         values.append(value)
-    return tuple(values) if len(set(names)) == len(names) else None
+    return _in_name_order(names, values) if len(set(names)) == len(names) else None
 
 
 def _as_tuple(gold: Form, pred: Form) -> tuple[tuple[Form, ...], tuple[Form, ...]] | None:

@@ -224,3 +224,20 @@ def test_the_new_relations_leave_hidden_boxes_alone() -> None:
     hidden = Sample(id="h", prompt="4+5=", completion="% \\boxed{9}\n9", reference="9")
     assert rel["math/false_equation"].rewrite(hidden, random.Random(0)) is None
     assert rel["math/question_echoed"].rewrite(hidden, random.Random(0)) is None
+
+
+# ---------------------------------------------------------------- 5. named assignments
+
+NAMED = [
+    ("(1, 2)", "x = 1, y = 2", "x = 2, y = 1"), ("(1, 2)", "y = 2, x = 1", "y = 1, x = 2"),
+    ("(3, 5)", "a = 3, b = 5", "b = 3, a = 5"), ("(7, 2)", "p = 7, q = 2", "q = 7, p = 2"),
+    ("(1, 2)", "(x, y) = (1, 2)", "(y, x) = (1, 2)"),
+    ("(1, 2)", "(y, x) = (2, 1)", "(x, y) = (2, 1)"),
+    ("(1, 2, 3)", "z = 3, x = 1, y = 2", "z = 1, x = 2, y = 3"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("gold", "right", "wrong"), NAMED)
+def test_named_assignments_are_read_by_name(gold: str, right: str, wrong: str) -> None:
+    assert _score(rf"\boxed{{{right}}}", gold) == 1.0
+    assert _score(rf"\boxed{{{wrong}}}", gold) == 0.0
