@@ -23,7 +23,7 @@ Two more ways to leave the work to the checker, found by the red team (``Compute
   aside), and is not the gold's own written form: ``7!`` for "Evaluate 7!", ``(x+1)^2``
   for "Expand (x+1)^2", ``\\frac{6}{8}`` for "Simplify 6/8";
 * **arithmetic left undone**: the gold is a plain number (an integer, a decimal, a
-  fraction) and the answer adds, subtracts, multiplies or divides literal numbers:
+  fraction) and the answer adds, subtracts or multiplies literal numbers:
   ``0.1 + 0.2``, ``17 \\times 23``, ``2 \\cdot 3^2``, ``\\frac12 + \\frac14``. A number is
   written as one term, so this is not a form of the result but the computation.
 
@@ -77,9 +77,10 @@ _QUOTIENT = re.compile(r"\\div(?![A-Za-z])|÷")
 _DROPPED = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![A-Za-z])|\\[,;:! ]|\$")
 _SINGLE = re.compile(r"(\^|\\sqrt|\\frac\{[^{}]*\})\s*([A-Za-z0-9])(?![A-Za-z0-9])")
 _OPERATION_SIGN = re.compile(r"(?<!^)[-+*/^!÷]|^[^-].*[-+*/^!÷]|\\[A-Za-z]+")
-# Two literal numbers joined by + - * ÷: a number with an optional power, or \frac{n}{m}.
+# Two literal numbers joined by + - *: a number with an optional power, or \frac{n}{m}. A
+# quotient is a fraction however written (3/4, 3 \div 4), as \frac{6}{8} is.
 _LITERAL = r"(?:\d+(?:\.\d+)?(?:\^\{?\d+\}?)?|\\frac\{\d+\}\{\d+\})"
-_UNDONE = re.compile(rf"(?<![\w.\\{{^_]){_LITERAL}(?:[-+÷]|\*(?!10\^)){_LITERAL}(?![\w.^{{\\(!])")
+_UNDONE = re.compile(rf"(?<![\w.\\{{^_]){_LITERAL}(?:[-+]|\*(?!10\^)){_LITERAL}(?![\w.^{{\\(!])")
 
 
 def _plain(text: str) -> str:

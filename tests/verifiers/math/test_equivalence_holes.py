@@ -136,10 +136,10 @@ ECHOES = [
 ]  # fmt: skip
 
 # The arithmetic left undone, without the prompt: a number gold answered with a sum,
-# product or quotient of literal numbers.
+# difference or product of literal numbers.
 UNDONE = [
     ("391", "17 \\cdot 23"), ("0.3", "0.1 + 0.2"), ("12", "3 \\times 4"), ("7", "10 - 3"),
-    ("4", "8 \\div 2"), ("18", "2 \\cdot 3^2"), (r"\frac{3}{4}", "\\frac{1}{2}+\\frac{1}{4}"),
+    ("18", "2 \\cdot 3^2"), (r"\frac{3}{4}", "\\frac{1}{2}+\\frac{1}{4}"),
     ("100", "99 + 1"), ("1", "0.5 + 0.5"), ("-2", "3 - 5"), ("3", "x = 1 + 2"),
 ]  # fmt: skip
 
@@ -161,7 +161,8 @@ CANONICAL = [
     ("-0.5", r"-\frac{1}{2}"), (r"3\pi", r"3\pi"), ("1000000", "10^6"), ("1024", "2^{10}"),
     ("3000000", r"3 \times 10^{6}"), ("2+3i", "2+3i"), (r"1+\sqrt{2}", r"\sqrt{2}+1"),
     ("120", r"\binom{10}{3}"), ("0.5", "1/2"), (r"\frac{\pi}{2}", r"\frac{\pi}{2}"),
-    ("5040", "7!"), (r"\frac{5}{2}", r"2\frac{1}{2}"), ("6", "6"), ("391", "391"),
+    ("5040", "7!"), ("0.75", "3 \\div 4"),
+    (r"\frac{5}{2}", r"2\frac{1}{2}"), ("6", "6"), ("391", "391"),
 ]  # fmt: skip
 
 
