@@ -101,13 +101,19 @@ def _in_prompt(answer: str, prompt: str) -> bool:
     return re.search(before + re.escape(answer) + after, prompt) is not None
 
 
+def _braceless(plain: str) -> str:
+    """Without grouping braces, which the same expression may or may not write
+    (``\\left|{-7}\\right|`` and ``|-7|``, ``2^{10}`` and ``2^10``)."""
+    return plain.replace("{", "").replace("}", "")
+
+
 def restated_question(answer: str, gold: str, prompt: str) -> str | None:
     """Why `answer` is the question's work rather than its result, or None; see the
     module docstring. `gold` written as the answer is never refused."""
     plain = _plain(answer)
     if plain == _plain(gold) or not _OPERATION_SIGN.search(plain):
         return None
-    if prompt and _in_prompt(plain, _plain(prompt)):
+    if prompt and _in_prompt(_braceless(plain), _braceless(_plain(prompt))):
         return "restates the question"
     last_side = re.split(r"=|\\approx", plain)[-1]
     if as_number(gold) is not None and _UNDONE.search(last_side):
