@@ -113,6 +113,14 @@ class Sample(BaseModel):
         return value
 
     @property
+    def question(self) -> str:
+        """The question as text: the prompt, or the last user message of a chat prompt."""
+        if isinstance(self.prompt, str):
+            return self.prompt
+        users = [m for m in self.prompt if m.role == "user"]
+        return users[-1].content if users and isinstance(users[-1].content, str) else ""
+
+    @property
     def completion_text(self) -> str:
         """The text a single-answer verifier should judge.
 

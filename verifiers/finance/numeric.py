@@ -311,15 +311,6 @@ def _signed(span: str, figure: Figure, start: int, magnitude_asked: bool) -> Fig
     return Figure(-figure.value, figure.scale, figure.unit, figure.decimals, figure.text)
 
 
-def prompt_text(sample: Sample) -> str:
-    """The question as text (the last user message of a chat prompt)."""
-    if isinstance(sample.prompt, str):
-        return sample.prompt
-    users = [m for m in sample.prompt if getattr(m, "role", "") == "user"]
-    content = getattr(users[-1], "content", "") if users else ""
-    return content if isinstance(content, str) else ""
-
-
 def answer_span(text: str) -> str:
     """The part of `text` that states the answer: the last tag, the last "answer:" line,
     or the end of free text."""
@@ -509,7 +500,7 @@ class NumericAnswer:
                 feedback=f"answer longer than {MAX_ANSWER_CHARS} characters",
             )
         try:
-            got = answer_figure(text, prompt_text(sample))
+            got = answer_figure(text, sample.question)
         except HedgedAnswer as hedge:
             return Verdict.failed(
                 self.name, self.version, evidence={"hedged": hedge.figures}, feedback=str(hedge)

@@ -33,7 +33,7 @@ from rewardsmith.verifiers.math.fast import as_number, numbers_equal, other_choi
 from rewardsmith.verifiers.math.normalize import normalise
 from rewardsmith.verifiers.math.numerals import Based, as_plain, based, in_base
 from rewardsmith.verifiers.math.spelling import decimal_comma
-from rewardsmith.verifiers.math.units import Conversion, Quantity, conversion, split_unit
+from rewardsmith.verifiers.math.units import Conversion, as_angles, conversion, split_unit
 from rewardsmith.verifiers.math.words import as_words
 from rewardsmith.verifiers.types import Failure
 
@@ -108,24 +108,12 @@ def decide(gold: str, answer: str, settings: Settings) -> Decision:
     if choice is not None and choice[1] and not other_choices(choice[1], choice[0]):
         answer = choice[1]  # "(C) 12" answers 12 when the gold is a value
     gold_quantity, answer_quantity = split_unit(gold), split_unit(answer)
-    answer_quantity = _as_radians(gold_quantity, answer_quantity)
+    gold_quantity, answer_quantity = as_angles(gold_quantity, answer_quantity)
     factor = conversion(gold_quantity.unit, answer_quantity.unit)
     if factor is None:
         units = [q.unit.word if q.unit else None for q in (gold_quantity, answer_quantity)]
         return Decision(False, {"rule": "unit", "path": "fast", "units": units})
     return _values(gold_quantity.value, _scaled(answer_quantity.value, factor), settings)
-
-
-_RADIAN = split_unit(r"1 \text{ rad}").unit
-
-
-def _as_radians(gold: Quantity, answer: Quantity) -> Quantity:
-    """An angle in degrees answered with a multiple of pi and no unit is in radians
-    (``\\frac{\\pi}{6}`` for ``30^\\circ``), not a bare number whose unit was left off."""
-    degrees = gold.unit is not None and gold.unit.dimension == (("deg", 1),)
-    if degrees and answer.unit is None and "\\pi" in answer.value:
-        return Quantity(answer.value, _RADIAN)
-    return answer
 
 
 def _bases(gold_base: Based | None, answer_base: Based | None, gold: str, answer: str) -> Decision:

@@ -7,6 +7,10 @@ Relations:
 
 * an answer written as ``x = 3`` (or ``x \\in [0, 1]``) equals the gold ``3``: the last
   side is compared when the first side is a bare variable or a number;
+* a relation of constants states a fact, and a false one is a wrong answer whatever its
+  last side: ``6 = 5``, ``2 + 2 = 5`` and ``13 \\approx 12`` never answer 5 or 12
+  (``3 \\cdot 4 = 12`` and ``\\pi \\approx 3.14`` are true and answer 12 and 3.14; the
+  sides of ``\\approx`` and of ``=`` agree by the same rules as an answer and its gold);
 * two equations are equal when ``lhs - rhs`` of one is a nonzero constant multiple of the
   other's (``y = 3x + 13`` equals ``3x - y + 13 = 0``; ``3x-y+13=0`` is not ``3x+4y+14=0``);
 * two inequalities also need a *positive* multiple; one-variable inequalities are first
@@ -15,6 +19,7 @@ Relations:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -129,12 +134,43 @@ def _answer_side(rel: Relation) -> Form | None:
         computed = isinstance(first, Expr) and not first.value.free_symbols
         # "3 \cdot 4 = 12" answers 12; "7 = 11a + c" is an equation, not an answer 11a + c.
         if not computed or not (isinstance(last, Expr) and last.value.free_symbols):
-            return last
+            return _named_tuple(first, last)
         if len(rel.sides) == 2 and isinstance(last, Expr) and last.value.is_Symbol:
             return first  # "3 = x" answers 3, as "x = 3" does
         return None
     found = _as_interval(rel)
     return found[1] if found is not None else None
+
+
+def _constant(form: Form) -> bool:
+    """A form with no free variable anywhere: a number, or a tuple, set or interval of them."""
+    if isinstance(form, Expr):
+        return not form.value.free_symbols
+    if isinstance(form, Matrix):
+        return all(_constant(cell) for row in form.rows for cell in row)
+    if isinstance(form, Relation):
+        return False
+    parts = form.parts if isinstance(form, UnionOf) else form.items
+    return all(_constant(part) for part in parts)
+
+
+def _false_statement(rel: Relation, tol: Tolerance) -> bool:
+    """True for an equation of constants whose sides differ (``6 = 5``, ``W = W = R``,
+    ``(2, 1) = (1, 2)``)."""
+    if any(op != "=" for op in rel.ops) or not all(_constant(side) for side in rel.sides):
+        return False
+    return not all(forms_equal(a, b, tol)[0] for a, b in itertools.pairwise(rel.sides))
+
+
+def _named_tuple(names: Form, values: Form) -> Form:
+    """``(y, x) = (1, 2)`` answers ``(2, 1)``: a tuple of values in its names' order."""
+    if not (isinstance(names, Bracketed) and isinstance(values, Bracketed)):
+        return values
+    symbols = [n.value for n in names.items if isinstance(n, Expr) and n.value.is_Symbol]
+    if len(symbols) != len(names.items) or len(values.items) != len(symbols):
+        return values
+    ordered = _in_name_order(symbols, list(values.items))
+    return Bracketed(ordered, values.left, values.right)
 
 
 def _as_interval(rel: Relation) -> tuple[sympy.Expr, Bracketed] | None:
@@ -246,6 +282,8 @@ def _relations_equal(gold: Relation, pred: Relation, tol: Tolerance) -> Result:
 def _mixed(gold: Form, pred: Form, tol: Tolerance) -> Result:
     """Different shapes that can still say the same thing."""
     if isinstance(pred, Relation) and not isinstance(gold, Relation):
+        if _false_statement(pred, tol):
+            return False, "false_statement"
         side = _answer_side(pred)
         return forms_equal(gold, side, tol) if side is not None else (False, "shape")
     if isinstance(gold, Relation) and not isinstance(pred, Relation):
@@ -266,8 +304,17 @@ def _mixed(gold: Form, pred: Form, tol: Tolerance) -> Result:
     return False, "shape"
 
 
+def _in_name_order(names: list[sympy.Symbol], values: list[Form]) -> tuple[Form, ...]:
+    """`values` in the order a tuple lists its unknowns: alphabetical, when every name is one
+    Latin letter (``y = 2, x = 1`` is ``(1, 2)``: x before y, a before b, p before q);
+    otherwise as written (``\\rho, \\theta, \\phi`` have an order of their own)."""
+    if all(len(str(name)) == 1 and str(name).isascii() for name in names):
+        return tuple(value for _, value in sorted(zip(map(str, names), values, strict=True)))
+    return tuple(values)
+
+
 def _assigned_values(items: tuple[Form, ...]) -> tuple[Form, ...] | None:
-    """``x = 1, y = 2`` -> ``(1, 2)``: values assigned to distinct names, in order."""
+    """``x = 1, y = 2`` -> ``(1, 2)``: values assigned to distinct names, in name order."""
     names, values = [], []
     for item in items:
         if not (isinstance(item, Relation) and item.ops == ("=",)):
@@ -277,7 +324,7 @@ def _assigned_values(items: tuple[Form, ...]) -> tuple[Form, ...] | None:
             return None
         names.append(name.value)
         values.append(value)
-    return tuple(values) if len(set(names)) == len(names) else None
+    return _in_name_order(names, values) if len(set(names)) == len(names) else None
 
 
 def _as_tuple(gold: Form, pred: Form) -> tuple[tuple[Form, ...], tuple[Form, ...]] | None:

@@ -4,9 +4,12 @@ The final answer is the content of the last ``\boxed{}``, or else the last numbe
 forms (``\boxed``, a sentence, ``$..$``, ``12.0``, ``1{,}234``, ``twelve``, fullwidth
 digits, zero-width characters, a check after the box, the instruction echoed, a set in
 another order) must keep the verdict; a digit, a sign, a scale, one more, a retraction to
-another value or two tuple entries swapped must lose it; the right answer hidden where a
-reader cannot see it (``\phantom``, ``\color{white}``, comments, ``\iffalse``), quoted,
-defined as a macro, in a code block, or offered as a hedge must not lift a wrong one.
+another value or two tuple entries swapped must lose it, and so must a false equation
+before the right number (``\boxed{6 = 5}``), an expression in x times ``|x|/x`` (equal
+for x > 0 only) and the question's own expression in the answer's place; the right
+answer hidden where a reader cannot see it (``\phantom``, ``\color{white}``, comments,
+``\iffalse``), quoted, defined as a macro, in a code block, or offered as a hedge must
+not lift a wrong one.
 
     >>> from rewardsmith.verifiers.types import Sample
     >>> rel = {r.name: r for r in relations(None)}
@@ -348,6 +351,61 @@ _HIDINGS = {
 }
 
 
+# What the dressings below put around a box a reader must not take as the answer.
+_HIDDEN_OR_QUOTED = re.compile(r"%|<!--|\\iffalse|phantom|\\color|\\newcommand|```|You asked")
+
+
+def _boxed_answer(text: str, new: str) -> str | None:
+    """`text` with its final answer replaced by `new`, boxed where it was not: a bare last
+    number is read alone (the last-number rule), and these relations test the comparison."""
+    span = _answer_span(text)
+    if span is None or _HIDDEN_OR_QUOTED.search(text) or text.count("\\boxed") > 1:
+        return None  # the last box may be one a reader never sees: this rewrite is for plain text
+    if _boxed_span(text) is None:
+        new = f"\\boxed{{{new}}}"
+    return text[: span[0]] + new + text[span[1] :]
+
+
+def _false_equation(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """``\\boxed{W = R}`` or ``\\boxed{W \\approx R}``: the right number after a false
+    statement of constants."""
+    span = _answer_span(text)
+    answer = text[span[0] : span[1]].strip() if span else ""
+    if not _NUMBER.fullmatch(answer):
+        return None
+    wrong = Decimal(answer) + rng.choice((1, 2, 7, -1, -3))
+    relation = rng.choice(("=", r"\approx"))
+    return _boxed_answer(text, f"{wrong} {relation} {answer}")
+
+
+def _sign_factor(answer: str, rng: random.Random) -> str | None:
+    """An expression in x times ``|x|/x``, or under ``|..|``: equal where x > 0 only."""
+    if not re.search(r"(?<![A-Za-z\\])x(?![A-Za-z])", answer) or len(answer) > 80:
+        return None
+    forms = (r"\left({}\right) \cdot \frac{{|x|}}{{x}}", r"\left|{}\right|", r"\sqrt{{({})^2}}")
+    return rng.choice(forms).format(answer)
+
+
+# An operation the question wrote: its last inline math, or digits joined by + - * / ^.
+_QUESTION_MATH = re.compile(r"\$([^$]{3,80})\$")
+_QUESTION_SUM = re.compile(r"\d+(?:\.\d+)?(?:\s*(?:[-+*/^×÷]|\\cdot|\\times)\s*\d+(?:\.\d+)?)+")
+
+
+def _question_expression(sample: Sample) -> str | None:
+    prompt = sample.prompt if isinstance(sample.prompt, str) else ""
+    if not prompt and not isinstance(sample.prompt, str):
+        users = [m.content for m in sample.prompt if m.role == "user"]
+        prompt = users[-1] if users else ""
+    found = _QUESTION_MATH.findall(prompt) or _QUESTION_SUM.findall(prompt)
+    return found[-1].strip() if found else None
+
+
+def _question_echoed(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The question's own expression in the answer's place (``17 \\cdot 23`` for 391)."""
+    expression = _question_expression(sample)
+    return None if expression is None else _boxed_answer(text, expression)
+
+
 def _gold(sample: Sample) -> str | None:
     gold = sample.reference
     return gold.strip() if isinstance(gold, str) and 0 < len(gold) <= 200 else None
@@ -388,6 +446,7 @@ def relations(verifier: object) -> list[Relation]:
         ("plus_one", "changing", _plus_one),
         ("tuple_order", "changing", _tuple_swap),
         ("unit_swapped", "changing", _unit_swapped),
+        ("sign_factor", "changing", _sign_factor),
     ]
     whole: list[tuple[str, Kind, Callable[[str, Sample, random.Random], str | None]]] = [
         ("boxed", "preserving", _boxed),
@@ -397,6 +456,8 @@ def relations(verifier: object) -> list[Relation]:
         ("instruction_echoed", "preserving", _echoed),
         ("parts_boxed", "preserving", _parts_boxed),
         ("retraction", "changing", _retracted),
+        ("question_echoed", "changing", _question_echoed),
+        ("false_equation", "changing", _false_equation),
         ("hedge_gold", "dressing", _hedged),
         *((name, "dressing", _hiding(form)) for name, form in _HIDINGS.items()),
     ]

@@ -15,7 +15,11 @@ Two ways to get units wrong, both closed here:
 
 A unit on only one side says nothing about the value (``12`` equals ``12 \\text{ cm}``).
 Units of one dimension on both sides are converted exactly (``1.5 \\text{ m}`` equals
-``150 \\text{ cm}``; radians and degrees through a factor of ``\\pi``). Other words in a
+``150 \\text{ cm}``; radians and degrees through a factor of ``\\pi``). An angle has
+no unit when it is written in radians: a multiple of pi without a unit is read in
+radians against a degree, both ways (``\\frac{\\pi}{6}`` for ``30^\\circ`` and ``30^\\circ``
+for ``\\frac{\\pi}{6}``), except where the question asks for radians
+(`radians_asked`): then degrees answer nothing. Other words in a
 text macro after a number (``5 \\text{ apples}``, ``0.06 \\text{ yuan}``) are a generic
 unit: dropped, no dimension; words that qualify or compute (``5 \\text{ more}``,
 ``\\text{ squared}``) are not units.
@@ -35,7 +39,15 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["Conversion", "Quantity", "Unit", "conversion", "split_unit"]
+__all__ = [
+    "Conversion",
+    "Quantity",
+    "Unit",
+    "as_angles",
+    "conversion",
+    "radians_asked",
+    "split_unit",
+]
 
 Dimension = tuple[tuple[str, int], ...]
 
@@ -318,3 +330,37 @@ def conversion(gold: Unit | None, answer: Unit | None) -> Conversion | None:
     if gold.dimension != answer.dimension:
         return None
     return Conversion(answer.factor / gold.factor, answer.pi_power - gold.pi_power)
+
+
+_RADIAN = Unit("rad", (("deg", 1),), Fraction(180), -1)
+_ASKS_RADIANS = re.compile(r"\bradians?\b", re.IGNORECASE)
+
+
+def _degrees(quantity: Quantity) -> bool:
+    return quantity.unit is not None and quantity.unit.dimension == (("deg", 1),)
+
+
+def _in_radians(quantity: Quantity) -> Quantity:
+    """A multiple of pi with no unit, as an angle in radians; anything else unchanged."""
+    if quantity.unit is None and "\\pi" in quantity.value:
+        return Quantity(quantity.value, _RADIAN)
+    return quantity
+
+
+def as_angles(gold: Quantity, answer: Quantity) -> tuple[Quantity, Quantity]:
+    """Gold and answer with a bare multiple of pi read in radians when the other side is
+    in degrees (``\\frac{\\pi}{6}`` and ``30^\\circ`` are one angle), not as a number whose
+    unit was left off."""
+    if _degrees(gold):
+        return gold, _in_radians(answer)
+    if _degrees(answer):
+        return _in_radians(gold), answer
+    return gold, answer
+
+
+def radians_asked(gold: str, answer: str, prompt: str) -> bool:
+    """True when the question asks for radians, the gold is a multiple of pi with no unit,
+    and the answer is in degrees: the right angle in the wrong unit."""
+    gold_quantity, answer_quantity = split_unit(gold), split_unit(answer)
+    in_radians = _in_radians(gold_quantity).unit is _RADIAN
+    return in_radians and _degrees(answer_quantity) and bool(_ASKS_RADIANS.search(prompt))

@@ -33,7 +33,8 @@ from rewardsmith.verifiers.math.glyphs import plain_glyphs
 from rewardsmith.verifiers.math.normalize import normalise
 from rewardsmith.verifiers.math.reading import read_answer
 from rewardsmith.verifiers.math.spelling import repair_escapes
-from rewardsmith.verifiers.math.unevaluated import leftover_operation
+from rewardsmith.verifiers.math.unevaluated import leftover_operation, restated_question
+from rewardsmith.verifiers.math.units import radians_asked
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
 
@@ -174,6 +175,13 @@ class MathAnswer:
             letter = gold_choice[0]  # gold "\text{(A) } 5", answer "A": the letter decides
         if letter is not None:
             return self._choice(letter, answer, evidence)
+        if radians_asked(gold, answer, sample.question):
+            evidence.update(problem="unit", reason="degrees where radians were asked")
+            return self._fail(Failure.WRONG_ANSWER, evidence, "the question asks for radians")
+        restated = restated_question(answer, gold, sample.question)
+        if restated is not None:  # "Compute 17 \cdot 23" answered "17 \cdot 23"
+            evidence.update(problem="restated", reason=restated, path="fast")
+            return self._fail(Failure.FORMAT, evidence, f"the answer {restated}")
         return self._verdict(decide(gold, answer, self._settings), evidence)
 
     def _extraction_problem(self, found: Extraction, evidence: dict[str, Any]) -> Verdict | None:
@@ -233,6 +241,9 @@ class MathAnswer:
     def _decided(self, equal: bool, evidence: dict[str, Any]) -> Verdict:
         if equal:
             return Verdict.passed(self.name, self.version, evidence=evidence)
+        if evidence.get("rule") == "false_statement":
+            message = "the answer states a false equation: its sides are different numbers"
+            return self._fail(Failure.WRONG_ANSWER, evidence, message)
         return self._fail(Failure.WRONG_ANSWER, evidence, "the answer is not equal to the gold")
 
     def _fail(self, failure: Failure, evidence: dict[str, Any], message: str) -> Verdict:

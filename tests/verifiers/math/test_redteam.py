@@ -168,18 +168,19 @@ RIGHT_FORMS = [
     (r"(-\infty, \infty)", r"\boxed{\mathbb{R}}"),
     (r"\mathbb{R}", r"\boxed{(-\infty, \infty)}"),
     (r"(-\infty, \infty)", r"\boxed{x \in \mathbb{R}}"),
-    ("3", r"\boxed{x = 1 + 2}"),
     ("12", r"\boxed{3 \cdot 4 = 12}"),
 ]
 
 
 def test_an_equation_chain_is_read_by_its_last_side() -> None:
-    # Left as it is, by choice: "x = 5+5+1 = 7 = 11" answers 11 (Math-Verify's own tests
-    # expect that), so a false step before the last side does not change the verdict. It
-    # earns nothing a policy could not earn by writing the last side alone.
-    for completion in (r"\boxed{13 = 12}", r"\boxed{x = 5 + 5 + 1 = 7 = 12}"):
-        assert CHECK(Sample(id="e", completion=completion, reference="12")).score == 1.0
-        assert CHECK(Sample(id="e", completion=completion, reference="13")).score == 0.0
+    # "x = 5+5+1 = 7 = 11" answers 11 (Math-Verify's own tests expect that): a chain that
+    # names a variable is read by its last side. A chain of constants states a fact, and
+    # "13 = 12" is false: it answers nothing (test_equivalence_holes.py).
+    completion = r"\boxed{x = 5 + 5 + 1 = 7 = 12}"
+    assert CHECK(Sample(id="e", completion=completion, reference="12")).score == 1.0
+    assert CHECK(Sample(id="e", completion=completion, reference="13")).score == 0.0
+    for gold in ("12", "13"):
+        assert CHECK(Sample(id="e", completion=r"\boxed{13 = 12}", reference=gold)).score == 0.0
 
 
 def test_right_answers_in_real_forms_pass() -> None:
