@@ -59,7 +59,7 @@ _PHRASE = re.compile(
 _FINAL_MATH = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+)\$", re.DOTALL)
 # A number not glued to a word before it ("AZYUK2A" has none); a unit may follow ("5cm").
 _NUMBER = re.compile(r"(?<![A-Za-z\d.])(?:-?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+)")
-_COMMAND = re.compile(r"\\[A-Za-z]+")
+_COMMAND = re.compile(r"\\(?:begin|end)\s*\{[A-Za-z*]+\}|\\[A-Za-z]+")
 _WORD = re.compile(r"[A-Za-z]{3,}")
 # Two-letter words of prose: a line with one is a sentence, not an expression.
 _SMALL_WORDS = re.compile(
@@ -69,7 +69,9 @@ _SMALL_WORDS = re.compile(
 _OPERATOR = re.compile(r"[-+*/^=()\[\]{}\\,<>×·÷|!_]")
 # The characters of an expression, read backwards from the end of a line: math and
 # one-letter names ("x^2 + 5"), never a word.
-_EXPRESSION_RUN = re.compile(r"(?:(?<![A-Za-z])[A-Za-z](?![A-Za-z])|[\d\s.,+\-*/^()\[\]{}=×·÷<>])+")
+_EXPRESSION_RUN = re.compile(
+    r"(?:(?<![A-Za-z])[A-Za-z](?![A-Za-z])|(?<!\*)\*(?!\*)|[\d\s.,+\-/^()\[\]{}=×·÷<>])+"
+)
 _BOLD = re.compile(r"^(?:\*\*|__)(.*)(?:\*\*|__)$")
 # GSM8K's answer line: "#### 72".
 _GSM8K_MARK = re.compile(r"^\s*#{4}\s*")
@@ -427,6 +429,7 @@ def _bare_expression(line: str) -> str | None:
     """A last line that is math without delimiters (``\\frac{10}{9}``, ``x^2 + 5``,
     ``(22, 5)``), not prose: it is the answer whole, never its last number."""
     line = _BOLD.sub(r"\1", line.strip().rstrip(".").strip())  # "**C**" is the letter C
+    line = line.lstrip("=").strip()  # "= 42" is 42
     if len(line) > 200 or _NUMBER.fullmatch(line) or not _OPERATOR.search(line):
         return None  # a plain number (or a number and its unit) is the last-number rule's
     words = _COMMAND.sub(" ", line)

@@ -111,3 +111,23 @@ def test_a_box_spelling_keeps_a_right_answer_right(spelling: str) -> None:
 def test_over_and_lbrace_spellings(gold: str, right: str, wrong: str) -> None:
     _right(right, gold)
     _wrong(wrong, gold)
+
+
+@pytest.mark.parametrize(
+    ("gold", "completion"),
+    [
+        ("42", "So we count them.\n\n**42**"),
+        ("42", "So we count them.\n\n= 42"),
+        ("C", "So we compare the options.\n\n**C**"),
+        (r"\begin{pmatrix}1&2\\3&4\end{pmatrix}", r"#### \begin{pmatrix}1&2\\3&4\end{pmatrix}"),
+        (
+            r"\begin{pmatrix}1&2\\3&4\end{pmatrix}",
+            r"<answer>\begin{pmatrix}1&2\\3&4\end{pmatrix}</answer>",
+        ),
+        ("5", "<answer>5</answer>"),
+        ("B", "<answer>(B)</answer>"),
+        ("B", "#### B"),
+    ],
+)
+def test_markup_around_a_bare_answer_is_not_an_operator(gold: str, completion: str) -> None:
+    _right(completion, gold)
