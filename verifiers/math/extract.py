@@ -73,6 +73,8 @@ _EXPRESSION_RUN = re.compile(
     r"(?:(?<![A-Za-z])[A-Za-z](?![A-Za-z])|(?<!\*)\*(?!\*)|[\d\s.,+\-/^()\[\]{}=×·÷<>])+"
 )
 _BOLD = re.compile(r"^(?:\*\*|__)(.*)(?:\*\*|__)$")
+# An empty brace group (where rendering took hidden text out); ``\{\}`` is the empty set.
+_EMPTY_GROUP = re.compile(r"(?<!\\)\{\s*(?<!\\)\}")
 # GSM8K's answer line: "#### 72".
 _GSM8K_MARK = re.compile(r"^\s*#{4}\s*")
 _EXPLANATION = re.compile(
@@ -456,6 +458,7 @@ def _trailing_expression(line: str, number: re.Match[str]) -> re.Match[str] | No
 def _fallback(text: str) -> Extraction:
     """Rules 3 and 4 and the concluding sentence: the answer read off the end of the text."""
     line = _GSM8K_MARK.sub("", _answer_line(text))  # "#### 72" answers 72
+    line = _EMPTY_GROUP.sub("", line)  # left where hidden text was: no operator
     concluded = _conclusion(line)
     if concluded:
         answer, tail = concluded

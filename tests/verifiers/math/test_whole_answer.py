@@ -11,6 +11,7 @@ import pytest
 
 from rewardsmith.verifiers import Sample, Status
 from rewardsmith.verifiers.math import MathAnswer
+from rewardsmith.verifiers.math.relations import relations
 
 CHECK = MathAnswer()
 
@@ -131,3 +132,25 @@ def test_over_and_lbrace_spellings(gold: str, right: str, wrong: str) -> None:
 )
 def test_markup_around_a_bare_answer_is_not_an_operator(gold: str, completion: str) -> None:
     _right(completion, gold)
+
+
+RELATIONS = {r.name: r for r in relations(None)}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_relation_undelimited_keeps_a_right_boxed_answer_right(seed: int) -> None:
+    for gold, wrong in PAIRS:
+        for answer, right in ((gold, True), (wrong, False)):
+            sample = Sample(id="q", completion=f"So we get $\\boxed{{{answer}}}$.", reference=gold)
+            moved = RELATIONS["math/undelimited"](sample, seed)
+            assert moved is not None and "boxed" not in str(moved.completion)
+            (_right if right else _wrong)(str(moved.completion), gold)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_relation_gold_as_last_number_makes_a_right_answer_wrong(seed: int) -> None:
+    for gold in [*NUMBERS, "-3", "0"]:
+        sample = Sample(id="q", completion=f"\\boxed{{{gold}}}", reference=gold)
+        changed = RELATIONS["math/gold_as_last_number"](sample, seed)
+        assert changed is not None
+        _wrong(str(changed.completion), gold)
