@@ -72,6 +72,9 @@ _OPERATOR = re.compile(r"[-+*/^=()\[\]{}\\,<>×·÷|!_]")
 _EXPRESSION_RUN = re.compile(
     r"(?:(?<![A-Za-z])[A-Za-z](?![A-Za-z])|(?<!\*)\*(?!\*)|[\d\s.,+\-/^()\[\]{}=×·÷<>])+"
 )
+# An expression cut at a word: it starts with an operator that needs an operand before it.
+_BINARY_START = re.compile(r"\s*[+*/^×·÷]")
+_OPERAND_BEFORE = re.compile(r"[A-Za-z\d]+\s*$")
 _BOLD = re.compile(r"^(?:\*\*|__)(.*)(?:\*\*|__)$")
 # An empty brace group (where rendering took hidden text out); ``\{\}`` is the empty set.
 _EMPTY_GROUP = re.compile(r"(?<!\\)\{\s*(?<!\\)\}")
@@ -446,8 +449,14 @@ def _trailing_expression(line: str, number: re.Match[str]) -> re.Match[str] | No
     end = len(line.rstrip().rstrip(".").rstrip())
     if number.end() > end:
         return None
-    run = _EXPRESSION_RUN.match(line[:end][::-1])
-    start = end - run.end() if run else end
+    start = end
+    for _ in range(3):  # "3ab + 5": a word the run stopped at is the operator's operand
+        run = _EXPRESSION_RUN.match(line[:start][::-1])
+        start -= run.end() if run else 0
+        operand = _OPERAND_BEFORE.search(line, 0, start)
+        if not (_BINARY_START.match(line, start) and operand):
+            break
+        start = operand.start()
     while start < end and line[start] in " \t=,:":  # "x = 22 - 5": from the name on
         start += 1
     if start > number.start() or not _OPERATOR.search(line[start:end]):

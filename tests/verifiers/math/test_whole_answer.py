@@ -89,6 +89,8 @@ def test_prose_whose_last_number_sits_in_an_expression_is_not_read_by_it() -> No
         other = str(2 * int(gold) + 13)  # neither o - g nor o^g is g
         _wrong(f"So the total is {other} - {gold}.", gold)
         _wrong(f"Hence the value is {other}^{gold}.", gold)
+        _wrong(f"So the area is {other}ab + {gold}.", gold)  # the run stops at a word
+        _wrong(f"So the total is abc + {gold}.", gold)
         _right(f"So the total is {gold}.", gold)  # the last number of prose still concludes
 
 
