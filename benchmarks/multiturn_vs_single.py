@@ -187,19 +187,23 @@ def chat_prompt_tasks(model: str, tasks: Sequence[dict[str, Any]], path: Path) -
     return path
 
 
+def single_turn_settings(prompts: Path) -> dict[str, Any]:
+    """The single-turn arm's config beyond `config`: the chat-rendered `prompts`, one try."""
+    return {
+        "prompts": str(prompts),
+        "max_new_tokens": TRY_TOKENS,
+        "reward": RETRY_REWARD,  # retry_arithmetic's reward on an answer
+        "reward_executor": "inline",  # microsecond checks: a process hop costs more
+    }
+
+
 def train_arm(arm: str, model: str, out: Path, budget: Budget, seed: int, lr: float) -> RunFigure:
     """Train `arm` from `model` and measure the policy it leaves in ``out/model``."""
     t0 = time.perf_counter()
     if arm == "single_turn":
         out.mkdir(parents=True, exist_ok=True)
         prompts = chat_prompt_tasks(model, sums(), out / "tasks.jsonl")
-        extra = {
-            "prompts": str(prompts),
-            "max_new_tokens": TRY_TOKENS,
-            "reward": RETRY_REWARD,  # retry_arithmetic's reward on an answer
-            "reward_executor": "inline",  # microsecond checks: a process hop costs more
-        }
-        train(config(model, out, budget, seed, lr, **extra))
+        train(config(model, out, budget, seed, lr, **single_turn_settings(prompts)))
         key = "reward/mean"
     else:
         env = environment(arm, tries=1 if arm == "one_turn_env" else 2)

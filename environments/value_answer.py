@@ -58,7 +58,10 @@ def left_computation(text: str, gold: str) -> str:
     if answer is None:
         return ""  # no answer: the verifier says so itself
     value = plain_glyphs(answer.rsplit("=", 1)[-1]).text.translate(_MINUS)
-    value = _WORDS.sub(" ", _GROUPS.sub("", value)).strip().strip("().")
+    # Punctuation around the value ("(7)", "7.", "7,") is the sentence's, not a computation:
+    # the verifier reads "7," as 7, and refusing it paid a one-turn environment less than
+    # the single-turn reward on the same answer (0 against 0.8).
+    value = _WORDS.sub(" ", _GROUPS.sub("", value)).strip().strip("().,")
     if not any(c.isdigit() for c in value):
         return ""  # words, a symbol: no computation to leave ("at all", "\\pi")
     if as_number(as_plain(value)) is not None or _SCIENTIFIC.fullmatch(value):

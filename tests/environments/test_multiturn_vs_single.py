@@ -16,17 +16,23 @@ from transformers import AutoTokenizer
 from benchmarks.multiturn_vs_single import (
     HINTS,
     RETRY_TEXT,
+    ROW_TOKENS,
+    TRY_TOKENS,
     Budget,
     HigherLower,
     base_model,
     chat_prompt_tasks,
     compare,
+    config,
     environment,
+    single_turn_settings,
     sums,
 )
 from rewardsmith.environments.arithmetic import RETRY_REWARD
 from rewardsmith.trainer.chat import ChatRenderer
 from rewardsmith.trainer.data import encode_prompts, load_tasks
+from rewardsmith.trainer.loop import train
+from rewardsmith.trainer.multiturn import TurnSettings, train_multiturn
 from rewardsmith.trainer.rewards import build_reward_source
 from rewardsmith.verifiers.types import Sample
 
@@ -52,7 +58,9 @@ def test_the_single_turn_prompts_are_the_multi_turn_first_contexts(
     assert tokenizer.decode(single[34]) == "U:3+4=\nA:"
 
 
-@pytest.mark.parametrize("answer", ["7", "8", "17", "07", "7+", "", "+", "77"])
+@pytest.mark.parametrize(
+    "answer", ["7", "8", "17", "07", "7+", "", "+", "77", "7,", "=7,", " 7,", "7,7"]
+)
 def test_an_answer_earns_the_same_in_both_arms(answer: str) -> None:
     task = next(t for t in sums() if t["prompt"] == "3+4=")
     single = build_reward_source(RETRY_REWARD, None, "inline")
@@ -96,3 +104,63 @@ def test_a_small_seeded_comparison_gives_the_same_figures_twice(tmp_path: Path) 
             assert 0.0 <= a[key] <= 1.0 and a[key] == b[key], (key, a, b)
     multi, single = first
     assert multi["final"] == multi["two_tries"] and single["final"] == single["one_try"]
+
+
+SAME_METRICS = {
+    "reward/mean": "reward/final",
+    "response/length": "response/action_tokens",
+    "loss/policy": "loss/policy",
+    "policy/entropy": "policy/entropy",
+    "policy/approx_kl": "policy/approx_kl",
+    "policy/clipfrac": "policy/clipfrac",
+    "grad_norm": "grad_norm",
+}
+"""Single-turn metric -> the multi-turn trainer's name for it."""
+
+
+class SampleSeeds(TurnSettings):
+    """Turn 0 samples with the episode's own seed, the seed `train` gives the same sample
+    (the trainer's default mixes the turn into it, so the two draw different answers)."""
+
+    def seed_for(self, episode_seed: int, turn: int) -> int:
+        return episode_seed if turn == 0 else super().seed_for(episode_seed, turn)
+
+
+def test_the_one_turn_game_trains_alike_in_both_trainers(model: str, tmp_path: Path) -> None:
+    """One path: given the single-turn trainer's sample seeds, `train_multiturn` playing
+    the one-try game samples `train`'s answers, earns the same rewards and makes the same
+    updates, step for step, with the default reward overlap in both. What made the
+    multi-turn control learn less (0.177 against 0.254 after 40 steps, docs/benchmarks.md)
+    was the reward, not this path: the environment refused "7," (0, where `train` paid
+    0.8; `test_an_answer_earns_the_same_in_both_arms`)."""
+    budget = Budget(steps=3, prompts_per_step=4, group_size=4, lr=3e-3)
+    single_steps: list[dict[str, float]] = []
+    multi_steps: list[dict[str, float]] = []
+    prompts = chat_prompt_tasks(model, sums(), tmp_path / "tasks.jsonl")
+    single = config(
+        model, tmp_path / "single", budget, 5, budget.lr, **single_turn_settings(prompts)
+    )
+    train(single, on_step=lambda _, m: single_steps.append(m))
+    env = environment("one_turn_env", tries=1)
+    multi = config(model, tmp_path / "multi", budget, 5, budget.lr, max_new_tokens=ROW_TOKENS)
+    try:
+        settings = SampleSeeds(TRY_TOKENS, chat_template=True)
+        train_multiturn(multi, env, sums(), settings, lambda _, m: multi_steps.append(m))
+    finally:
+        env.close()
+    assert single.reward_overlap == multi.reward_overlap == "one_step"
+    assert any(m["reward/mean"] > 0 for m in single_steps)  # else rewards are not compared
+    for step, (s, m) in enumerate(zip(single_steps, multi_steps, strict=True)):
+        for ours, theirs in SAME_METRICS.items():
+            assert m[theirs] == pytest.approx(s[ours], abs=1e-6), (step, ours, s, m)
+    # Float noise only: the rows are padded to other widths (the prompt to the step's
+    # longest against max_prompt_tokens, the response to 3 against ROW_TOKENS tokens).
+    assert _max_weight_gap(tmp_path / "single", tmp_path / "multi") < 1e-4
+
+
+def _max_weight_gap(a: Path, b: Path) -> float:
+    from safetensors.torch import load_file
+
+    left, right = (load_file(str(run / "model" / "model.safetensors")) for run in (a, b))
+    assert left.keys() == right.keys()
+    return max(float((left[k] - right[k]).abs().max()) for k in left)
