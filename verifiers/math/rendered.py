@@ -106,7 +106,8 @@ _CSS_NEAR_WHITE = frozenset(
 )
 _HEX = re.compile(r"#?([0-9a-f]{3}|[0-9a-f]{6})")
 _MIX = re.compile(r"([a-z]+)!(\d{1,3}(?:\.\d+)?)(?:!([a-z]+))?")  # xcolor "black!5", "white!95!red"
-_STRUCK = re.compile(r"\\(?:sout|st|xout)\s*\{|<(del|s|strike)\b[^<>]{0,300}>", re.IGNORECASE)
+_STRUCK_COMMAND = re.compile(r"\\(?:sout|st|xout)\s*\{")
+_STRUCK_TAG = re.compile(r"<(del|s|strike)\b[^<>]{0,300}>", re.IGNORECASE)
 _BOX_OPEN = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _CROSS = re.compile(r"(?:\s|\$|\\\)|\\\]|[.,;:])*[✗✘❌❎]")
 _TILDES = re.compile(r"~~(?=\S)([^\n]*?\S)~~")
@@ -270,12 +271,11 @@ def _struck_out(text: str) -> str:
     ``\\sout``, ``\\st``, ``\\xout``; ``<del>``, ``<s>``, ``<strike>``): a reader sees it
     crossed out, taken back, so it is neither an answer nor a hedge; so is a box marked
     with a cross."""
-    text = _rewrite(text, re.compile(r"\\(?:sout|st|xout)\s*\{"), lambda match, inner: " ")
-    for match in list(_STRUCK.finditer(text))[::-1]:
-        if match.group(1):
-            close = re.compile(rf"</{match.group(1)}\s*>", re.I).search(text, match.end())
-            stop = close.end() if close else len(text)
-            text = text[: match.start()] + " " + text[stop:]
+    text = _rewrite(text, _STRUCK_COMMAND, lambda match, inner: " ")
+    for match in list(_STRUCK_TAG.finditer(text))[::-1]:
+        close = re.compile(rf"</{match.group(1)}\s*>", re.I).search(text, match.end())
+        stop = close.end() if close else len(text)
+        text = text[: match.start()] + " " + text[stop:]
 
     def tildes(match: re.Match[str]) -> str:
         inside_math = text.count("$", 0, match.start()) % 2 == 1
