@@ -392,10 +392,7 @@ _QUESTION_SUM = re.compile(r"\d+(?:\.\d+)?(?:\s*(?:[-+*/^×÷]|\\cdot|\\times)\s
 
 
 def _question_expression(sample: Sample) -> str | None:
-    prompt = sample.prompt if isinstance(sample.prompt, str) else ""
-    if not prompt and not isinstance(sample.prompt, str):
-        users = [m.content for m in sample.prompt if m.role == "user"]
-        prompt = users[-1] if users else ""
+    prompt = sample.question
     found = _QUESTION_MATH.findall(prompt) or _QUESTION_SUM.findall(prompt)
     return found[-1].strip() if found else None
 
