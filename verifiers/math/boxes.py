@@ -19,12 +19,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Boxes", "box_starts", "from_boxes", "hedge_key", "matching_braces"]
+__all__ = [
+    "Boxes", "box_starts", "from_boxes", "hedge_key", "matching_braces", "without_outer_braces"
+]  # fmt: skip
 
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _BRACE_EVENTS = re.compile(r"\\.|[{}]", re.DOTALL)
 _MAX_BOXES = 64
+_MAX_REDUNDANT = 3
 _HEDGE_SPACES = re.compile(r"\s+|\\[,;!: ]|\\(?:left|right|displaystyle)(?![A-Za-z])")
+# "Answer:" or "The final answer is" written inside a box: a label, not the answer.
+_LABEL = r"\s*(?:the\s+)?(?:final\s+)?answer\s*(?:is\b)?\s*[:：]\s*"
+_ANSWER_LABEL = re.compile(
+    rf"\\(?:text|textbf|mathrm|mbox)\s*\{{{_LABEL}\}}\s*|{_LABEL}(?=[^\s}}])", re.IGNORECASE
+)
 _EMPTY = re.compile(r"(?:\s|\\[,;!: ]|\\(?:text|mathrm|mbox)\{\s*\}|[{}~.])*")
 
 
@@ -71,6 +79,48 @@ def hedge_key(answer: str) -> str:
     return key[depth : len(key) - depth]
 
 
+def without_outer_braces(text: str) -> str:
+    """The text without brace groups that enclose all of it (``{(1, 2)}``, ``{{B}}``):
+    TeX draws nothing for them. A group of several items (``{1, 2}``) is a set and stays;
+    past `_MAX_REDUNDANT` groups the braces stay too (deep nesting is the cost rules' to
+    judge, not a spelling)."""
+    text = text.strip()
+    if not text.startswith("{"):
+        return text
+    pairs = matching_braces(text)
+    start, end = 0, len(text) - 1
+    for _ in range(_MAX_REDUNDANT):
+        if text[start] != "{" or pairs.get(start) != end:
+            break
+        inner = text[start + 1 : end]
+        if _top_level_separator(inner):
+            break
+        start, end = (
+            start + 1 + len(inner) - len(inner.lstrip()),
+            end - 1 - (len(inner) - len(inner.rstrip())),
+        )
+        if start > end:
+            return ""
+    return text[start : end + 1]
+
+
+def _top_level_separator(text: str) -> bool:
+    depth = 0
+    for char in text:
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char in ",;" and depth == 0:
+            return True
+    return False
+
+
+def _box_answer(content: str) -> str:
+    """A box's content as its answer: no label ("\\text{Answer: } 5" is 5), no brace
+    group around all of it."""
+    label = _ANSWER_LABEL.match(content)
+    return without_outer_braces(content[label.end() :] if label else content)
+
+
 def _contents(text: str) -> tuple[list[str], bool, int]:
     """Every box's content (inner boxes unwrapped in the outer one's, and on their own),
     whether a box never closes, and where the last one ends."""
@@ -83,7 +133,7 @@ def _contents(text: str) -> tuple[list[str], bool, int]:
         if end is None:
             unbalanced = True
             continue
-        found.append(_BOX.sub("{", text[start + 1 : end]).strip())
+        found.append(_box_answer(_BOX.sub("{", text[start + 1 : end]).strip()))
         last_end = max(last_end, end + 1)
     return found, unbalanced, last_end
 

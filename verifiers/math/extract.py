@@ -59,8 +59,27 @@ _PHRASE = re.compile(
 _FINAL_MATH = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+)\$", re.DOTALL)
 # A number not glued to a word before it ("AZYUK2A" has none); a unit may follow ("5cm").
 _NUMBER = re.compile(r"(?<![A-Za-z\d.])(?:-?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+)")
-_COMMAND = re.compile(r"\\[A-Za-z]+")
+_COMMAND = re.compile(r"\\(?:begin|end)\s*\{[A-Za-z*]+\}|\\[A-Za-z]+")
 _WORD = re.compile(r"[A-Za-z]{3,}")
+# Two-letter words of prose: a line with one is a sentence, not an expression.
+_SMALL_WORDS = re.compile(
+    r"\b(?:is|so|or|an|as|at|be|by|if|in|it|of|on|to|we|no|and)\b", re.IGNORECASE
+)
+# What makes a line more than a number: an operator, a bracket, a command, a separator.
+_OPERATOR = re.compile(r"[-+*/^=()\[\]{}\\,<>×·÷|!_]")
+# The characters of an expression, read backwards from the end of a line: math and
+# one-letter names ("x^2 + 5"), never a word.
+_EXPRESSION_RUN = re.compile(
+    r"(?:(?<![A-Za-z])[A-Za-z](?![A-Za-z])|(?<!\*)\*(?!\*)|[\d\s.,+\-/^()\[\]{}=×·÷<>])+"
+)
+# An expression cut at a word: it starts with an operator that needs an operand before it.
+_BINARY_START = re.compile(r"\s*[+*/^×·÷]")
+_OPERAND_BEFORE = re.compile(r"[A-Za-z\d]+\s*$")
+_BOLD = re.compile(r"^(?:\*\*|__)(.*)(?:\*\*|__)$")
+# An empty brace group (where rendering took hidden text out); ``\{\}`` is the empty set.
+_EMPTY_GROUP = re.compile(r"(?<!\\)\{\s*(?<!\\)\}")
+# GSM8K's answer line: "#### 72".
+_GSM8K_MARK = re.compile(r"^\s*#{4}\s*")
 _EXPLANATION = re.compile(
     r"[,;]?\s+(?:because|since|as|which|so|for|when|where|if|given|from|by|using)\s", re.I
 )
@@ -377,6 +396,9 @@ def _last_number(line: str) -> Extraction | None:
     numbers = list(_NUMBER.finditer(line))
     if numbers and not_a_result(line, numbers[-1]):
         return Extraction(None, "last_number", "unasserted")
+    expression = _trailing_expression(line, numbers[-1]) if numbers else None
+    if expression is not None:  # the expression is the answer, read whole
+        numbers = [n for n in numbers if n.end() <= expression.start()] + [expression]
     return _last_of(numbers, line, "last_number")
 
 
@@ -410,17 +432,44 @@ def has_several_items(answer: str) -> bool:
     return False
 
 
-def _bare_latex(line: str) -> str | None:
-    """A last line that is LaTeX without delimiters (``\\frac{10}{9}``), not prose."""
-    line = line.strip().rstrip(".")
-    if "\\" not in line or len(line) > 200 or _WORD.search(_COMMAND.sub(" ", line)):
+def _bare_expression(line: str) -> str | None:
+    """A last line that is math without delimiters (``\\frac{10}{9}``, ``x^2 + 5``,
+    ``(22, 5)``), not prose: it is the answer whole, never its last number."""
+    line = _BOLD.sub(r"\1", line.strip().rstrip(".").strip())  # "**C**" is the letter C
+    line = line.lstrip("=").strip()  # "= 42" is 42
+    if len(line) > 200 or _NUMBER.fullmatch(line) or not _OPERATOR.search(line):
+        return None  # a plain number (or a number and its unit) is the last-number rule's
+    words = _COMMAND.sub(" ", line)
+    if _WORD.search(words) or _SMALL_WORDS.search(words):
         return None
     return line
 
 
+def _trailing_expression(line: str, number: re.Match[str]) -> re.Match[str] | None:
+    """The expression that ends a prose line, when its last number is only a part of it
+    ("so the total is 22 - 5." is 22 - 5, not 5); None when the number stands alone."""
+    end = len(line.rstrip().rstrip(".").rstrip())
+    if number.end() > end:
+        return None
+    start = end
+    for _ in range(3):  # "3ab + 5": a word the run stopped at is the operator's operand
+        run = _EXPRESSION_RUN.match(line[:start][::-1])
+        start -= run.end() if run else 0
+        operand = _OPERAND_BEFORE.search(line, 0, start)
+        if not (_BINARY_START.match(line, start) and operand):
+            break
+        start = operand.start()
+    while start < end and line[start] in " \t=,:":  # "x = 22 - 5": from the name on
+        start += 1
+    if start > number.start() or not _OPERATOR.search(line[start:end]):
+        return None
+    return re.compile(re.escape(line[start:end])).search(line, start)
+
+
 def _fallback(text: str) -> Extraction:
     """Rules 3 and 4 and the concluding sentence: the answer read off the end of the text."""
-    line = _answer_line(text)
+    line = _GSM8K_MARK.sub("", _answer_line(text))  # "#### 72" answers 72
+    line = _EMPTY_GROUP.sub("", line)  # left where hidden text was: no operator
     concluded = _conclusion(line)
     if concluded:
         answer, tail = concluded
@@ -431,8 +480,8 @@ def _fallback(text: str) -> Extraction:
     if display:
         return Extraction(display, "final_math")
     found = _final_math(line)
-    if found is None and _bare_latex(line):
-        found = Extraction(_bare_latex(line), "final_math")
+    if found is None and _bare_expression(line):
+        found = Extraction(_bare_expression(line), "final_math")
     if found is None and not _NUMBER.search(line):
         spelled = words_to_digits(line)  # "So, five." and a last line that is "twelve"
         if _CONCLUDES.match(line) or re.fullmatch(r"\d+", spelled.strip().rstrip(".!")):

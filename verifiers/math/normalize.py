@@ -2,7 +2,8 @@
 
 Pure string rewriting with linear-time regular expressions, so it is safe on model text in
 any process. It removes what carries no mathematical meaning (math delimiters, spacing
-macros, ``\\left``/``\\right``, trailing units (`rewardsmith.verifiers.math.units`), degree
+macros, ``\\left``/``\\right``, brace groups around the whole answer,
+trailing units (`rewardsmith.verifiers.math.units`), degree
 signs, thousands separators) and
 records the one thing that does and is removed: a percent sign.
 
@@ -18,6 +19,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
+from rewardsmith.verifiers.math.boxes import without_outer_braces
 from rewardsmith.verifiers.math.fast import as_number
 from rewardsmith.verifiers.math.numerals import repeating_decimals
 from rewardsmith.verifiers.math.units import split_unit
@@ -49,6 +51,8 @@ _UNICODE = {
     "\\rangle": ")",
     "⟨": "(",
     "⟩": ")",
+    "\\lbrace": "\\{",  # a set written \lbrace 1, 2 \rbrace
+    "\\rbrace": "\\}",
 }
 _DROP = re.compile(
     r"\\(?:displaystyle|textstyle|left|right|bigl|bigr|Bigl|Bigr|big|Big|quad|qquad|"
@@ -73,6 +77,9 @@ _GUARDED_COMMA = re.compile(r"(\d)(?:,\\!|\s*\{\s*,\s*\}\s*)(?=\d{3}(?!\d))")
 # "1.2e3", "6.02E+23": scientific notation, not 1.2 * e * 3 (a digit on both sides of e).
 _E_NOTATION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([+-]?\d{1,6})(?![\w.])")
 _REALS = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?(?![A-Za-z^_])")
+# TeX's "{3 \over 4}" is \frac{3}{4}; "\over" splits its whole group.
+_OVER_GROUP = re.compile(r"\{([^{}]*)\\over(?![A-Za-z])([^{}]*)\}")
+_OVER_WHOLE = re.compile(r"([^{}]*)\\over(?![A-Za-z])([^{}]*)")
 _MIXED_NUMBER = re.compile(r"(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}")
 
 
@@ -108,6 +115,15 @@ def unwrap_command(text: str, command: str) -> str:
     return re.sub(rf"\\{command}\s*\{{([^{{}}]*)\}}", r" \1 ", text)
 
 
+def _over_to_frac(text: str) -> str:
+    """``{a \\over b}`` and a whole ``a \\over b`` as ``\\frac{a}{b}``."""
+    if "\\over" not in text:
+        return text
+    text = _OVER_GROUP.sub(r"{\\frac{\1}{\2}}", text)
+    whole = _OVER_WHOLE.fullmatch(text)
+    return rf"\frac{{{whole[1].strip()}}}{{{whole[2].strip()}}}" if whole else text
+
+
 def _strip_delimiters(text: str) -> str:
     text = text.strip()
     for left, right in (("$$", "$$"), ("$", "$"), (r"\(", r"\)"), (r"\[", r"\]")):
@@ -137,10 +153,12 @@ def normalise(text: str) -> Normalised:
     text = _WORD_SEPARATORS.sub(", ", text)
     for command in _TEXT_MACROS:
         text = unwrap_command(text, command)
+    text = _over_to_frac(text)
     text = _GUARDED_COMMA.sub(r"\1,", text)
     text = _THIN_SPACE_GROUPS.sub(r"\1", text)  # 2\,500 is 2500, not 2 * 500
     text = _DROP.sub(" ", text)
     text = text.replace("{,}", ",")
+    text = without_outer_braces(text.strip())  # \boxed{{(1, 2)}}, \boxed{\mathbf{(1, 2)}}
     if not any(bracket in text for bracket in "([{"):
         text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
     text = _SPACES.sub(" ", text).strip().rstrip(".").strip()

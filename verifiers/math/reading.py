@@ -11,7 +11,8 @@
    the final answer there).
 4. Boxes one per part of a tuple or list gold (``a = \\boxed{3}`` and ``b = \\boxed{5}``
    for ``(3, 5)``), in order and not joined by "or", are that tuple or list.
-5. A choice gold accepts a bold letter alone on the last line (``**C**``); a completion
+5. A choice gold accepts a letter alone on the last line (``**C**``, ``(C)``, the
+   content of ``<answer>C</answer>``); a completion
    that disowns its answer ("this is likely incorrect", "I cannot determine ...", "if
    forced") gives none (``problem="negated"``).
 6. A box among the hidden fragments that differs from the visible answer is a hedge.
@@ -38,7 +39,8 @@ __all__ = ["read_answer"]
 
 _OR = re.compile(r"\bor\b|/", re.IGNORECASE)
 _EMPTY = re.compile(r"\s*")
-_BOLD_LETTER = re.compile(r"\*\*\s*\(?([A-J])\)?\.?\s*\*\*\.?")
+# A choice letter alone on the last line, bold or not ("**C**", "(B)", "<answer>B</answer>").
+_LETTER_LINE = re.compile(r"(?:#{4})?\s*(\*\*)?\s*\(?([A-J])\)?\.?\s*(?(1)\*\*)\.?")
 # The completion disowns the answer it gives ("Note: this is likely incorrect.").
 _DISOWNED = re.compile(
     r"\b(?:this|that|it|my\s+answer|the\s+answer(?:\s+above)?)\s+(?:is|may\s+be|might\s+be|"
@@ -151,8 +153,8 @@ def read_answer(text: str, gold: str, *, strict: bool = False) -> Extraction:
     found = _parts(visible, extract_answer(visible, strict=strict), gold)
     if found.answer is None and not strict and choice_letter(gold, alone=True):
         line = visible.strip().rsplit("\n", 1)[-1]
-        bold = _BOLD_LETTER.fullmatch(line.strip())
-        found = Extraction(bold.group(1), "choice_line") if bold else found  # "**C**"
+        letter = _LETTER_LINE.fullmatch(line.strip())
+        found = Extraction(letter.group(2), "choice_line") if letter else found  # "**C**"
     if found.answer is not None and _DISOWNED.search(visible[-400:]):
         return Extraction(None, found.method, "negated")
     return _against_hidden(found, shown.hidden)

@@ -1,15 +1,17 @@
 r"""Metamorphic relations of the `math` verifier (see `rewardsmith.verifiers.metamorphic`).
 
 The final answer is the content of the last ``\boxed{}``, or else the last number. Its
-forms (``\boxed``, a sentence, ``$..$``, ``12.0``, ``1{,}234``, ``twelve``, fullwidth
-digits, zero-width characters, a check after the box, the instruction echoed, a set in
-another order) must keep the verdict; a digit, a sign, a scale, one more, a retraction to
-another value or two tuple entries swapped must lose it, and so must a false equation
-before the right number (``\boxed{6 = 5}``), an expression in x times ``|x|/x`` (equal
-for x > 0 only) and the question's own expression in the answer's place; the right
-answer hidden where a reader cannot see it (``\phantom``, ``\color{white}``, comments,
-``\iffalse``), quoted, defined as a macro, in a code block, or offered as a hedge must
-not lift a wrong one.
+forms (``\boxed``, ``<answer>`` tags, ``#### X``, a sentence, ``$..$``, ``12.0``,
+``1{,}234``, ``twelve``, fullwidth digits, zero-width characters, a check after the box,
+the instruction echoed, a set in another order) must keep the verdict; a digit, a sign, a
+scale, one more, a retraction to another value, two tuple entries swapped, an undelimited
+expression that ends in the gold (``<answer>22 - 5</answer>`` for 5), a false equation
+before the right number (``\boxed{6 = 5}``), an expression in x times ``|x|/x`` (equal for
+x > 0 only) and the question's own expression in the answer's place must lose it; the
+right answer hidden where a reader cannot see it (``\phantom``, ``\color{white}``, nearly
+white, tiny or transparent text, comments, ``\iffalse``), struck out, crossed, quoted,
+defined as a macro, in a code block, or offered as a hedge (in eight languages) must not
+lift a wrong one.
 
     >>> from rewardsmith.verifiers.types import Sample
     >>> rel = {r.name: r for r in relations(None)}
@@ -331,6 +333,32 @@ def _retracted(text: str, sample: Sample, rng: random.Random) -> str | None:
     return f"{text}\n\nOn second thought, it is {gold + rng.choice((1, 2, -1))}."
 
 
+# An undelimited answer (the content of <answer> tags, GSM8K's "#### X", a bare last
+# line) is read whole: one that ends in the gold but is worth something else is wrong.
+_UNDELIMITED = ("<answer>{}</answer>", "#### {}", "So the result is\n\n{}")
+_ENDING_IN = ("{o} - {g}", "x^2 + {g}", "({o}, {g})", "{o}^{{{g}}}", "[{o}, {g}]", "{o}x + {g}")
+
+
+def _ends_in_gold(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The answer replaced by an expression whose last number is the (integer) gold:
+    ``<answer>22 - 5</answer>`` for 5. ``o = 2g + 13`` keeps ``o - g`` and ``o^g`` off g."""
+    gold = _integer(str(sample.reference))
+    if gold is None:
+        return None
+    other = 2 * gold + 13
+    expression = rng.choice(_ENDING_IN).format(o=other, g=gold)
+    return rng.choice(_UNDELIMITED).format(expression)
+
+
+def _undelimited(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The one boxed answer of a completion that ends with it, written undelimited
+    (``\\boxed{(1, 2)}.`` as ``<answer>(1, 2)</answer>``, ``#### (1, 2)``)."""
+    span = _boxed_span(text)
+    if span is None or text.count("\\boxed") != 1 or text[span[1] + 1 :].strip(" $.\n"):
+        return None
+    return rng.choice(_UNDELIMITED).format(text[span[0] : span[1]].strip())
+
+
 # ----------------------------------------------------------------------------- dressing
 
 _HIDINGS = {
@@ -452,6 +480,8 @@ def relations(verifier: object) -> list[Relation]:
         ("verified_after", "preserving", _verified),
         ("instruction_echoed", "preserving", _echoed),
         ("parts_boxed", "preserving", _parts_boxed),
+        ("undelimited", "preserving", _undelimited),
+        ("gold_as_last_number", "changing", _ends_in_gold),
         ("retraction", "changing", _retracted),
         ("question_echoed", "changing", _question_echoed),
         ("false_equation", "changing", _false_equation),
