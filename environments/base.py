@@ -232,4 +232,14 @@ class ToolEnvironment:
             end = "time_budget"
         if end:
             return self.finish(state, end)
-        return Transition(state, observation, reward, False)
+        return Transition(_with_observation_said(state, observation), observation, reward, False)
+
+
+def _with_observation_said(state: EpisodeState, observation: str) -> EpisodeState:
+    """`state` whose conversation ends with what the model is told next: a step that added
+    no message after the model's turn (a refusal, a failed test's log) gets the observation
+    as a user message. The messages are the conversation every driver renders (veRL's agent
+    loop reads nothing else), so an observation missing there is one the model never sees."""
+    if state.messages and state.messages[-1].get("role") == "assistant":
+        return state.with_messages({"role": "user", "content": observation})
+    return state

@@ -110,10 +110,8 @@ class EnvironmentAgentLoop(AgentLoopBase):
                 None, env.step, state, action, len(out.token_ids)
             )
             turn_scores.append(None if transition.reward is None else transition.reward.value)
-            if not transition.done and len(mask) >= budget:
-                transition = env.truncate(transition.state, "token_budget")
-            elif not transition.done:
-                merged, mask, logprobs = await self.ct_merge_context_msg(
+            if not transition.done:
+                observed, observed_mask, observed_logprobs = await self.ct_merge_context_msg(
                     _through_last_assistant(transition.state),
                     [dict(m) for m in transition.state.messages],
                     running,
@@ -121,7 +119,16 @@ class EnvironmentAgentLoop(AgentLoopBase):
                     logprobs,
                     tools=tools,
                 )
-                running = merged.token_ids
+                # As our own rollout does: an observation that leaves no room for another
+                # turn ends the episode as it stands, and its tokens are not kept.
+                if len(observed_mask) >= budget:
+                    transition = env.truncate(transition.state, "token_budget")
+                else:
+                    running, mask, logprobs = (
+                        observed.token_ids,
+                        observed_mask,
+                        observed_logprobs,
+                    )
             state = transition.state
         final = transition.reward
         response = running[len(prompt_ids) :]

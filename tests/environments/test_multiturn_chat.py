@@ -114,6 +114,29 @@ def test_new_messages_are_those_after_the_last_assistant_turn() -> None:
     assert new_messages(before, [*before, {"role": "assistant", "content": "a"}]) == []
 
 
+@pytest.mark.parametrize(
+    "action",
+    ["5", "3+4", "x" * (RetryArithmetic().limits.max_action_chars + 1)],
+    ids=["wrong", "refused_expression", "too_long"],
+)
+def test_every_observation_is_in_the_conversation(action: str) -> None:
+    """A driver that renders only the environment's messages (veRL's agent loop) shows the
+    model what the environment told it: a retry note, and also a refusal, which once went
+    into the attempt but not the conversation (the model's next turn followed its last one
+    with nothing between them)."""
+    env = RetryArithmetic()
+    try:
+        state, _ = env.reset({"id": "s", "prompt": "3+4=", "reference": "7"})
+        step = env.step(state, action, action_tokens=1)  # the token budget is not the point
+    finally:
+        env.close()
+    assert not step.done and step.observation
+    assert new_messages(state.messages, step.state.messages)[-1] == {
+        "role": "user",
+        "content": step.observation,
+    }
+
+
 def test_chat_rows_keep_the_sampled_tokens_and_round_trip_without_drift(
     chat_model: str, tmp_path: Path
 ) -> None:
