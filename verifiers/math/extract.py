@@ -145,6 +145,10 @@ _OR_BETWEEN = re.compile(
     r"lub|albo|veya|atau|of\s+misschien|oder|ou|o|или|либо|возможно|أو|या|也可能是|或者?|または)\s*",
     re.I,
 )
+# What closes the expression a number ends ("31^{9} or 9", "f(2) or 3"): the value before
+# the "or" is that expression, still an answer offered beside the last one.
+_CLOSERS = re.compile(r"^(?:\s|[)\]}!%']|\\right\s*\S|\\[})\]])*")
+_CLOSING = re.compile(r"(?:[)\]}]|\\right\s*[)\]}|.])*")
 # A line that goes on offering answers after the line before it ("2\n or 3", left where a
 # hidden comment between them was taken out).
 _OR_LINE = re.compile(r"\s*(?:(?:and/)?or|maybe|possibly|perhaps)\b", re.I)
@@ -374,12 +378,16 @@ def _value(match: re.Match[str]) -> str:
 
 
 def _or_chain(matches: list[re.Match[str]], line: str) -> tuple[str, ...]:
-    """The values joined to the last one by "or" (or "maybe", ...), back to the first."""
+    """The values joined to the last one by "or" (or "maybe", ...), back to the first; a
+    value is the whole expression its number ends ("x^2 + 14 or 14", "31^{9} or 9")."""
     chained: list[str] = []
     for before, after in zip(reversed(matches[:-1]), reversed(matches[1:]), strict=True):
-        if not _OR_BETWEEN.fullmatch(line[before.end() : after.start()]):
+        gap = line[before.end() : after.start()]
+        closers = _CLOSERS.match(gap).group().rstrip()  # type: ignore[union-attr]
+        if not _OR_BETWEEN.fullmatch(gap[len(closers) :]):
             break
-        chained.insert(0, _value(before))
+        expression = _trailing_expression(line[: before.end() + len(closers)], before)
+        chained.insert(0, expression.group().strip() if expression else _value(before))
     return tuple(chained)
 
 
@@ -396,7 +404,10 @@ def _last_number(line: str) -> Extraction | None:
     numbers = list(_NUMBER.finditer(line))
     if numbers and not_a_result(line, numbers[-1]):
         return Extraction(None, "last_number", "unasserted")
-    expression = _trailing_expression(line, numbers[-1]) if numbers else None
+    # The expression the last number closes ("31^{9}. Yes." is 31^{9}, not 9), even where
+    # prose follows it on the line.
+    closed = _CLOSING.match(line, numbers[-1].end()).end() if numbers else 0  # type: ignore[union-attr]
+    expression = _trailing_expression(line[:closed], numbers[-1]) if numbers else None
     if expression is not None:  # the expression is the answer, read whole
         numbers = [n for n in numbers if n.end() <= expression.start()] + [expression]
     return _last_of(numbers, line, "last_number")

@@ -28,6 +28,8 @@ import re
 from collections.abc import Callable
 from decimal import Decimal
 
+from rewardsmith.verifiers.math.reading import read_answer
+from rewardsmith.verifiers.math.rendered import render
 from rewardsmith.verifiers.math.tails import RETRACTS
 from rewardsmith.verifiers.metamorphic import Kind, Relation, Rewrite, rewritten, text_rewrite
 from rewardsmith.verifiers.types import Sample
@@ -37,34 +39,59 @@ __all__ = ["number_words", "relations"]
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
+def _box_spans(text: str) -> list[tuple[int, int]]:
+    """The inside of every closed ``\\boxed{..}``, in order."""
+    spans = []
+    for match in re.finditer(r"\\boxed\{", text):
+        depth, i = 1, match.end()
+        for j in range(i, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            if depth == 0:
+                spans.append((i, j))
+                break
+    return spans
+
+
 def _boxed_span(text: str) -> tuple[int, int] | None:
-    start = text.rfind("\\boxed{")
-    if start < 0:
-        return None
-    depth, i = 1, start + len("\\boxed{")
-    for j in range(i, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[j], 0)
-        if depth == 0:
-            return i, j
-    return None
+    """The inside of the last closed box."""
+    spans = _box_spans(text)
+    return spans[-1] if spans else None
 
 
 def _answer_span(text: str) -> tuple[int, int] | None:
     """Where the final answer sits: inside the last box, or the last number."""
-    boxed = _boxed_span(text)
-    if boxed is not None:
-        return boxed
-    numbers = list(_NUMBER.finditer(text))
-    return (numbers[-1].start(), numbers[-1].end()) if numbers else None
+    return next(iter(_answer_spans(text)), None)
+
+
+def _answer_spans(text: str) -> list[tuple[int, int]]:
+    """Where the final answer may sit, likeliest first: the boxes, last first; without a
+    box, the numbers, last first (at most `_CANDIDATES`)."""
+    spans = _box_spans(text) or [(m.start(), m.end()) for m in _NUMBER.finditer(text)]
+    return spans[::-1][:_CANDIDATES]
+
+
+_CANDIDATES = 8
+_PROBE = "8675309"
+
+
+def _seen(text: str, span: tuple[int, int], shown: str) -> bool:
+    """Whether the reader sees `span` of `text` (`shown` is its visible text): a struck-out,
+    crossed or hidden box changes nothing there when its content does."""
+    return render(text[: span[0]] + _PROBE + text[span[1] :]).visible != shown
 
 
 def _on_answer(change: Callable[[str, random.Random], str | None]) -> Rewrite:
-    """A rewrite of the final answer's text only."""
+    """A rewrite of the final answer's text only: the last box or number the reader sees
+    (rewriting a struck-out one after it would change nothing the verifier reads, and a
+    search chain that first adds one would report a right answer kept right as a hole)."""
 
     def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
         text = sample.completion
-        span = _answer_span(text) if isinstance(text, str) else None
-        if span is None or not isinstance(text, str):
+        if not isinstance(text, str):
+            return None
+        shown = render(text).visible
+        span = next((s for s in _answer_spans(text) if _seen(text, s, shown)), None)
+        if span is None:
             return None
         new = change(text[span[0] : span[1]], rng)
         if new is None or new == text[span[0] : span[1]]:
@@ -275,11 +302,14 @@ def _whitespace(text: str, sample: Sample, rng: random.Random) -> str:
 def _verified(text: str, sample: Sample, rng: random.Random) -> str | None:
     """The answer checked after it; not after a retraction, whose value is the answer now
     (checking the first value again would take the retraction back)."""
-    span = _answer_span(text)
-    if span is None or RETRACTS.search(text):
+    gold = _gold(sample)
+    read = read_answer(text, gold) if gold is not None and not RETRACTS.search(text) else None
+    # The value restated is the one the verifier reads ("31^{9}", not its last number 9):
+    # restating another would change the answer, and a text with no answer read (a quoted
+    # box) would get one from this relation.
+    if read is None or read.answer is None or read.problem is not None:
         return None
-    value = text[span[0] : span[1]]
-    return f"{text}\n\nWait, let me verify: the result is {value}. Yes, that checks out."
+    return f"{text}\n\nWait, let me verify: the result is {read.answer}. Yes, that checks out."
 
 
 def _echoed(text: str, sample: Sample, rng: random.Random) -> str:
@@ -389,6 +419,8 @@ def _boxed_answer(text: str, new: str) -> str | None:
     span = _answer_span(text)
     if span is None or _HIDDEN_OR_QUOTED.search(text) or text.count("\\boxed") > 1:
         return None  # the last box may be one a reader never sees: this rewrite is for plain text
+    if not _seen(text, span, render(text).visible):
+        return None  # struck out, crossed, too small to read
     if _boxed_span(text) is None:
         new = f"\\boxed{{{new}}}"
     return text[: span[0]] + new + text[span[1] :]

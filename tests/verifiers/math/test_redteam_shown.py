@@ -5,6 +5,8 @@ that must pass)."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from rewardsmith.verifiers import Sample, Status
@@ -105,3 +107,57 @@ def test_right_answers_in_these_forms_pass_and_near_misses_fail() -> None:
         if CHECK(Sample(id="w", completion=text, reference=gold)).score != 0.0
     ]
     assert not failed and not paid, (failed, paid)
+
+
+@pytest.mark.parametrize("dressing", ["~~$\\boxed{12}$~~", "$\\boxed{12}$ ✗", "<s>12</s>"])
+def test_an_answer_changing_relation_changes_the_answer_the_reader_sees(dressing: str) -> None:
+    """After a struck-out or crossed box, the answer is the last one the reader sees: a
+    relation that rewrote the struck one changed nothing read, and a search chain that
+    first struck out a gold reported the unchanged right answer as a hole (false witness)."""
+    from rewardsmith.verifiers.math.relations import relations
+
+    sample = Sample(
+        id="s", prompt="5+7=", completion=f"So $\\boxed{{12}}$. {dressing}", reference="12"
+    )
+    changing = [r for r in relations(CHECK) if r.kind == "changing"]
+    made = 0
+    for relation in changing:
+        for seed in range(3):
+            new = relation.rewrite(sample, random.Random(seed))
+            if new is None:
+                continue
+            made += 1
+            assert CHECK(new).status is not Status.PASS, (relation.name, new.completion)
+    assert made >= 3
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [
+        "So the result is\n\n31^{9} lub 9",
+        "So the result is 31^{9} or 9",
+        "x^2 + 9 or possibly 9",
+        "f(2) or 9",
+        "\\left(3\\right) veya 9",
+        "(4, 5) or 9",
+        "So the result is\n\n31^{9}\n\nWait, let me verify: the result is 31^{9}. Yes, it is.",
+        "the result is 31^{9}. Yes.",
+    ],
+)
+def test_an_expression_that_ends_in_the_gold_earns_nothing_however_followed(
+    completion: str,
+) -> None:
+    """Found by `audit --search` (gold_as_last_number, then hedge_gold or verified_after):
+    the value offered before an "or" was the number the expression ends ("31^{9}" read as
+    9, the same value as the gold after it, so no hedge), and prose after "31^{9}." made
+    the line's last number the answer."""
+    verdict = CHECK(Sample(id="e", prompt="6+3=", completion=completion, reference="9"))
+    assert verdict.status is not Status.PASS, verdict
+
+
+@pytest.mark.parametrize(
+    "completion", ["3^{2}, or 9", "The answer is (9). Good", "Total: 9 (in dollars)."]
+)
+def test_the_same_value_restated_or_closed_still_pays(completion: str) -> None:
+    verdict = CHECK(Sample(id="e", prompt="6+3=", completion=completion, reference="9"))
+    assert verdict.status is Status.PASS, verdict
