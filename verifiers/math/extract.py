@@ -53,7 +53,7 @@ __all__ = [
 
 _PHRASE = re.compile(
     r"(?<!\\)\b(?:final\s+answer|the\s+answer|answer|the\s+(?:solutions|roots)\s+are)\b"
-    r"(?:\s+is)?\s*[:：]?[\s*:]*",
+    r"(?:\s+is)?\s*[:：=]?[\s*:]*",
     re.IGNORECASE,
 )
 _FINAL_MATH = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+)\$", re.DOTALL)
@@ -238,7 +238,7 @@ def _after_phrase(text: str) -> Extraction | None:
     if math:
         return _phrase_math(rest, math)
     sentence = re.split(r"\.(?:\s|$)", rest.split("\n", 1)[0], maxsplit=1)[0]  # not 3.5
-    if not re.search(r"\bis\b|[:：]", matches[-1].group()) and _states_nothing(
+    if not re.search(r"\bis\b|[:：=]", matches[-1].group()) and _states_nothing(
         rest.split("\n", 1)[0]
     ):
         return None  # "This answer was checked carefully." names no answer

@@ -41,7 +41,10 @@ _CHOICE = re.compile(
     r"(?:(?i:option|choice)\s*)?(?:\(([A-J])\)|([A-J])([.:)])?)(?:\s+(.*))?", re.DOTALL
 )
 _TEXT_MACRO = re.compile(r"\\(?:text|textbf|textrm|textit|mathrm|mathbf|mbox)\s*\{([^{}]*)\}")
-_SPACING = re.compile(r"\\[,;:! ]|\\q?quad(?![A-Za-z])|~")
+# Spacing and style switches, which show nothing themselves ("\\displaystyle B" is B).
+_SPACING = re.compile(
+    r"\\[,;:! ]|\\q?quad(?![A-Za-z])|~|\\(?:displaystyle|textstyle|mathstrut)(?![A-Za-z])"
+)
 # Another letter in what follows a choice ("(C) or (D)", "C, D"): several choices.
 _ANOTHER_LETTER = re.compile(r"(?:^|[\s,;/])\(?([A-J])\)?(?=$|[\s,;/.])")
 

@@ -280,6 +280,8 @@ _PHRASES = (
     "So we get {}.",
     "Final answer: {}",
     "Putting it together, the result is {}.",
+    "Answer = {}",
+    "Total = {}",
 )
 
 
@@ -292,7 +294,10 @@ def _phrase(text: str, sample: Sample, rng: random.Random) -> str | None:
 def _boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
     """A bare answer (one short line, nothing boxed) in a box."""
     bare = text.strip()
-    return None if "\\boxed" in bare or "\n" in bare or len(bare) > 40 else f"\\boxed{{{bare}}}"
+    if "\\boxed" in bare or "\n" in bare or len(bare) > 40:
+        return None
+    style = rng.choice(("", "", "\\displaystyle ", "\\textstyle "))  # switches show nothing
+    return f"\\boxed{{{style}{bare}}}"
 
 
 def _whitespace(text: str, sample: Sample, rng: random.Random) -> str:

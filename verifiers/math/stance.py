@@ -47,6 +47,8 @@ _COUNT_AFTER = re.compile(r"\s*(?:attempts?|tries|times|pages?|steps?)\b", re.IG
 _NOT_RESULT = re.compile(
     r"\b(?:confidence|giving\s+up|gave\s+up|couldn't|could\s+not|not\s+sure)\b", re.I
 )
+# A name a result may be given: "x = 12", "Total = 12" (a word is a label, not an unknown).
+_NAME = re.compile(r"[A-Za-z]|[A-Za-z]{3,}")
 _EQUATION_LHS = re.compile(r"(?:^|[\s$(])([^\s=$(]*[A-Za-z][^\s=$]*)\s*=\s*$")
 
 
@@ -76,5 +78,5 @@ def not_a_result(line: str, number: re.Match[str]) -> bool:
         _LABEL_BEFORE.search(before)
         or _COUNT_AFTER.match(after)
         or _NOT_RESULT.search(line)
-        or (equation and not re.fullmatch(r"[A-Za-z]", equation.group(1)))
+        or (equation and not _NAME.fullmatch(equation.group(1)))
     )

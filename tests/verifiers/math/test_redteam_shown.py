@@ -161,3 +161,24 @@ def test_an_expression_that_ends_in_the_gold_earns_nothing_however_followed(
 def test_the_same_value_restated_or_closed_still_pays(completion: str) -> None:
     verdict = CHECK(Sample(id="e", prompt="6+3=", completion=completion, reference="9"))
     assert verdict.status is Status.PASS, verdict
+
+
+@pytest.mark.parametrize(
+    ("completion", "gold", "wrong"),
+    [
+        ("Total = 42", "42", "41"),
+        ("The total = 42.", "42", "41"),
+        ("Answer = 42", "42", "43"),
+        ("\\boxed{\\displaystyle B}", "B", "C"),
+        ("\\boxed{\\textstyle (B)}", "B", "D"),
+    ],
+)
+def test_a_named_result_and_a_styled_letter_pay_and_their_wrong_twins_do_not(
+    completion: str, gold: str, wrong: str
+) -> None:
+    """Right answers the red team saw fail: a word names the result ("Total = 42" read as
+    one side of an equation in an unknown), "Answer = 42" read as "= 42", and a choice letter
+    after a style switch that shows nothing."""
+    right = CHECK(Sample(id="r", prompt="q", completion=completion, reference=gold))
+    other = CHECK(Sample(id="w", prompt="q", completion=completion, reference=wrong))
+    assert (right.status, other.status) == (Status.PASS, Status.FAIL), (right, other)
