@@ -27,15 +27,41 @@ import numpy as np
 import trimesh
 from scipy.ndimage import binary_fill_holes
 
-__all__ = ["iou", "iou_exact", "iou_voxel", "volume_ratio"]
+__all__ = ["iou", "iou_exact", "iou_voxel", "solid", "volume_ratio"]
 
 
 def iou_exact(a: trimesh.Trimesh, b: trimesh.Trimesh) -> float:
     """IoU by an exact boolean intersection (manifold3d). Both must be volumes."""
+    a, b = solid(a), solid(b)
     inter = trimesh.boolean.intersection([a, b], engine="manifold", check_volume=True)
     shared = float(inter.volume) if len(inter.faces) else 0.0
     union = float(a.volume) + float(b.volume) - shared
     return shared / union if union > 0 else 0.0
+
+
+MAX_SHELLS = 64
+"""More shells than this are not united one by one (the voxel IoU measures them)."""
+
+
+def solid(mesh: trimesh.Trimesh) -> trimesh.Trimesh:
+    """The region `mesh` encloses, as shells that do not overlap: its outward shells
+    united, its inward ones (cavities) cut out. Shells that overlap (a sweep built in
+    pieces: CadQuery's Ex023 is five, two of them sharing 3.4 of 34.7 mm^3) are counted
+    twice by the divergence theorem and break manifold's booleans, which assume they do
+    not: Ex023 read an IoU of 1.485 against itself."""
+    shells = mesh.split(only_watertight=False)
+    if len(shells) < 2:
+        return mesh
+    if len(shells) > MAX_SHELLS:
+        raise ValueError(f"{len(shells)} shells: more than {MAX_SHELLS} to unite")
+    outward = [s for s in shells if s.volume > 0]
+    cavities = [s.copy() for s in shells if s.volume < 0]
+    for cavity in cavities:
+        cavity.invert()
+    region = trimesh.boolean.union(outward, engine="manifold", check_volume=True)
+    if cavities:
+        region = trimesh.boolean.difference([region, *cavities], engine="manifold")
+    return region
 
 
 def _barycentric_grid(k: int) -> np.ndarray:
