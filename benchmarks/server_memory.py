@@ -117,16 +117,21 @@ class Reading:
     mib: float
     processes: int
     load: tuple[float, float, float]
+    server_mib: float
+    """The server process alone (where growth that is not the workers' shows)."""
 
     def __str__(self) -> str:
         load = "/".join(f"{x:.1f}" for x in self.load)
-        return f"{self.mib:7.1f} MiB PSS in {self.processes:2d} processes (load {load})"
+        return (
+            f"{self.mib:7.1f} MiB PSS in {self.processes:2d} processes, server "
+            f"{self.server_mib:5.1f} MiB (load {load})"
+        )
 
 
 def measure(root: int) -> Reading:
     pids = tree(root)
-    total = sum(pss_kib(pid) for pid in pids)
-    return Reading(total / 1024, len(pids), os.getloadavg())
+    pss = {pid: pss_kib(pid) for pid in pids}
+    return Reading(sum(pss.values()) / 1024, len(pids), os.getloadavg(), pss[root] / 1024)
 
 
 def show_tree(root: int) -> None:
@@ -255,6 +260,7 @@ def run_one(spec: str, label: str, code_root: Path | None, args: argparse.Namesp
         "after_mib": round(after.mib, 1),
         "soak_mib": round(last.mib, 1),
         "soak_min_max_mib": [round(f(r.mib for r in readings[1:]), 1) for f in (min, max)],
+        "server_mib": [round(r.server_mib, 1) for r in (idle, *readings)],
         "processes": last.processes,
         "soak_rps": round(soak.rps, 1),
         "wrong": len(warm.wrong) + len(soak.wrong),
