@@ -9,7 +9,8 @@ count every page shared by forked workers once per worker. Figures:
 - ``idle``: once ``/health`` answers (workers started, nothing scored yet);
 - ``after N``: after ``--requests`` single-sample requests from ``--clients`` clients;
 - ``soak``: after ``--soak-s`` seconds more of the same load, read every ``--every-s``
-  seconds (growth = last reading minus the first);
+  seconds (growth = last reading minus the first; each reading also gives the server
+  process's own PSS, where growth that is not the workers' shows);
 - ``throughput``: requests per second during the soak (every reward checked right).
 
 With ``--base DIR`` each spec is measured for this checkout and for another version of
@@ -239,12 +240,13 @@ def run_one(spec: str, label: str, code_root: Path | None, args: argparse.Namesp
                 readings.append(measure(process.pid))
                 at = args.soak_s - max(0.0, end - time.monotonic())
                 print(f"{spec:5s} {label:4s}   soak {at:5.0f}s  {readings[-1]}", flush=True)
-            last = readings[-1]
+            last, first = readings[-1], readings[1 if len(readings) > 2 else 0]
             if args.tree:
                 show_tree(process.pid)
             print(
                 f"{spec:5s} {label:4s} soak {args.soak_s:g}s     {last}  growth "
-                f"{last.mib - readings[1 if len(readings) > 2 else 0].mib:+.1f} MiB, "
+                f"{last.mib - first.mib:+.1f} MiB "
+                f"(server {last.server_mib - first.server_mib:+.1f}), "
                 f"{soak.rps:.1f} req/s, wrong {len(warm.wrong) + len(soak.wrong)}",
                 flush=True,
             )

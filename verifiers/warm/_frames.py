@@ -70,8 +70,8 @@ class FrameReader:
         # Each read lands here, not in a new bytes object: ``os.read(fd, n)`` allocates n
         # bytes, then shrinks them to what came. At n = 1 MiB, every reply had malloc find
         # a free mebibyte in the reading thread's arena, and the reward server's lanes'
-        # arenas grew by about 350 bytes a request, all of it free space (live objects
-        # flat), for as long as it ran.
+        # arenas grew by about 390 bytes a request in free space (live memory flat) for as
+        # long as it ran (docs/benchmarks.md, "Reward server memory").
         self._scratch = bytearray(READ_BYTES)
         self.closed = False
         """The other side closed its end: no frame will come any more."""
