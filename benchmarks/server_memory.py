@@ -9,7 +9,8 @@ count every page shared by forked workers once per worker. Figures:
 - ``idle``: once ``/health`` answers (workers started, nothing scored yet);
 - ``after N``: after ``--requests`` single-sample requests from ``--clients`` clients;
 - ``soak``: after ``--soak-s`` seconds more of the same load, read every ``--every-s``
-  seconds (growth = last reading minus the first);
+  seconds (growth = last reading minus the first; each reading also gives the server
+  process's own PSS, where growth that is not the workers' shows);
 - ``throughput``: requests per second during the soak (every reward checked right).
 
 With ``--base DIR`` each spec is measured for this checkout and for another version of
@@ -117,16 +118,21 @@ class Reading:
     mib: float
     processes: int
     load: tuple[float, float, float]
+    server_mib: float
+    """The server process alone (where growth that is not the workers' shows)."""
 
     def __str__(self) -> str:
         load = "/".join(f"{x:.1f}" for x in self.load)
-        return f"{self.mib:7.1f} MiB PSS in {self.processes:2d} processes (load {load})"
+        return (
+            f"{self.mib:7.1f} MiB PSS in {self.processes:2d} processes, server "
+            f"{self.server_mib:5.1f} MiB (load {load})"
+        )
 
 
 def measure(root: int) -> Reading:
     pids = tree(root)
-    total = sum(pss_kib(pid) for pid in pids)
-    return Reading(total / 1024, len(pids), os.getloadavg())
+    pss = {pid: pss_kib(pid) for pid in pids}
+    return Reading(sum(pss.values()) / 1024, len(pids), os.getloadavg(), pss[root] / 1024)
 
 
 def show_tree(root: int) -> None:
@@ -234,12 +240,13 @@ def run_one(spec: str, label: str, code_root: Path | None, args: argparse.Namesp
                 readings.append(measure(process.pid))
                 at = args.soak_s - max(0.0, end - time.monotonic())
                 print(f"{spec:5s} {label:4s}   soak {at:5.0f}s  {readings[-1]}", flush=True)
-            last = readings[-1]
+            last, first = readings[-1], readings[1 if len(readings) > 2 else 0]
             if args.tree:
                 show_tree(process.pid)
             print(
                 f"{spec:5s} {label:4s} soak {args.soak_s:g}s     {last}  growth "
-                f"{last.mib - readings[1 if len(readings) > 2 else 0].mib:+.1f} MiB, "
+                f"{last.mib - first.mib:+.1f} MiB "
+                f"(server {last.server_mib - first.server_mib:+.1f}), "
                 f"{soak.rps:.1f} req/s, wrong {len(warm.wrong) + len(soak.wrong)}",
                 flush=True,
             )
@@ -255,6 +262,7 @@ def run_one(spec: str, label: str, code_root: Path | None, args: argparse.Namesp
         "after_mib": round(after.mib, 1),
         "soak_mib": round(last.mib, 1),
         "soak_min_max_mib": [round(f(r.mib for r in readings[1:]), 1) for f in (min, max)],
+        "server_mib": [round(r.server_mib, 1) for r in (idle, *readings)],
         "processes": last.processes,
         "soak_rps": round(soak.rps, 1),
         "wrong": len(warm.wrong) + len(soak.wrong),

@@ -8,6 +8,7 @@ marker, which the process table is checked for before and after.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pickle
 import signal
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import tracemalloc
 import uuid
 from pathlib import Path
 
@@ -32,7 +34,7 @@ from rewardsmith.verifiers.warm import (
     allowance,
 )
 from rewardsmith.verifiers.warm import budget as budget_module
-from rewardsmith.verifiers.warm._frames import FrameReader, FrameWriter, encode
+from rewardsmith.verifiers.warm._frames import READ_BYTES, FrameReader, FrameWriter, encode
 from tests.support import warm_kit
 
 REPO = Path(__file__).resolve().parents[2]
@@ -290,6 +292,36 @@ def test_frames_arrive_whole_however_the_bytes_come():
     os.close(write_fd)
     reader.read()
     assert reader.closed
+    os.close(read_fd)
+
+
+def test_a_read_allocates_what_arrived_not_what_it_could_take():
+    # os.read(fd, 1 MiB) for every reply had malloc find a fresh mebibyte each time; the
+    # reward server's arenas grew without end in free space (see FrameReader).
+    read_fd, write_fd = os.pipe()
+    reader = FrameReader(read_fd)
+    os.write(write_fd, encode({"verdict": "pass", "score": 1.0}))
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        frames = reader.read()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        os.close(write_fd)
+        os.close(read_fd)
+    assert [pickle.loads(b) for b in frames] == [{"verdict": "pass", "score": 1.0}]
+    assert peak < READ_BYTES // 2, f"one read of a small frame allocated {peak} bytes"
+
+
+def test_a_frame_longer_than_one_read_arrives_whole_in_one_call():
+    read_fd, write_fd = os.pipe()
+    fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, 1 << 20)  # the pipe holds it all at once
+    reader = FrameReader(read_fd)
+    body = bytes(range(256)) * (3 * READ_BYTES // 256 + 7)
+    os.write(write_fd, encode(body))
+    assert [pickle.loads(b) for b in reader.read()] == [body]
+    os.close(write_fd)
     os.close(read_fd)
 
 
