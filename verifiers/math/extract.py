@@ -148,6 +148,7 @@ _OR_BETWEEN = re.compile(
 # What closes the expression a number ends ("31^{9} or 9", "f(2) or 3"): the value before
 # the "or" is that expression, still an answer offered beside the last one.
 _CLOSERS = re.compile(r"^(?:\s|[)\]}!%']|\\right\s*\S|\\[})\]])*")
+_UNIT_BEFORE_POWER = re.compile(r"\\(?:text|textrm|mathrm|mbox)\s*\{[^{}]*\}\s*\^\s*\{?\s*$")
 _CLOSING = re.compile(r"(?:[)\]}]|\\right\s*[)\]}|.])*")
 # A line that goes on offering answers after the line before it ("2\n or 3", left where a
 # hidden comment between them was taken out).
@@ -401,7 +402,7 @@ def _last_number(line: str) -> Extraction | None:
     if _SPACE_GROUPS.fullmatch(line.strip().rstrip(".")):  # "1 000" is one number
         return Extraction(line.strip().rstrip("."), "last_number")
     line = line[-2_000:]
-    numbers = list(_NUMBER.finditer(line))
+    numbers = [n for n in _NUMBER.finditer(line) if not _unit_power(line, n)]
     if numbers and not_a_result(line, numbers[-1]):
         return Extraction(None, "last_number", "unasserted")
     # The expression the last number closes ("31^{9}. Yes." is 31^{9}, not 9), even where
@@ -411,6 +412,11 @@ def _last_number(line: str) -> Extraction | None:
     if expression is not None:  # the expression is the answer, read whole
         numbers = [n for n in numbers if n.end() <= expression.start()] + [expression]
     return _last_of(numbers, line, "last_number")
+
+
+def _unit_power(line: str, number: re.Match[str]) -> bool:
+    """Whether `number` is the power of a unit ("12 \\text{ m}^2" answers 12, not 2)."""
+    return bool(_UNIT_BEFORE_POWER.search(line[max(0, number.start() - 80) : number.start()]))
 
 
 def _final_display(text: str) -> str | None:

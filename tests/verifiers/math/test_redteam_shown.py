@@ -170,6 +170,7 @@ def test_the_same_value_restated_or_closed_still_pays(completion: str) -> None:
         ("The total = 42.", "42", "41"),
         ("Answer = 42", "42", "43"),
         ("\\boxed{\\displaystyle B}", "B", "C"),
+        ("the area is 12 \\text{ m}^2.", "12", "2"),
         ("\\boxed{\\textstyle (B)}", "B", "D"),
     ],
 )
