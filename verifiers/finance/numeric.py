@@ -274,13 +274,14 @@ _RETRACTED = re.compile(
 """Words after the answer that take it back or doubt it ("That is wrong.", "Just
 kidding.", "(unverified guess)"): the answer is then not stated, whatever figure it holds."""
 _GENERIC = frozenset(
-    (
+    re.findall(
+        r"[a-z]+",
         "the it its this that these is was were are be been being so thus hence therefore "
         "value figure amount number answer result total correct right true actual actually "
         "reported final exact exactly approximately about roughly which equals equal comes "
         "for year period fiscal and dollars dollar usd thousand thousands million millions "
-        "billion billions"
-    ).split()  # noqa: SIM905 - one word list, read as prose
+        "billion billions",
+    )
 )
 """Words that say nothing about which quantity a figure is ("It is X", "The correct value
 is X"): a sentence of only these and the question's own words restates the answer."""
