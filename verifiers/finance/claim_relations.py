@@ -10,6 +10,10 @@ with a figure and no year), a denied comparison the chart shows false, "consiste
 a series that did not move the same way at every step, or a guess ("probably"): each
 must fail the whole answer, since every claim must hold.
 
+Cited figures are made wrong by opening each sentence with the year before the asked one
+("In 2023, revenue was 122,445 (p. 1)": another column) or by a guess or a denial
+("Revenue was probably 122,445").
+
     >>> from rewardsmith.verifiers.types import Sample
     >>> rel = {r.name: r for r in cross_document_relations(None)}
     >>> items = [{"label": "Acme", "value": 1}, {"label": "Globex", "value": 2}]
@@ -29,7 +33,7 @@ from typing import Any
 from rewardsmith.verifiers.metamorphic import Relation, rewritten
 from rewardsmith.verifiers.types import Sample
 
-__all__ = ["chart_relations", "cross_document_relations"]
+__all__ = ["chart_relations", "cross_document_relations", "grounding_relations"]
 
 _TAG = re.compile(r"<answer>(.*?)</answer>", re.S)
 _AMOUNT = re.compile(r"\$?\d[\d,]*(?:\.\d+)?%?(?:\s*(?:thousand|million|billion))?")
@@ -43,15 +47,16 @@ def _labels(sample: Sample) -> tuple[str, str, str] | None:
     ref = sample.reference
     if not isinstance(ref, dict) or ref.get("ask") not in ("higher", "lower"):
         return None
-    labels = [i.get("label") for i in ref.get("items", []) if isinstance(i, dict)]
+    items = [i for i in ref.get("items", []) if isinstance(i, dict)]
+    labels = [str(i["label"]) for i in items if isinstance(i.get("label"), str)]
     tag = _TAG.search(sample.completion) if isinstance(sample.completion, str) else None
-    if len(labels) != 2 or tag is None or not all(isinstance(lab, str) for lab in labels):
+    if len(labels) != 2 or len(items) != 2 or tag is None:
         return None
     named = sorted((tag.group(1).find(lab), lab) for lab in labels if lab in tag.group(1))
     if len(named) != 1:
         return None
     first = named[0][1]
-    return first, next(lab for lab in labels if lab != first), ref["ask"]
+    return first, next(lab for lab in labels if lab != first), str(ref["ask"])
 
 
 def _on_tag(sample: Sample, content: str) -> Sample:
@@ -176,5 +181,42 @@ def chart_relations(verifier: object) -> list[Relation]:
         ("chart_denied_comparison", _appended(verifier, _denied_comparison), "a false denial"),
         ("chart_consistently", _appended(verifier, _consistently), "every step claimed"),
         ("chart_guessed", _guessed, "a claim made a guess"),
+    ]
+    return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]
+
+
+# ----------------------------------------------------------------------------- grounding
+
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+_COPULA = re.compile(r"\b(was|were)\b")
+
+
+def _another_year(sample: Sample, rng: random.Random) -> Sample | None:
+    """Each sentence opened with the year before the one the question asks about ("In
+    2023, revenue was 122,445 (p. 1)" for a 2024 figure): the figures cite another column."""
+    text = sample.completion
+    asked = set(_YEAR.findall(str(sample.prompt or "")))
+    if not isinstance(text, str) or len(asked) != 1 or _YEAR.search(text):
+        return None
+    other = int(asked.pop()) - 1
+    sentences = re.split(r"(?<=\.)\s+(?=[A-Z])", text.strip())
+    opened = [f"In {other}, {s[:1].lower()}{s[1:]}" for s in sentences]
+    return rewritten(sample, " ".join(opened))
+
+
+def _doubted(sample: Sample, rng: random.Random) -> Sample | None:
+    """A cited figure made a guess or a denial ("Revenue was probably 122,445 (p. 1)")."""
+    text = sample.completion
+    if not isinstance(text, str) or _COPULA.search(text) is None:
+        return None
+    word = rng.choice(("probably", "not", "maybe"))
+    return rewritten(sample, _COPULA.sub(rf"\1 {word}", text, count=1))
+
+
+def grounding_relations(verifier: object) -> list[Relation]:
+    """The relations of `grounding`: each makes a right answer's claims wrong (it earns 0)."""
+    made = [
+        ("grounding_another_year", _another_year, "every claim put in the year before"),
+        ("grounding_doubted", _doubted, "a claim made a guess or a denial"),
     ]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]

@@ -314,9 +314,17 @@ def _stated_after(tail: str, figure: Figure, question: str = "") -> Figure | Non
 
 
 def _same_digits(answer: Figure, other: Figure) -> bool:
-    """`other` repeats the answer's digits bare, in the answer's scale ("<answer>117,999
-    thousand</answer> Revenue was 117,999 (p. 2)"): the same figure, not a second one."""
-    return other.scale == 1.0 and other.unit in ("", answer.unit) and other.value == answer.value
+    """`other` repeats the answer bare, in the answer's scale or in a page's ("<answer>117,999
+    thousand</answer> Revenue was 117,999 (p. 2)"; "<answer>5.23 million</answer>
+    Borrowings were 5,230 (p. 3)", a page in thousands): the same figure, not a second one."""
+    if other.scale != 1.0 or other.unit not in ("", answer.unit):
+        return False
+    if other.value == answer.value:
+        return True
+    return any(
+        math.isclose(other.value * scale, answer.absolute, rel_tol=1e-9)
+        for scale in (1e3, 1e6, 1e9)
+    )
 
 
 _OPEN_TAG = re.compile(r"<answer>", re.IGNORECASE)

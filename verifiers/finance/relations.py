@@ -207,7 +207,9 @@ def _hedge_in_free_text(text: str, sample: Sample, rng: random.Random) -> str | 
     for its last figure, so "34,000, or maybe 34,030 thousand" must not pay 34,030."""
     gold = _gold(sample)
     tag = _TAG.search(text)
-    if gold is None or tag is None:
+    # Only a bare tagged answer is rewritten: text beside the tag (a second amount, a
+    # retraction) would be dropped, and dropping it is no dressing.
+    if gold is None or tag is None or text.strip() != tag.group(0):
         return None
     said = tag.group(1).strip()
     return f"It is {said}, {rng.choice(('or maybe', 'or possibly', 'or perhaps', 'or'))} {gold}."

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rewardsmith.verifiers.finance import ChartClaims, CrossDocument, NumericAnswer
+from rewardsmith.verifiers.finance import ChartClaims, CrossDocument, Grounding, NumericAnswer
 from rewardsmith.verifiers.finance.chart_parse import parse_claims
 from rewardsmith.verifiers.types import Sample
 
@@ -261,3 +261,60 @@ def test_every_step_words_are_checked_at_each_step(text: str, score: float) -> N
 )
 def test_a_guessed_claim_fails(text: str) -> None:
     assert _chart(text) == 0.0
+
+
+# --- G1: a year the sentence opens with ties its figures to that column -----------------
+
+
+def _grounding(text: str) -> float | None:
+    reference = {"pdf": str(BUNDLED / "acme.pdf")}
+    return Grounding()(Sample(id="g", completion=text, reference=reference)).score
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("In 2024, total assets were 28,147 (p. 2).", 0.0),  # 28,147 is the 2023 column
+        ("FY2024 total assets: 28,147 (p. 2).", 0.0),
+        ("Total assets (2024): 28,147 (p. 2).", 0.0),
+        ("For 2023, cash was 12,035 (p. 2).", 0.0),
+        ("In 2024, total assets were 26,079 (p. 2).", 1.0),
+        ("Total assets (2023): 28,147 (p. 2).", 1.0),
+        ("Revenue was 122,445 in 2024, down from 150,239 (p. 1).", 1.0),
+    ],
+)
+def test_a_leading_year_ties_the_figures_of_its_sentence(text: str, score: float) -> None:
+    assert _grounding(text) == score
+
+
+# --- G3: a figure denied, doubted or offered beside another is no grounded claim ----------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Revenue was 122,445 (p. 1), or maybe 150,239.",
+        "Revenue was 122,445 (p. 1); alternatively 150,239 (p. 1).",
+        "Revenue was 122,445 (p. 1). Or 150,239 (p. 1).",
+        "Revenue was probably 122,445 (p. 1).",
+        "Revenue was not 122,445 (p. 1).",
+        "Revenue wasn't 150,239 (p. 1).",
+        "Revenue might have been 122,445 (p. 1)?",
+    ],
+)
+def test_a_hedged_or_denied_figure_is_not_grounded(text: str) -> None:
+    assert _grounding(text) == 0.0
+
+
+# --- a right answer repeated with its claim (found by the finance_document search) --------
+
+
+def test_a_repeated_claim_in_the_page_scale_is_not_a_second_figure() -> None:
+    """ "Borrowings were 5,230 (p. 3). <answer>5.23 million</answer>" said twice: the
+    claim's bare digits are the answer in the page's thousands, not a second amount."""
+    once = "Borrowings were 5,230 (p. 3). <answer>5.23 million</answer>"
+    reference = {"answer": "5,230", "scale": "thousand"}
+    sample = Sample(id="r", completion=f"{once}\n\n{once}", reference=reference)
+    assert NumericAnswer()(sample).score == 1.0
+    other = Sample(id="r", completion=f"{once}\n\nBorrowings were 5,231.", reference=reference)
+    assert NumericAnswer()(other).score == 0.0
