@@ -14,6 +14,7 @@ from rewardsmith.verifiers.finance.chart_sentences import (
     comparative,
     off_chart,
     ordered,
+    sentences,
 )
 from rewardsmith.verifiers.finance.figures import Figure, find_figure_spans
 from rewardsmith.verifiers.finance.quantities import (
@@ -96,8 +97,13 @@ def parse_claims(text: str, series: list[str], categories: list[str]) -> list[Cl
     chart, several at once) is an ``unchecked`` claim, which fails: it is never dropped."""
     names = _names(series)
     out: list[Claim] = []
-    for clause in clauses(model_text(text[:MAX_TEXT])):
-        out += _clause_claims(clause, series, categories, names)
+    for sentence in sentences(model_text(text[:MAX_TEXT])):
+        # a guess anywhere in the sentence ("151 (approximately; I am not sure)") is a
+        # guess of each of its clauses
+        doubted = bool(_MODAL.search(sentence))
+        for clause in clauses(sentence):
+            found = _clause_claims(clause, series, categories, names)
+            out += [replace(c, hedged=True) for c in found] if doubted else found
         if len(out) >= MAX_CLAIMS:
             break
     return out[:MAX_CLAIMS]

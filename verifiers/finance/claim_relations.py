@@ -168,10 +168,18 @@ def _consistently(chart: Any, rng: random.Random) -> str | None:
 
 
 def _guessed(sample: Sample, rng: random.Random) -> Sample | None:
+    """A claim made a guess: "was probably", or a doubt in a clause of its own ("151; I am
+    not sure.")."""
     text = sample.completion
     if not isinstance(text, str) or " was " not in text:
         return None
-    return rewritten(sample, text.replace(" was ", f" was {rng.choice(('probably', 'maybe'))} ", 1))
+    if rng.random() < 0.5:
+        return rewritten(
+            sample, text.replace(" was ", f" was {rng.choice(('probably', 'maybe'))} ", 1)
+        )
+    stop = text.find(". ")
+    stop = len(text.rstrip(". ")) if stop < 0 else stop
+    return rewritten(sample, f"{text[:stop]}; I am not sure{text[stop:]}")
 
 
 def chart_relations(verifier: object) -> list[Relation]:

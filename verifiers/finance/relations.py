@@ -83,6 +83,15 @@ def _no_separator(text: str, sample: Sample, rng: random.Random) -> str | None:
     return text[: figure.start(2)] + figure.group(2).replace(",", "") + text[figure.end(2) :]
 
 
+def _latex_separator(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """LaTeX's thousands separator: ``122,445`` as ``122{,}445``."""
+    figure = _figure(text)
+    if figure is None or "," not in figure.group(2):
+        return None
+    braced = figure.group(2).replace(",", "{,}")
+    return text[: figure.start(2)] + braced + text[figure.end(2) :]
+
+
 def _value(figure: re.Match[str]) -> Decimal:
     return Decimal(figure.group(1) + figure.group(2).replace(",", "") + (figure.group(3) or ""))
 
@@ -268,6 +277,7 @@ def numeric_relations(verifier: object) -> list[Relation]:
     on_answer: list[tuple[str, Kind, Change]] = [
         ("space_separator", "preserving", _separator),
         ("no_separator", "preserving", _no_separator),
+        ("latex_separator", "preserving", _latex_separator),
         ("scale_form", "preserving", _scale_form),
         ("scale_word", "preserving", _scale_word),
         ("dollar_sign", "preserving", _dollar),

@@ -318,3 +318,19 @@ def test_a_repeated_claim_in_the_page_scale_is_not_a_second_figure() -> None:
     assert NumericAnswer()(sample).score == 1.0
     other = Sample(id="r", completion=f"{once}\n\nBorrowings were 5,231.", reference=reference)
     assert NumericAnswer()(other).score == 0.0
+
+
+# --- right forms: LaTeX's thousands separator; a guess stated in another clause -----------
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [r"<answer>$\$122{,}445$ thousand</answer>", r"The answer is $122{,}445$ thousand dollars."],
+)
+def test_latex_thousands_separator_reads(completion: str) -> None:
+    assert _numeric(completion) == 1.0
+
+
+def test_a_guess_in_another_clause_of_the_sentence_hedges_the_claim() -> None:
+    assert _chart("Revenue in 2021 was 151 (approximately; I am not sure).") == 0.0
+    assert _chart("Revenue in 2021 was 151 (approximately). I checked the bars.") == 1.0
