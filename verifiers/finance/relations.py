@@ -2,7 +2,7 @@
 (see `rewardsmith.verifiers.metamorphic`).
 
 A figure (the first ``<answer>`` tag's content, or the whole text) keeps its value with
-spaces or thin spaces as thousands separators, with none, in another scale (``122.445
+spaces, thin spaces or LaTeX's ``{,}`` as thousands separators, with none, in another scale (``122.445
 million`` for ``122,445 thousand``), with the scale word in another form (``thousands``,
 ``k``), with a dollar sign or in a sentence; a digit, a sign, a scale or a percent sign
 changes it; a second tag, a second figure after the tag, a hedge in words naming the right
