@@ -203,7 +203,10 @@ class Expectation:
 # decide some relations: a pose is preserving only where the verifier aligns poses) and
 # imported only when asked for, like `rewardsmith.verifiers.registry`.
 _RELATIONS: dict[str, str] = {
+    "chart_claims": "rewardsmith.verifiers.finance.claim_relations:chart_relations",
     "code_tests": "rewardsmith.verifiers.code.relations:relations",
+    "cross_document": "rewardsmith.verifiers.finance.claim_relations:cross_document_relations",
+    "grounding": "rewardsmith.verifiers.finance.claim_relations:grounding_relations",
     "math": "rewardsmith.verifiers.math.relations:relations",
     "mesh_compare": "rewardsmith.verifiers.mesh.relations:relations",
     "numeric_answer": "rewardsmith.verifiers.finance.relations:numeric_relations",

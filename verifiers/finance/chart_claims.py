@@ -90,8 +90,10 @@ def grade(claim: Claim, chart: _Chart) -> tuple[bool, dict[str, Any]]:
     tol = chart.tolerance[claim.series]
     shown = {c: values.get(c) for c in claim.categories}
     detail: dict[str, Any] = {"chart": shown, "tolerance": tol}
-    if claim.kind == "compare":
-        return _compare(claim, chart), detail
+    if claim.kind == "compare":  # a true denial of a comparison pays nothing
+        holds = _compare(claim, chart) and not claim.hedged
+        detail["vacuous"] = claim.negated and holds
+        return holds, detail
     wrong = _wrong_unit(claim, chart)
     if wrong and claim.kind in (*_FIGURE_KINDS, "change_pct"):
         detail["why"] = wrong

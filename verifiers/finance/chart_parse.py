@@ -14,6 +14,7 @@ from rewardsmith.verifiers.finance.chart_sentences import (
     comparative,
     off_chart,
     ordered,
+    sentences,
 )
 from rewardsmith.verifiers.finance.figures import Figure, find_figure_spans
 from rewardsmith.verifiers.finance.quantities import (
@@ -32,13 +33,27 @@ _RATIO_WORDS = re.compile(r"\b(?:half|twice|double|triple|third|quarter|times)\b
 _FLAT = re.compile(r"\b(?:flat|unchanged|stable|steady|level)\b", re.I)
 _FACTORS = {"doubled": 2.0, "tripled": 3.0, "quadrupled": 4.0, "halved": 0.5}
 _MULTIPLE = re.compile(r"\b(?:doubled|tripled|quadrupled|halved)\b", re.I)
-_EVERY = re.compile(r"\b(every|each)\s+year\b|\bsteadily\b|\bconsecutive", re.I)
+_EVERY = re.compile(
+    r"\b(every|each)\s+year\b|\bsteadily\b|\bconsecutive|\bconsistently\b|\bcontinuously\b|"
+    r"\bwithout\s+(?:interruption|a\s+break|pause)\b|\buninterrupted\b|\byear\s+after\s+year\b|"
+    r"\b(?:year[- ]over[- ]year|year[- ]on[- ]year)\b(?=.*\bfrom\b.*\bto\b)",
+    re.I,
+)
+"""Words that claim every step moved ("rose every year", "grew consistently", "increased
+year over year from 2019 to 2023"), not only the two ends."""
 _YOY = re.compile(
     r"year[- ]over[- ]year|year[- ]on[- ]year|\byoy\b|from the (previous|prior) year", re.I
 )
 _NEGATION = re.compile(
     r"\b(?:not(?! only)|never|no longer|neither|nor|cannot|fail(?:s|ed)? to)\b|n't\b", re.I
 )
+_MODAL = re.compile(
+    r"\b(?:probably|possibly|perhaps|maybe|might|may\s+(?:have|be)|could|likely|unsure|"
+    r"uncertain|not\s+sure|i\s+think|i\s+guess|guess)\b",
+    re.I,
+)
+"""Words that make a claim a guess ("Revenue in 2021 was probably 151"): hedged, so it
+fails, as a hedged figure fails `numeric_answer`."""
 MAX_CLAIMS = 200
 MAX_TEXT = 50_000
 
@@ -82,8 +97,13 @@ def parse_claims(text: str, series: list[str], categories: list[str]) -> list[Cl
     chart, several at once) is an ``unchecked`` claim, which fails: it is never dropped."""
     names = _names(series)
     out: list[Claim] = []
-    for clause in clauses(model_text(text[:MAX_TEXT])):
-        out += _clause_claims(clause, series, categories, names)
+    for sentence in sentences(model_text(text[:MAX_TEXT])):
+        # a guess anywhere in the sentence ("151 (approximately; I am not sure)") is a
+        # guess of each of its clauses
+        doubted = bool(_MODAL.search(sentence))
+        for clause in clauses(sentence):
+            found = _clause_claims(clause, series, categories, names)
+            out += [replace(c, hedged=True) for c in found] if doubted else found
         if len(out) >= MAX_CLAIMS:
             break
     return out[:MAX_CLAIMS]
@@ -106,8 +126,8 @@ def _clause_claims(
     if missing and (figures or direction_of(clause) or comparative(clause)):
         return [Claim("unchecked", named[0] if named else "", (), text=clause, other=missing)]
     compared = _comparison(clause, named, cats, names)
-    if compared is not None:
-        return [compared]
+    if compared is not None:  # "was not higher than" is graded as the denial it is
+        return [replace(compared, negated=bool(negations), hedged=bool(_MODAL.search(clause)))]
     if len(named) >= 2 and compared is None and re.search(r"\band\b", clause):
         return _split_at_and(clause, series, categories, names)
     if len(named) != 1:
@@ -119,8 +139,25 @@ def _clause_claims(
         why = "says both up and down: which move is claimed cannot be read"
         return [Claim("unchecked", named[0], (), text=clause, other=why)]
     claims = _claims(named[0], clause, ordered(cats, clause), figures, categories)
-    claims = [replace(c, currency=currency) for c in claims]
+    if not claims and _states_something(clause, figures):
+        why = "names no category of the chart the claim could be checked at"
+        return [Claim("unchecked", named[0], (), text=clause, other=why)]
+    hedged = bool(_MODAL.search(clause))
+    claims = [replace(c, currency=currency, hedged=c.hedged or hedged) for c in claims]
     return [replace(c, negated=True) for c in claims] if negations else claims
+
+
+def _states_something(clause: str, figures: list[Figure]) -> bool:
+    """The clause claims a figure, a move, a peak or a multiple of its series ("Revenue
+    reached 300", "Revenue doubled", "Average revenue was 300"): a claim, so one the chart
+    cannot place is refused, never dropped."""
+    return bool(
+        figures
+        or direction_of(clause)
+        or _MAX.search(clause)
+        or _MIN.search(clause)
+        or _MULTIPLE.search(clause)
+    )
 
 
 def _split_at_and(

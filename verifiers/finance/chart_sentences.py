@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["LESS", "MORE", "clauses", "comparative", "off_chart", "ordered"]
+__all__ = ["LESS", "MORE", "clauses", "comparative", "off_chart", "ordered", "sentences"]
 
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
 _CLAUSE = re.compile(r";|,\s*(?:and|but|while|whereas)\b|\b(?:while|whereas)\b", re.I)
@@ -31,6 +31,15 @@ MORE = r"higher|greater|more|larger|bigger|above|stronger"
 LESS = r"lower|less|smaller|below|weaker"
 _THAN = re.compile(rf"\b(?P<word>{MORE}|{LESS})\b(?P<between>[^.;]{{0,40}}?)\bthan\b", re.I)
 _YEAR = re.compile(r"(?<![\w.,])(?:FY\s?)?((?:19|20)\d{2})(?![\w%])")
+
+
+_FULL_STOP = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text` up to a full stop (";" joins two clauses of one sentence, so
+    "151 (approximately; I am not sure)" is one sentence whose words bear on both)."""
+    return [s for s in _FULL_STOP.split(text) if s and s.strip()]
 
 
 def clauses(text: str) -> list[str]:

@@ -38,6 +38,7 @@ from rewardsmith.verifiers.finance.numeric import (
     TolerancePolicy,
     all_tagged,
     answer_figure,
+    answer_lines,
     gold_figure,
     same_quantity,
 )
@@ -123,20 +124,46 @@ def _comparison(text: str) -> int:
     return 1 if more and not less else -1 if less and not more else 0
 
 
+_DENIAL = re.compile(r"\b(?:not|never|no|nor|neither|cannot)\b|n't\b", re.I)
+"""A denial anywhere in the answer ("Not Globex", "Globex isn't higher than Acme"): which
+label it affirms is not written, so it names none (a label is read by what it affirms)."""
+
+
+def _headed(text: str, labels: list[str]) -> list[tuple[int, str]]:
+    """Labels headed by a comparison word, as a list or a key-value answer writes them
+    ("Higher: Globex. Lower: Acme."): (+1 or -1, label) for each."""
+    names = "|".join(re.escape(lab) for lab in labels)
+    found = re.finditer(rf"\b(\w+)\s*[:=\u2013\u2014-]+\s*({names})(?!\w)", text, re.I)
+    by_name = {lab.casefold(): lab for lab in labels}
+    out = []
+    for m in found:
+        direction = _comparison(m.group(1))
+        if direction:
+            out.append((direction, by_name[m.group(2).casefold()]))
+    return out
+
+
 def winner(text: str, labels: list[str], ask: str) -> str | None:
     """The label `text` says is the `ask` (higher or lower) one, read by meaning: "Globex
     is higher than Acme" and "Acme is lower than Globex" both say Globex is higher; one
-    label named alone is the one meant ("Globex, by 16,849"); two named with no
-    comparison between them ("Globex or Acme") say nothing (None)."""
+    label named alone is the one meant ("Globex, by 16,849"); a label headed by its
+    comparison ("Higher: Globex") is read with that comparison; two named with no
+    comparison between them ("Globex or Acme") and a denial ("Not Acme") say nothing
+    (None)."""
+    if _DENIAL.search(text):
+        return None
+    want = 1 if ask == "higher" else -1
+    headed = _headed(text, labels)
+    if headed:
+        picks = {lab if d == want else _other(lab, labels) for d, lab in headed}
+        return picks.pop() if len(picks) == 1 else None
     named = _names(text, labels)
     distinct = list(dict.fromkeys(lab for _, lab in named))
-    want = 1 if ask == "higher" else -1
     if len(distinct) == 1:
         direction = _comparison(text[named[0][0] :])
         if direction in (0, want):
             return distinct[0]
-        others = [lab for lab in labels if lab != distinct[0]]
-        return others[0] if len(others) == 1 else None
+        return _other(distinct[0], labels)
     if len(distinct) == 2:
         first = named[0][1]
         second_at = next(at for at, lab in named if lab != first)
@@ -145,6 +172,12 @@ def winner(text: str, labels: list[str], ask: str) -> str | None:
             return None
         return first if direction == want else next(lab for lab in distinct if lab != first)
     return None
+
+
+def _other(label: str, labels: list[str]) -> str | None:
+    """The one label that is not `label`, or None where there are several."""
+    others = [lab for lab in labels if lab != label]
+    return others[0] if len(others) == 1 else None
 
 
 def _lookup(grid: list[list[str]], row: str, column: str) -> Figure | None:
@@ -232,7 +265,8 @@ class CrossDocument:
             pick = max if ask == "higher" else min
             gold_label = labels[values.index(pick(values))]
             named = winner(answer, labels, ask)
-            elsewhere = [winner(t, labels, ask) for t in [*tags[:-1], after] if _names(t, labels)]
+            others = [*tags[:-1], *answer_lines(text, tags), after]
+            elsewhere = [winner(t, labels, ask) for t in others if _names(t, labels)]
             ok = named == gold_label and all(w == named for w in elsewhere)
             parts.append(float(ok))
             evidence.update(gold_label=gold_label, named=named, named_elsewhere=elsewhere)

@@ -68,6 +68,7 @@ from rewardsmith.verifiers.finance.grounding_ties import (
     cited_year,
     column_years,
     derived,
+    leading_year,
     unchecked_claims,
 )
 from rewardsmith.verifiers.finance.quantities import (
@@ -98,6 +99,15 @@ _GENERIC = frozenset(
     ("a", "an", "and", "the", "of", "for", "in", "on", "at", "to", "by", "from", "was",
      "were", "is", "are", "total", "totals", "net", "other")
 )  # fmt: skip
+_DOUBTED = re.compile(
+    r"\b(?:not|never|no\s+longer|maybe|perhaps|possibly|probably|likely|might|may\s+(?:have|be)|"
+    r"could|alternatively|otherwise|either|unsure|uncertain|guess|unverified)\b|n't\b|"
+    r"^\W*or\b|\?",
+    re.IGNORECASE,
+)
+"""A sentence that denies, doubts or offers an alternative to its figures ("Revenue was
+not 122,445", "probably 122,445", "(p. 1), or maybe 150,239", "Or 150,239 (p. 1)"): what it
+claims is not the figure, so the figure is no grounded claim (`hedged`)."""
 _DASH_CELL = re.compile(r"(?<!\S)[-–—](?!\S)")
 _HEDGE_BETWEEN = re.compile(r"^\s*(or|and/or|/|-|–|—|to)\s*$", re.IGNORECASE)
 _CLAUSE = re.compile(r"[,;:]|\b(and|while|whereas|but)\b", re.IGNORECASE)
@@ -177,6 +187,8 @@ def cited_figures(text: str) -> list[Cited]:
         spans = find_figure_spans(bare)
         hedged = _hedged(bare, spans)
         page_of_all = cites[0][1] if len(cites) == 1 else None
+        opening = leading_year(_CLAUSE.split(bare, maxsplit=1)[0])
+        doubted = bool(_DOUBTED.search(bare))
         for span in unchecked_claims(bare):
             why = f"{span!r}: an amount no printed digit can check"
             out.append(Cited(Figure(0.0, text=span), page_of_all, False, False, why=why))
@@ -192,11 +204,12 @@ def cited_figures(text: str) -> list[Cited]:
             currency = _currency(figure, bare[max(0, start - 6) : end + 16])
             negative = negative_in_words(bare[:start]) or negative_after(bare[end:])
             context = label_words(bare)
-            year = cited_year(_CLAUSE.split(bare[:start])[-1], bare[end:])
+            year = cited_year(_CLAUSE.split(bare[:start])[-1], bare[end:]) or opening
             if is_year(figure) and YEAR_AS_AMOUNT.search(bare[:start]):
                 figure = Figure(figure.value, text=f"{figure.text} (as an amount)")
             out.append(
-                Cited(figure, page, outflow, i in hedged, label_words(words), negative, currency,
+                Cited(figure, page, outflow, i in hedged or doubted, label_words(words), negative,
+                      currency,
                       context, year, derives=_derives(figure, clause, bare[end:]))
             )  # fmt: skip
             previous_end = end

@@ -2,7 +2,7 @@
 is said to be for, the figures it is derived from, and claims written so that no digit
 can be checked.
 
-- **Years** (`column_years`, `cited_year`): a page line of years ("Item 2024 2023 %
+- **Years** (`column_years`, `cited_year`, `leading_year`): a page line of years ("Item 2024 2023 %
   change") heads the columns below it, so "Revenue was 150,239 in 2024" is not grounded by
   the 2023 column; a cited figure's year is the one written just after it ("150,239 in
   2023", "(2023)") or the one year its clause names before it.
@@ -29,6 +29,7 @@ __all__ = [
     "cited_year",
     "column_years",
     "derived",
+    "leading_year",
     "unchecked_claims",
 ]
 
@@ -79,6 +80,15 @@ def cited_year(before_in_clause: str, after: str) -> int | None:
         return int(match.group(1))
     years = set(_YEAR.findall(before_in_clause))
     return int(years.pop()) if len(years) == 1 else None
+
+
+def leading_year(first_clause: str) -> int | None:
+    """The year a sentence opens with, for all its figures ("In 2024, total assets were
+    28,147", "FY2024 total assets: 28,147", "Total assets (2024): 28,147"): one year in the
+    first clause, which states no figure of its own."""
+    years = set(_YEAR.findall(first_clause))
+    rest = _YEAR.sub(" ", first_clause)
+    return int(years.pop()) if len(years) == 1 and not re.search(r"\d", rest) else None
 
 
 def unchecked_claims(sentence: str) -> list[str]:

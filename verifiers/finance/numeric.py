@@ -78,16 +78,17 @@ __all__ = [
     "StackedScale",
     "TolerancePolicy",
     "answer_figure",
+    "answer_lines",
     "gold_figure",
     "same_quantity",
     "tagged_answer",
 ]
 
 MAX_ANSWER_CHARS = 100_000
-_MAX_TAIL = 4_000
 _HEDGE_WORDS = re.compile(
     r"\b(?:alternatively|otherwise|maybe|perhaps|possibly|probably|likely|might|"
     r"could|unless|guess|unsure|not\s+sure|uncertain|somewhere|between|unverified|not|"
+    r"wrong|incorrect|inaccurate|kidding|joking|"
     r"(?:less|more|fewer|greater)\s+than|at\s+(?:least|most)|up\s+to|or\s+(?:more|less)|"
     r"nearly|almost|give\s+or\s+take|plus\s+or\s+minus)\b"
     r"|\?|±|\+\s*/\s*-|\+-",
@@ -212,11 +213,10 @@ def _float_decimals(value: float) -> int:
 
 
 def tagged_answer(text: str) -> str | None:
-    """The content of the last ``<answer>...</answer>``, found in linear time (a lazy regex
-    is quadratic on thousands of unclosed tags)."""
-    end = text.rfind("</answer>")
-    start = text.rfind("<answer>", 0, end) if end >= 0 else -1
-    return text[start + len("<answer>") : end] if start >= 0 else None
+    """The content of the last ``<answer>...</answer>`` (in any letter case), found in
+    linear time (a lazy regex is quadratic on thousands of unclosed tags)."""
+    tags = all_tagged(text)
+    return tags[-1] if tags else None
 
 
 class HedgedAnswer(ValueError):
@@ -265,40 +265,97 @@ _CITE = re.compile(
 )
 
 
-def _stated_after(tail: str, figure: Figure) -> Figure | None:
+_RETRACTED = re.compile(
+    r"\b(?:wrong|incorrect|inaccurate|kidding|joking|unverified|unsure|uncertain|"
+    r"not\s+(?:right|correct|accurate|sure|certain|confident)|(?:a|my|wild|rough)\s+guess|"
+    r"disregard|retract|scratch\s+that)\b|n't\s+(?:be\s+)?(?:right|correct|sure|certain)",
+    re.IGNORECASE,
+)
+"""Words after the answer that take it back or doubt it ("That is wrong.", "Just
+kidding.", "(unverified guess)"): the answer is then not stated, whatever figure it holds."""
+_GENERIC = frozenset(
+    re.findall(
+        r"[a-z]+",
+        "the it its this that these is was were are be been being so thus hence therefore "
+        "value figure amount number answer result total correct right true actual actually "
+        "reported final exact exactly approximately about roughly which equals equal comes "
+        "for year period fiscal and dollars dollar usd thousand thousands million millions "
+        "billion billions",
+    )
+)
+"""Words that say nothing about which quantity a figure is ("It is X", "The correct value
+is X"): a sentence of only these and the question's own words restates the answer."""
+
+
+def _stated_after(tail: str, figure: Figure, question: str = "") -> Figure | None:
     """A different amount offered after the marked answer as a second answer or a
     retraction ("</answer> Though 150,239 is also plausible", "Actually 150,239", a bare
-    "(150,239)"): in a sentence with a word that offers or retracts one, or with at most
-    two other words. Context ("For comparison, 2023 revenue was 150,239"), a page cite, a
-    percentage beside an amount, a year, or the same quantity again is not one."""
-    for sentence in re.split(r"(?<=[.;!])\s+|\n+", _CITE.sub(" ", tail[:_MAX_TAIL])):
+    "(150,239)", "It is 150,239."): in a sentence with a word that offers or retracts one,
+    with at most two other words, or with no word that names another quantity than the
+    question's and no year. Context ("For comparison, 2023 revenue was 150,239", "Cost of
+    sales was 44,943"), a page cite, a percentage beside an amount, a year, or the same
+    quantity again is not one. The whole tail is read (the answer is capped at
+    `MAX_ANSWER_CHARS`), so padding cannot push a second answer out of sight."""
+    asked = set(re.findall(r"[a-z]{2,}", question.lower()))
+    for sentence in re.split(r"(?<=[.;!])\s+|\n+", _CITE.sub(" ", tail)):
         others = [
             f
             for f in _amounts(sentence)
             if not is_year(f) and not restates(figure, f) and not _same_digits(figure, f)
         ]
+        if not others:
+            continue
         words = re.findall(r"\b[A-Za-z]{2,}\b", sentence)
-        if others and (_OFFERED.search(sentence) or len(words) <= 2):
+        named = [w for w in words if w.lower() not in _GENERIC and w.lower() not in asked]
+        has_year = any(is_year(f) for f in find_figures(sentence))
+        if _OFFERED.search(sentence) or len(words) <= 2 or not (named or has_year):
             return others[0]
     return None
 
 
 def _same_digits(answer: Figure, other: Figure) -> bool:
-    """`other` repeats the answer's digits bare, in the answer's scale ("<answer>117,999
-    thousand</answer> Revenue was 117,999 (p. 2)"): the same figure, not a second one."""
-    return other.scale == 1.0 and other.unit in ("", answer.unit) and other.value == answer.value
+    """`other` repeats the answer bare, in the answer's scale or in a page's ("<answer>117,999
+    thousand</answer> Revenue was 117,999 (p. 2)"; "<answer>5.23 million</answer>
+    Borrowings were 5,230 (p. 3)", a page in thousands): the same figure, not a second one."""
+    if other.scale != 1.0 or other.unit not in ("", answer.unit):
+        return False
+    if other.value == answer.value:
+        return True
+    return any(
+        math.isclose(other.value * scale, answer.absolute, rel_tol=1e-9)
+        for scale in (1e3, 1e6, 1e9)
+    )
+
+
+_OPEN_TAG = re.compile(r"<answer>", re.IGNORECASE)
+_CLOSE_TAG = re.compile(r"</answer>", re.IGNORECASE)
+"""A tag in any letter case: ``<ANSWER>`` is as much an answer to a reader as ``<answer>``,
+so a second answer cannot hide in it."""
 
 
 def all_tagged(text: str) -> list[str]:
-    """The contents of every ``<answer>...</answer>``, in order (linear time)."""
+    """The contents of every ``<answer>...</answer>`` (any letter case), in order (linear
+    time: each search starts where the last one ended)."""
     out, at = [], 0
-    while (start := text.find("<answer>", at)) >= 0:
-        end = text.find("</answer>", start)
-        if end < 0:
+    while (start := _OPEN_TAG.search(text, at)) is not None:
+        end = _CLOSE_TAG.search(text, start.end())
+        if end is None:
             break
-        out.append(text[start + len("<answer>") : end])
-        at = end + len("</answer>")
+        out.append(text[start.end() : end.start()])
+        at = end.end()
     return out[:_MAX_TAGS]
+
+
+_ANSWER_LINE = re.compile(r"answer\s*(?:is)?\s*[:=]\s*([^\n]*)", re.IGNORECASE)
+
+
+def answer_lines(text: str, tags: list[str]) -> list[str]:
+    """The "answer:" lines of a tagged text, outside its tags ("Answer: 150,239" before
+    ``<answer>122,445</answer>`` is a second answer, not reasoning); none without tags,
+    where the last such line is the answer itself."""
+    if not tags:
+        return []
+    return [m.group(1) for m in _ANSWER_LINE.finditer(_OPEN_TAG.sub(" ", text))]
 
 
 def _signed(span: str, figure: Figure, start: int, magnitude_asked: bool) -> Figure:
@@ -315,7 +372,7 @@ def answer_span(text: str) -> str:
     """The part of `text` that states the answer: the last tag, the last "answer:" line,
     or the end of free text."""
     tags = all_tagged(text)
-    marked = list(re.finditer(r"answer\s*(?:is)?\s*[:=]\s*([^\n]*)", text, re.IGNORECASE))
+    marked = list(_ANSWER_LINE.finditer(text))
     return tags[-1] if tags else marked[-1].group(1) if marked else text[-2000:]
 
 
@@ -360,7 +417,7 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
     """
     text = model_text(text)
     tags = all_tagged(text)
-    marked = list(re.finditer(r"answer\s*(?:is)?\s*[:=]\s*([^\n]*)", text, re.IGNORECASE))
+    marked = list(_ANSWER_LINE.finditer(text))
     span = tags[-1] if tags else marked[-1].group(1) if marked else text[-2000:]
     # A page or note cited beside the answer ("(p. 3)", "Note 7") is not a figure of it.
     uncited = _CITE.sub(lambda cite: " " * len(cite.group(0)), span)
@@ -376,7 +433,7 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
     if second is not None:
         raise StackedScale(figure.text, second.group(1))
     if is_marked:
-        _refuse_hedges(text, span, tags, marked, figure, [f for f, _, _ in spans])
+        _refuse_hedges(text, span, tags, marked, figure, [f for f, _, _ in spans], prompt)
     else:
         _refuse_doubted_conclusion(span, spans)
     figure = _signed(span, figure, start, bool(_MAGNITUDE_ASKED.search(prompt)))
@@ -398,7 +455,7 @@ thousand.", "between 30,000 and 34,030 thousand"); fewer than a marked answer's
 `_HEDGE_WORDS`, since a concluding sentence also says how the figure came about."""
 _OR_BETWEEN = re.compile(r"[\s,;:(]*(?:and/)?or\b[\s,]*(?:[a-z]+[\s,]+)?", re.IGNORECASE)
 """What joins two figures offered as alternatives ("35,000, or maybe 34,030 thousand")."""
-_ANSWER_MARKS = re.compile(r"</?answer>")
+_ANSWER_MARKS = re.compile(r"</?answer>", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?;](?=\s)|\n")
 
 
@@ -441,8 +498,11 @@ def _refuse_hedges(
     marked: list[re.Match[str]],
     figure: Figure,
     figures: list[Figure],
+    question: str = "",
 ) -> None:
-    """Raise `HedgedAnswer` when the marked answer offers more than one figure."""
+    """Raise `HedgedAnswer` when the marked answer offers more than one figure, another
+    answer (a tag, an "answer:" line) states another, or the text after it offers another
+    or takes the answer back."""
     if not all(restates(figure, f) for f in figures[1:]):
         raise HedgedAnswer([f.text for f in figures][:10])
     earlier = tags[:-1] if tags else [m.group(1) for m in marked[:-1]]
@@ -454,10 +514,19 @@ def _refuse_hedges(
         found = _amounts(other)
         if not found or not all(_same_stated(figure, f) for f in found):
             raise HedgedAnswer([figure.text, other.strip()[:40]])
+    for line in answer_lines(text, tags):  # an "answer:" line beside the tags is an answer
+        found = _amounts(_ANSWER_MARKS.sub(" ", line))
+        if found and not all(_same_stated(figure, f) for f in found):
+            raise HedgedAnswer([figure.text, line.strip()[:40]])
     # Everything after the first answer is "after the answer": an amount offered between two
     # equal tags is as much a second answer as one offered after the last.
-    end = text.find("</answer>") + len("</answer>") if tags else marked[0].end()
-    after = _stated_after(_ANSWER_MARKS.sub("\n", text[end:]), figure)
+    first_close = _CLOSE_TAG.search(text)
+    end = first_close.end() if tags and first_close else marked[0].end()
+    tail = _ANSWER_MARKS.sub("\n", text[end:])
+    retracted = _RETRACTED.search(_CITE.sub(" ", tail))
+    if retracted is not None:
+        raise HedgedAnswer([figure.text, retracted.group(0)])
+    after = _stated_after(tail, figure, question)
     if after is not None:
         raise HedgedAnswer([figure.text, after.text])
 

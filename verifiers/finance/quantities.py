@@ -113,6 +113,8 @@ _NEGATIVE_BEFORE = re.compile(
     re.I,
 )
 _SPACED = re.compile(r"(?<![\d,.])\d{1,3}(?:[ \u00a0\u2009\u202f]\d{3})+(?![\d,]|\.\d)")
+_LATEX_GROUP = re.compile(r"(?<=\d)\{,\}(?=\d{3})")
+"""LaTeX's thousands separator, ``122{,}445`` (a comma in braces, so it sets no space)."""
 _PAREN_SCALE = re.compile(
     r"\((\s*[$€£¥]?\s*\d[\d,.]*)\)\s*(thousands?|millions?|billions?|mn|bn|m|k)\b", re.I
 )
@@ -173,10 +175,11 @@ def negative_after(after: str) -> bool:
 
 
 def model_text(text: str) -> str:
-    """A model's text with its figures in one form: digit groups separated by spaces or
-    thin spaces joined with commas, E-notation written out ("1.22e5" is 122000), and a
+    """A model's text with its figures in one form: digit groups separated by spaces, thin
+    spaces or LaTeX's ``{,}`` joined with commas, E-notation written out ("1.22e5" is 122000), and a
     scale after a parenthesised figure put inside."""
     text = _E_NOTATION.sub(lambda m: format(Decimal(m.group(1)), "f"), text)
+    text = _LATEX_GROUP.sub(",", text)
     text = _SPACED.sub(lambda m: re.sub(r"[ \u00a0\u2009\u202f]", ",", m.group(0)), text)
     return _PAREN_SCALE.sub(r"(\1 \2)", text)
 

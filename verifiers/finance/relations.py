@@ -2,11 +2,14 @@
 (see `rewardsmith.verifiers.metamorphic`).
 
 A figure (the first ``<answer>`` tag's content, or the whole text) keeps its value with
-spaces or thin spaces as thousands separators, with none, in another scale (``122.445
+spaces, thin spaces or LaTeX's ``{,}`` as thousands separators, with none, in another scale (``122.445
 million`` for ``122,445 thousand``), with the scale word in another form (``thousands``,
 ``k``), with a dollar sign or in a sentence; a digit, a sign, a scale or a percent sign
 changes it; a second tag, a second figure after the tag, a hedge in words naming the right
-figure, in the tag or in untagged text, must not lift a wrong one.
+figure, in the tag or in untagged text, must not lift a wrong one. A right answer followed
+by another amount stated plainly ("It is X."), by words taking it back ("That is wrong."),
+by another amount after long padding, or beside an "answer:" line or an ``<ANSWER>`` tag
+with another amount, is a hedge: it earns nothing.
 
 A Markdown table keeps its content with its rows in another order, other padding, no
 outer pipes, negatives as ``(1,234)`` or ``-1,234``, spaces as separators, or notes after
@@ -78,6 +81,15 @@ def _no_separator(text: str, sample: Sample, rng: random.Random) -> str | None:
     if figure is None or "," not in figure.group(2):
         return None
     return text[: figure.start(2)] + figure.group(2).replace(",", "") + text[figure.end(2) :]
+
+
+def _latex_separator(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """LaTeX's thousands separator: ``122,445`` as ``122{,}445``."""
+    figure = _figure(text)
+    if figure is None or "," not in figure.group(2):
+        return None
+    braced = figure.group(2).replace(",", "{,}")
+    return text[: figure.start(2)] + braced + text[figure.end(2) :]
 
 
 def _value(figure: re.Match[str]) -> Decimal:
@@ -204,10 +216,60 @@ def _hedge_in_free_text(text: str, sample: Sample, rng: random.Random) -> str | 
     for its last figure, so "34,000, or maybe 34,030 thousand" must not pay 34,030."""
     gold = _gold(sample)
     tag = _TAG.search(text)
-    if gold is None or tag is None:
+    # Only a bare tagged answer is rewritten: text beside the tag (a second amount, a
+    # retraction) would be dropped, and dropping it is no dressing.
+    if gold is None or tag is None or text.strip() != tag.group(0):
         return None
     said = tag.group(1).strip()
     return f"It is {said}, {rng.choice(('or maybe', 'or possibly', 'or perhaps', 'or'))} {gold}."
+
+
+def _other_gold(sample: Sample, rng: random.Random) -> str | None:
+    """The gold with one digit changed: another amount, written as the gold is."""
+    gold = _gold(sample)
+    return None if gold is None else _digit(gold, sample, rng)
+
+
+_PLAIN = ("It is {}.", "The correct value is {}.", "So the figure is {}.")
+_TAKEN_BACK = (
+    "That is wrong.",
+    "Just kidding.",
+    "(unverified guess)",
+    "I am not sure it is right.",
+)
+
+
+def _plain_second_amount(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """Another amount stated plainly after the tag ("It is X."): a second answer."""
+    other = _other_gold(sample, rng)
+    if other is None or not _TAG.search(text):
+        return None
+    return f"{text}\n\n{rng.choice(_PLAIN).format(other)}"
+
+
+def _taken_back(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The answer taken back or doubted in words after the tag: no answer is stated."""
+    return f"{text} {rng.choice(_TAKEN_BACK)}" if _TAG.search(text) else None
+
+
+def _padded_second_answer(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A second answer after more padding than a reader of a tail window would look at."""
+    other = _other_gold(sample, rng)
+    if other is None or not _TAG.search(text):
+        return None
+    padding = rng.choice(("\n", " .", "\n\n")) * rng.randrange(2_500, 6_000)
+    return f"{text}{padding}\nAlternatively {other}."
+
+
+def _answer_line_beside(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """Another amount on an "answer:" line (or in a tag in capitals) beside the tag."""
+    other = _other_gold(sample, rng)
+    if other is None or not _TAG.search(text):
+        return None
+    marked = rng.choice(
+        (f"answer: {other}\n", f"Final answer = {other}\n", f"<ANSWER>{other}</ANSWER>")
+    )
+    return f"{marked}{text}"
 
 
 def numeric_relations(verifier: object) -> list[Relation]:
@@ -215,6 +277,7 @@ def numeric_relations(verifier: object) -> list[Relation]:
     on_answer: list[tuple[str, Kind, Change]] = [
         ("space_separator", "preserving", _separator),
         ("no_separator", "preserving", _no_separator),
+        ("latex_separator", "preserving", _latex_separator),
         ("scale_form", "preserving", _scale_form),
         ("scale_word", "preserving", _scale_word),
         ("dollar_sign", "preserving", _dollar),
@@ -230,13 +293,20 @@ def numeric_relations(verifier: object) -> list[Relation]:
         ("second_tag_gold", "dressing", _second_tag),
         ("after_tag_gold", "dressing", _after_tag),
         ("hedge_in_free_text", "dressing", _hedge_in_free_text),
+        ("plain_second_amount", "changing", _plain_second_amount),
+        ("taken_back", "changing", _taken_back),
+        ("padded_second_answer", "changing", _padded_second_answer),
+        ("answer_line_beside", "changing", _answer_line_beside),
     ]
     # A wrong figure earns nothing.
     made = [
         Relation(f"finance/{n}", k, _on_answer(f), limit=0.0 if k == "changing" else None)
         for n, k, f in on_answer
     ]
-    return made + [Relation(f"finance/{n}", k, text_rewrite(f)) for n, k, f in on_text]
+    return made + [
+        Relation(f"finance/{n}", k, text_rewrite(f), limit=0.0 if k == "changing" else None)
+        for n, k, f in on_text
+    ]
 
 
 # ----------------------------------------------------------------------------- tables

@@ -1,0 +1,230 @@
+"""Metamorphic relations of the finance claim verifiers `cross_document` and `chart_claims`
+(see `rewardsmith.verifiers.metamorphic`).
+
+A comparison answer ("Globex, higher by 16,849 thousand") is made wrong by writing it as a
+key-value answer with the labels swapped ("Higher: Acme. Lower: Globex."), by denying it
+("It is not true that ..."), or by an "answer:" line naming the other label before it.
+
+Claims about a chart are made wrong by one more claim the chart cannot place (a series
+with a figure and no year), a denied comparison the chart shows false, "consistently" on
+a series that did not move the same way at every step, or a guess ("probably"): each
+must fail the whole answer, since every claim must hold.
+
+Cited figures are made wrong by opening each sentence with the year before the asked one
+("In 2023, revenue was 122,445 (p. 1)": another column) or by a guess or a denial
+("Revenue was probably 122,445").
+
+    >>> from rewardsmith.verifiers.types import Sample
+    >>> rel = {r.name: r for r in cross_document_relations(None)}
+    >>> items = [{"label": "Acme", "value": 1}, {"label": "Globex", "value": 2}]
+    >>> s = Sample(id="x", completion="<answer>Globex, higher by 1</answer>",
+    ...            reference={"ask": "higher", "amount": True, "items": items})
+    >>> rel["finance/cross_key_value_swapped"](s, 0).completion
+    '<answer>Higher: Acme. Lower: Globex. By 1</answer>'
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+from typing import Any
+
+from rewardsmith.verifiers.metamorphic import Relation, rewritten
+from rewardsmith.verifiers.types import Sample
+
+__all__ = ["chart_relations", "cross_document_relations", "grounding_relations"]
+
+_TAG = re.compile(r"<answer>(.*?)</answer>", re.S)
+_AMOUNT = re.compile(r"\$?\d[\d,]*(?:\.\d+)?%?(?:\s*(?:thousand|million|billion))?")
+
+# ----------------------------------------------------------------------------- cross_document
+
+
+def _labels(sample: Sample) -> tuple[str, str, str] | None:
+    """(the label the right answer names first, the other label, the ask), for a two-item
+    higher/lower reference answered in a tag."""
+    ref = sample.reference
+    if not isinstance(ref, dict) or ref.get("ask") not in ("higher", "lower"):
+        return None
+    items = [i for i in ref.get("items", []) if isinstance(i, dict)]
+    labels = [str(i["label"]) for i in items if isinstance(i.get("label"), str)]
+    tag = _TAG.search(sample.completion) if isinstance(sample.completion, str) else None
+    if len(labels) != 2 or len(items) != 2 or tag is None:
+        return None
+    named = sorted((tag.group(1).find(lab), lab) for lab in labels if lab in tag.group(1))
+    if len(named) != 1:
+        return None
+    first = named[0][1]
+    return first, next(lab for lab in labels if lab != first), str(ref["ask"])
+
+
+def _on_tag(sample: Sample, content: str) -> Sample:
+    tag = _TAG.search(sample.completion)
+    assert tag is not None  # _labels found it
+    text = sample.completion
+    return rewritten(sample, text[: tag.start(1)] + content + text[tag.end(1) :])
+
+
+def _key_value_swapped(sample: Sample, rng: random.Random) -> Sample | None:
+    found = _labels(sample)
+    if found is None:
+        return None
+    right, other, ask = found
+    key, opposite = ("Higher", "Lower") if ask == "higher" else ("Lower", "Higher")
+    tag = _TAG.search(sample.completion)
+    amount = _AMOUNT.search(tag.group(1)) if tag else None
+    by = f" By {amount.group(0)}" if amount else ""
+    return _on_tag(sample, f"{key}: {other}. {opposite}: {right}.{by}")
+
+
+def _denied(sample: Sample, rng: random.Random) -> Sample | None:
+    if _labels(sample) is None:
+        return None
+    tag = _TAG.search(sample.completion)
+    assert tag is not None
+    denial = rng.choice(("It is not true that ", "Not: ", "Never "))
+    return _on_tag(sample, denial + tag.group(1))
+
+
+def _other_answer_line(sample: Sample, rng: random.Random) -> Sample | None:
+    found = _labels(sample)
+    if found is None:
+        return None
+    right, other, _ = found
+    tag = _TAG.search(sample.completion)
+    assert tag is not None
+    line = tag.group(1).replace(right, other)
+    return rewritten(sample, f"Answer: {line}\n{sample.completion}")
+
+
+def cross_document_relations(verifier: object) -> list[Relation]:
+    """The relations of `cross_document`: each makes a right answer wrong (it earns 0)."""
+    made = [
+        ("cross_key_value_swapped", _key_value_swapped, "the labels swapped under their keys"),
+        ("cross_denied", _denied, "the answer denied"),
+        ("cross_other_answer_line", _other_answer_line, "an answer line naming the other"),
+    ]
+    return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]
+
+
+# ----------------------------------------------------------------------------- chart_claims
+
+
+def _chart_of(verifier: Any, sample: Sample) -> Any:
+    """The chart the sample's claims are about (the verifier's own reading, cached), or
+    None where it cannot be read."""
+    read = getattr(verifier, "_chart", None)
+    if read is None or not isinstance(sample.completion, str):
+        return None
+    chart = read(sample.reference)
+    return chart if hasattr(chart, "values") else None
+
+
+def _appended(verifier: Any, claim: Any) -> Any:
+    """A rewrite appending the sentence `claim(chart, rng)` writes (None: no such claim)."""
+
+    def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
+        chart = _chart_of(verifier, sample)
+        sentence = None if chart is None else claim(chart, rng)
+        return None if sentence is None else rewritten(sample, f"{sample.completion} {sentence}")
+
+    return rewrite
+
+
+def _unplaced(chart: Any, rng: random.Random) -> str:
+    series = rng.choice(list(chart.values))
+    top = max(abs(v) for v in chart.values[series].values())
+    verb = rng.choice(("reached", "averaged", "was"))
+    return f"{series} {verb} {round(top * 3 + 100)}."
+
+
+def _denied_comparison(chart: Any, rng: random.Random) -> str | None:
+    """ "S in A was not higher than in B" where the chart shows A clearly above B."""
+    pairs = [
+        (s, a, b)
+        for s, values in chart.values.items()
+        for a in values
+        for b in values
+        if values[a] - values[b] > 2 * chart.tolerance[s]
+    ]
+    if not pairs:
+        return None
+    series, a, b = rng.choice(pairs)
+    return f"{series} in {a} was not higher than in {b}."
+
+
+def _consistently(chart: Any, rng: random.Random) -> str | None:
+    """ "S rose consistently from A to B" where it rose overall but fell on some step."""
+    options = []
+    for series, values in chart.values.items():
+        cats = [c for c in chart.categories if c in values]
+        steps = [values[b] - values[a] for a, b in itertools.pairwise(cats)]
+        overall = values[cats[-1]] - values[cats[0]] if cats else 0.0
+        if abs(overall) > chart.tolerance[series] and any(s * overall < 0 for s in steps):
+            word = "rose" if overall > 0 else "fell"
+            options.append(f"{series} {word} consistently from {cats[0]} to {cats[-1]}.")
+    return rng.choice(options) if options else None
+
+
+def _guessed(sample: Sample, rng: random.Random) -> Sample | None:
+    """A claim made a guess: "was probably", or a doubt in a clause of its own ("151; I am
+    not sure.")."""
+    text = sample.completion
+    if not isinstance(text, str) or " was " not in text:
+        return None
+    if rng.random() < 0.5:
+        return rewritten(
+            sample, text.replace(" was ", f" was {rng.choice(('probably', 'maybe'))} ", 1)
+        )
+    stop = text.find(". ")
+    stop = len(text.rstrip(". ")) if stop < 0 else stop
+    return rewritten(sample, f"{text[:stop]}; I am not sure{text[stop:]}")
+
+
+def chart_relations(verifier: object) -> list[Relation]:
+    """The relations of `chart_claims`: each adds or makes a claim that must fail."""
+    made = [
+        ("chart_unplaced_claim", _appended(verifier, _unplaced), "a claim with no year"),
+        ("chart_denied_comparison", _appended(verifier, _denied_comparison), "a false denial"),
+        ("chart_consistently", _appended(verifier, _consistently), "every step claimed"),
+        ("chart_guessed", _guessed, "a claim made a guess"),
+    ]
+    return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]
+
+
+# ----------------------------------------------------------------------------- grounding
+
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+_COPULA = re.compile(r"\b(was|were)\b")
+
+
+def _another_year(sample: Sample, rng: random.Random) -> Sample | None:
+    """Each sentence opened with the year before the one the question asks about ("In
+    2023, revenue was 122,445 (p. 1)" for a 2024 figure): the figures cite another column."""
+    text = sample.completion
+    asked = set(_YEAR.findall(str(sample.prompt or "")))
+    if not isinstance(text, str) or len(asked) != 1 or _YEAR.search(text):
+        return None
+    other = int(asked.pop()) - 1
+    sentences = re.split(r"(?<=\.)\s+(?=[A-Z])", text.strip())
+    opened = [f"In {other}, {s[:1].lower()}{s[1:]}" for s in sentences]
+    return rewritten(sample, " ".join(opened))
+
+
+def _doubted(sample: Sample, rng: random.Random) -> Sample | None:
+    """A cited figure made a guess or a denial ("Revenue was probably 122,445 (p. 1)")."""
+    text = sample.completion
+    if not isinstance(text, str) or _COPULA.search(text) is None:
+        return None
+    word = rng.choice(("probably", "not", "maybe"))
+    return rewritten(sample, _COPULA.sub(rf"\1 {word}", text, count=1))
+
+
+def grounding_relations(verifier: object) -> list[Relation]:
+    """The relations of `grounding`: each makes a right answer's claims wrong (it earns 0)."""
+    made = [
+        ("grounding_another_year", _another_year, "every claim put in the year before"),
+        ("grounding_doubted", _doubted, "a claim made a guess or a denial"),
+    ]
+    return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]
