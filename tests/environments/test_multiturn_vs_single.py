@@ -170,18 +170,21 @@ def _max_weight_gap(a: Path, b: Path) -> float:
     return max(float((left[k] - right[k]).abs().max()) for k in left)
 
 
+_GENERATE = HFEngine.generate
+"""The engine's own `generate`: each recording wraps it, not an earlier recording."""
+
+
 def _recording_answers(
     monkeypatch: pytest.MonkeyPatch,
 ) -> dict[int | None, tuple[tuple[int, ...], tuple[int, ...]]]:
-    """Every context the HF engine samples from and the tokens it draws, by sample seed
-    (the real engine runs; this only keeps what it returned)."""
+    """Every context the HF engine samples from and the tokens it draws, by sample seed,
+    from now until the next call (the real engine runs; this only keeps what it returned)."""
     answers: dict[int | None, tuple[tuple[int, ...], tuple[int, ...]]] = {}
-    generate = HFEngine.generate
 
     def recorded(
         self: HFEngine, prompts: Sequence[Sequence[int]], sampling: SamplingParams
     ) -> Generation:
-        out = generate(self, prompts, sampling)
+        out = _GENERATE(self, prompts, sampling)
         for row, (context, tokens) in enumerate(zip(prompts, out.token_ids, strict=True)):
             answers[sampling.seed_for(row)] = (tuple(context), tuple(tokens))
         return out
