@@ -91,7 +91,7 @@ def test_the_hint_says_which_way_and_never_the_answer(answer: str, said: str) ->
         state, _ = env.reset({"id": "s", "prompt": "3+4=", "reference": "7"})
         step = env.step(state, answer)
         assert not step.done and step.observation == said and "7" not in step.observation
-        assert env.step(step.state, "7").reward.value == 1.0  # type: ignore[union-attr]
+        assert env.step(step.state, "7").reward.value == 1.0
     finally:
         env.close()
 
