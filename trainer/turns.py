@@ -77,8 +77,12 @@ class TurnSettings:
         )
 
     def seed_for(self, episode_seed: int, turn: int) -> int:
-        """Turn t of an episode has its own seed: layout-independent, like single-turn."""
-        return episode_seed * 1_000_037 + turn
+        """Turn t of an episode has its own seed: layout-independent, like single-turn.
+
+        Turn 0 takes the episode's own seed, the one single-turn collection gives the same
+        sample (`trainer.data.sample_seed`), so a one-turn environment trained by
+        `train_multiturn` draws `train`'s tokens; later turns take seeds derived from it."""
+        return episode_seed if turn == 0 else episode_seed * 1_000_037 + turn
 
 
 @dataclass

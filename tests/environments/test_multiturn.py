@@ -4,6 +4,7 @@ two-turn "wrong, try again" task."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import threading
@@ -63,17 +64,21 @@ def retry_model(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 class _PaidRetry(RetryArithmetic):
-    """Pays each wrong turn its own score: a per-turn reward for the credit tests. The
-    bundled environment pays a retried answer nothing (a wrong answer first was worth more
-    than the right one: red team of issue 24); the trainer's placement of turn rewards is
-    what these tests check."""
+    """Pays each wrong turn its own score plus `TRIED`: a per-turn reward for the credit
+    tests. The bundled environment pays a retried answer nothing (a wrong answer first was
+    worth more than the right one: red team of issue 24); the trainer's placement of turn
+    rewards is what these tests check, so every wrong turn earns something to place (the
+    untrained model's first answers mostly score 0)."""
+
+    TRIED = 0.1
 
     def answer(self, state: Any, action: str) -> Any:
         transition = super().answer(state, action)
         if transition.done or transition.state.attempts[-1]["meta"].get("kind") != "answer":
             return transition
         paid = self.score(self.final_reward, transition.state)
-        return transition._replace(reward=paid)
+        value = None if paid.value is None else paid.value + self.TRIED
+        return transition._replace(reward=dataclasses.replace(paid, value=value))
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +206,7 @@ def test_per_turn_credit_places_earlier_turns_rewards_and_leaves_the_final_to_th
     placed = earlier_turn_rewards(episodes, cfg.max_new_tokens, torch.device("cpu"))
     assert placed.shape == rollout.action_mask.shape
     two_turns = [(i, e) for i, e in enumerate(episodes) if len(e.turn_ends) == 2]
-    assert two_turns
+    assert two_turns and all(e.turn_rewards[0] for _, e in two_turns)  # something to place
     for i, episode in enumerate(episodes):
         expected = torch.zeros(cfg.max_new_tokens)
         if len(episode.turn_ends) == 2 and episode.turn_rewards[0] is not None:

@@ -330,20 +330,21 @@ def test_with_overlap_the_next_batchs_steps_run_while_the_policy_learns(
 # What the uninterrupted run below logged before reward overlap existed for multi-turn runs
 # (the commit before this test, 2026-12-04): overlap off must still give it.
 BEFORE_OVERLAP = [
-    {"episode/turns": 1.875, "response/action_tokens": 5.3125, "loss/policy": 0.006410190310233679,
-     "policy/entropy": 3.270008725067445, "grad_norm": 0.8735839128494263},
-    {"episode/turns": 1.9375, "response/action_tokens": 5.5, "loss/kl": 0.03430731730027632,
-     "policy/approx_kl": 0.0014567591927268288, "policy/entropy": 3.256305867975408,
-     "grad_norm": 0.0290000569075346},
-    {"episode/turns": 1.75, "response/action_tokens": 4.6875, "loss/kl": 0.04860294895355258,
-     "policy/approx_kl": 0.002463578589652714, "policy/entropy": 3.2619225921196753,
-     "grad_norm": 0.037460703402757645},
+    {"episode/turns": 1.875, "response/action_tokens": 5.375, "loss/policy": 0.022727045145901768,
+     "policy/entropy": 3.2703883266036127, "grad_norm": 0.6866776943206787},
+    {"episode/turns": 1.8125, "response/action_tokens": 5.125, "loss/kl": 0.027198785800112493,
+     "policy/approx_kl": 0.001881732012737881, "policy/entropy": 3.258000360151227,
+     "grad_norm": 0.03669886849820614},
+    {"episode/turns": 1.875, "response/action_tokens": 5.4375, "loss/kl": 0.03665573444772274,
+     "policy/approx_kl": 0.00040082740597426893, "policy/entropy": 3.2578446692608773,
+     "grad_norm": 0.02757174801081419},
 ]  # fmt: skip
 # Remeasured 2026-12-04 twice, each time because the reward's reading changed, not the
 # trainer: when "7," stopped being refused (value_answer; steps 1-2 moved), and when the
 # math reader began reading a bare line such as "8*" or "43-" whole (mathread): such a line
 # is now refused as an expression left undone instead of scored as its last number, and a
 # refusal's observation uses up an episode's token budget sooner (step 0 moved too).
+# Every value remeasured when turn 0 took the sample's seed (16:31 UTC; sampling, not the trainer).
 
 
 def test_overlap_off_gives_the_metrics_of_before_and_on_keeps_the_sampling_weights(

@@ -1,13 +1,16 @@
 """The multi-turn against single-turn comparison (`benchmarks/multiturn_vs_single.py`) is a
 fair one: both arms see the same first context and earn the same reward for the same
-answer, the hint arm's feedback narrows the answer without saying it, and a small seeded
-version of the run gives the same figures twice.
+answer, the hint arm's feedback narrows the answer without saying it, a small seeded
+version of the run gives the same figures twice, and the one-try game trained through
+`train_multiturn` samples `train`'s tokens and takes its steps.
 
-The ordering itself (multi-turn above single-turn) is not asserted: it did not hold in the
-measured runs (docs/benchmarks.md, "Multi-turn against single-turn")."""
+The ordering itself (multi-turn above single-turn) is not asserted: the measured runs put
+them level, within the measure's noise (docs/benchmarks.md, "Multi-turn against
+single-turn")."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -31,6 +34,8 @@ from benchmarks.multiturn_vs_single import (
 from rewardsmith.environments.arithmetic import RETRY_REWARD
 from rewardsmith.trainer.chat import ChatRenderer
 from rewardsmith.trainer.data import encode_prompts, load_tasks
+from rewardsmith.trainer.engine import Generation, SamplingParams
+from rewardsmith.trainer.hf_engine import HFEngine
 from rewardsmith.trainer.loop import train
 from rewardsmith.trainer.multiturn import TurnSettings, train_multiturn
 from rewardsmith.trainer.rewards import build_reward_source
@@ -86,7 +91,7 @@ def test_the_hint_says_which_way_and_never_the_answer(answer: str, said: str) ->
         state, _ = env.reset({"id": "s", "prompt": "3+4=", "reference": "7"})
         step = env.step(state, answer)
         assert not step.done and step.observation == said and "7" not in step.observation
-        assert env.step(step.state, "7").reward.value == 1.0  # type: ignore[union-attr]
+        assert env.step(step.state, "7").reward.value == 1.0
     finally:
         env.close()
 
@@ -118,21 +123,16 @@ SAME_METRICS = {
 """Single-turn metric -> the multi-turn trainer's name for it."""
 
 
-class SampleSeeds(TurnSettings):
-    """Turn 0 samples with the episode's own seed, the seed `train` gives the same sample
-    (the trainer's default mixes the turn into it, so the two draw different answers)."""
-
-    def seed_for(self, episode_seed: int, turn: int) -> int:
-        return episode_seed if turn == 0 else super().seed_for(episode_seed, turn)
-
-
-def test_the_one_turn_game_trains_alike_in_both_trainers(model: str, tmp_path: Path) -> None:
-    """One path: given the single-turn trainer's sample seeds, `train_multiturn` playing
-    the one-try game samples `train`'s answers, earns the same rewards and makes the same
-    updates, step for step, with the default reward overlap in both. What made the
-    multi-turn control learn less (0.177 against 0.254 after 40 steps, docs/benchmarks.md)
-    was the reward, not this path: the environment refused "7," (0, where `train` paid
-    0.8; `test_an_answer_earns_the_same_in_both_arms`)."""
+def test_the_one_turn_game_trains_alike_in_both_trainers(
+    model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One path: on the same run seed, `train_multiturn` playing the one-try game samples
+    `train`'s answers token for token (turn 0 takes the sample's own seed), earns the same
+    rewards and makes the same updates, step for step, with the default reward overlap in
+    both. What made the multi-turn control learn less (0.177 against 0.254 after 40 steps,
+    docs/benchmarks.md) was the reward and the seeds, not this path: the environment
+    refused "7," (0, where `train` paid 0.8; `test_an_answer_earns_the_same_in_both_arms`)
+    and turn 0 sampled with a seed of its own."""
     budget = Budget(steps=3, prompts_per_step=4, group_size=4, lr=3e-3)
     single_steps: list[dict[str, float]] = []
     multi_steps: list[dict[str, float]] = []
@@ -140,15 +140,19 @@ def test_the_one_turn_game_trains_alike_in_both_trainers(model: str, tmp_path: P
     single = config(
         model, tmp_path / "single", budget, 5, budget.lr, **single_turn_settings(prompts)
     )
+    single_answers = _recording_answers(monkeypatch)
     train(single, on_step=lambda _, m: single_steps.append(m))
     env = environment("one_turn_env", tries=1)
     multi = config(model, tmp_path / "multi", budget, 5, budget.lr, max_new_tokens=ROW_TOKENS)
+    multi_answers = _recording_answers(monkeypatch)
     try:
-        settings = SampleSeeds(TRY_TOKENS, chat_template=True)
+        settings = TurnSettings(TRY_TOKENS, chat_template=True)
         train_multiturn(multi, env, sums(), settings, lambda _, m: multi_steps.append(m))
     finally:
         env.close()
     assert single.reward_overlap == multi.reward_overlap == "one_step"
+    assert len(single_answers) == budget.steps * budget.prompts_per_step * budget.group_size
+    assert multi_answers == single_answers  # seed -> (context, tokens sampled)
     assert any(m["reward/mean"] > 0 for m in single_steps)  # else rewards are not compared
     for step, (s, m) in enumerate(zip(single_steps, multi_steps, strict=True)):
         for ours, theirs in SAME_METRICS.items():
@@ -164,3 +168,26 @@ def _max_weight_gap(a: Path, b: Path) -> float:
     left, right = (load_file(str(run / "model" / "model.safetensors")) for run in (a, b))
     assert left.keys() == right.keys()
     return max(float((left[k] - right[k]).abs().max()) for k in left)
+
+
+_GENERATE = HFEngine.generate
+"""The engine's own `generate`: each recording wraps it, not an earlier recording."""
+
+
+def _recording_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> dict[int | None, tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Every context the HF engine samples from and the tokens it draws, by sample seed,
+    from now until the next call (the real engine runs; this only keeps what it returned)."""
+    answers: dict[int | None, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+
+    def recorded(
+        self: HFEngine, prompts: Sequence[Sequence[int]], sampling: SamplingParams
+    ) -> Generation:
+        out = _GENERATE(self, prompts, sampling)
+        for row, (context, tokens) in enumerate(zip(prompts, out.token_ids, strict=True)):
+            answers[sampling.seed_for(row)] = (tuple(context), tuple(tokens))
+        return out
+
+    monkeypatch.setattr(HFEngine, "generate", recorded)
+    return answers
