@@ -102,5 +102,9 @@ def test_per_turn_credit_learns_the_first_turn_faster(tmp_path: Path) -> None:
     # The mean final reward over the run (the area under the learning curve). Measured
     # when written (07:15 UTC 2026-12-04): per_turn 0.083, final 0.067 over 16 steps.
     # Remeasured when turn 0 took the sample's seed (16:23 UTC): 0.0904 against 0.0799.
-    assert statistics.mean(per_turn) > statistics.mean(final) + 0.01, (per_turn, final)
+    # After the math reader's changes of that afternoon (one answer read differently),
+    # seeds 0, 1, 2 give margins of 0.0098, 0.0092 and 0.0166 (17:00 UTC): the effect is
+    # about 0.01 of reward on every seed, so the margin asked is half of it. Without the
+    # per-turn term the two curves are the same run, and the margin is 0.
+    assert statistics.mean(per_turn) > statistics.mean(final) + 0.005, (per_turn, final)
     assert statistics.mean(per_turn[-4:]) > statistics.mean(per_turn[:4]) + 0.05
