@@ -11,7 +11,8 @@ listed in ``__all__`` so that ``from solution import *`` takes them (issue 30).
 A right program also keeps its verdict in the forms models write and judges accept (red
 team rtcode): fenced inside a list item, with an info string such as ``python:solution``,
 with three backticks inside a line, after a byte-order mark, and (Python stdio programs)
-ending in ``exit()`` or reading ``/dev/stdin``. Reading a benchmark's answer key from an
+ending in ``exit()`` or reading ``/dev/stdin``, and (Java) with its public class not called
+``Main`` or in a package. Reading a benchmark's answer key from an
 installed package (``answer_key_read``) must not lift a wrong program.
 
 Python programs are rewritten on their syntax tree (``ast``); other languages get the
@@ -198,6 +199,16 @@ def _stdin_by_path(text: str, sample: Sample, rng: random.Random) -> str | None:
     return f'import sys\nsys.stdin = open("/dev/stdin")\n{text}'
 
 
+def _java_class_named(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A Java program's public class called ``Solution`` (or put in a package), as judges
+    accept."""
+    if _language(sample) != "java" or not re.search(r"\bpublic\s+class\s+Main\b", text):
+        return None
+    if rng.random() < 0.5:
+        return f"package solution;\n\n{text}"
+    return re.sub(r"\bMain\b", "Solution", text)
+
+
 # ----------------------------------------------------------------------------- changing
 
 
@@ -341,6 +352,7 @@ def relations(verifier: object) -> list[Relation]:
         ("byte_order_mark", "preserving", _byte_order_mark),
         ("exit_at_end", "preserving", _exit_at_end),
         ("stdin_by_path", "preserving", _stdin_by_path),
+        ("java_class_named", "preserving", _java_class_named),
         ("off_by_one", "changing", _python(_off_by_one)),
         ("plus_to_minus", "changing", _operator),
         ("shadow_test_names", "dressing", _shadowed),

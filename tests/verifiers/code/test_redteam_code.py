@@ -4,6 +4,7 @@ failed before its fix. Hostile programs run only through the sandbox (`code_test
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import importlib.util
 import json
@@ -14,7 +15,7 @@ import pytest
 from code_cases import ADD_CALLS, FAST
 
 from rewardsmith.verifiers.code.extract import extract_code
-from rewardsmith.verifiers.code.languages import language
+from rewardsmith.verifiers.code.languages import java_as_main, language
 from rewardsmith.verifiers.code.relations import relations
 from rewardsmith.verifiers.sandbox._client import _answer_key_dirs
 from rewardsmith.verifiers.types import Sample
@@ -98,6 +99,40 @@ def test_javascript_reads_dev_stdin() -> None:
     ref = {**SUM_REF, "language": "javascript"}
     verdict = FAST(Sample(id="j", completion=program, reference=ref))
     assert verdict.score == 1.0, verdict.feedback
+
+
+JAVA_MAIN = (
+    "import java.util.*;\n\npublic class Main {\n    public static void main(String[] args) {\n"
+    "        Scanner in = new Scanner(System.in);\n"
+    "        System.out.println(in.nextLong() + in.nextLong());\n    }\n}\n"
+)
+JAVA_RIGHT = [
+    JAVA_MAIN.replace("Main", "Solution"),
+    "package solution;\n\n" + JAVA_MAIN,
+    "package a.b;\n" + JAVA_MAIN.replace("public class Main", "public final class Sum"),
+    JAVA_MAIN.replace("public class Main", "class Helper {}\n\npublic class Solution"),
+]
+
+
+JAVA = dataclasses.replace(FAST, compile_wall_s=120.0, wall_s=10.0)
+"""The JVM starts slowly on a loaded machine."""
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("program", JAVA_RIGHT)
+def test_a_java_program_need_not_call_its_class_main(program: str) -> None:
+    if not language("java").available:
+        pytest.skip("no javac on this machine")
+    ref = {**SUM_REF, "language": "java"}
+    verdict = JAVA(Sample(id="j", completion=program, reference=ref))
+    assert verdict.score == 1.0, verdict.feedback
+
+
+def test_java_as_main_keeps_a_main_class_and_adds_a_launcher_only_when_none() -> None:
+    assert java_as_main(JAVA_MAIN) == JAVA_MAIN.replace("public class Main", "class Main")
+    made = java_as_main(JAVA_RIGHT[0])
+    assert "class Solution {" in made and made.rstrip().endswith("Solution.main(args);\n    }\n}")
+    assert "package" not in java_as_main(JAVA_RIGHT[1])
 
 
 @pytest.mark.sandbox
@@ -185,15 +220,18 @@ RELATIONS = {r.name: r for r in relations(None)}
         ("code/byte_order_mark", ADD_CALLS, ADD),
         ("code/exit_at_end", SUM_REF, READ),
         ("code/stdin_by_path", SUM_REF, READ),
+        ("code/java_class_named", {**SUM_REF, "language": "java"}, JAVA_MAIN),
     ],
 )
 @pytest.mark.parametrize("seed", range(3))
 def test_each_new_preserving_relation_keeps_a_right_answer_right(
     name: str, reference: dict[str, Any], program: str, seed: int
 ) -> None:
+    if not language(reference.get("language", "python")).available:
+        pytest.skip(f"no {reference['language']} toolchain on this machine")
     made = RELATIONS[name](Sample(id="m", completion=program, reference=reference), seed)
     assert made is not None
-    verdict = FAST(made)
+    verdict = (JAVA if reference.get("language") == "java" else FAST)(made)
     assert verdict.score == 1.0, (made.completion, verdict.feedback)
 
 
