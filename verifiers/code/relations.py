@@ -10,10 +10,10 @@ listed in ``__all__`` so that ``from solution import *`` takes them (issue 30).
 
 A right program also keeps its verdict in the forms models write and judges accept (red
 team rtcode): fenced inside a list item, with an info string such as ``python:solution``,
-with three backticks inside a line, after a byte-order mark, and (Python stdio programs)
-ending in ``exit()`` or reading ``/dev/stdin``, and (Java) with its public class not called
-``Main`` or in a package. Reading a benchmark's answer key from an
-installed package (``answer_key_read``) must not lift a wrong program.
+with three backticks inside a line, after a byte-order mark; (Python stdio programs)
+ending in ``exit()``, reading ``/dev/stdin`` or reading stdin by its size; (Java) with its
+public class not called ``Main`` or in a package. Reading a benchmark's answer key from
+an installed package (``answer_key_read``) must not lift a wrong program.
 
 Python programs are rewritten on their syntax tree (``ast``); other languages get the
 textual relations only.
@@ -199,6 +199,19 @@ def _stdin_by_path(text: str, sample: Sample, rng: random.Random) -> str | None:
     return f'import sys\nsys.stdin = open("/dev/stdin")\n{text}'
 
 
+_READ_BY_SIZE = (
+    "import io, os, sys\n"
+    "sys.stdin = io.TextIOWrapper(io.BytesIO(os.read(0, os.fstat(0).st_size)))\n"
+)
+
+
+def _stdin_read_by_size(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """stdin read in one call of its size, as fast-input templates do (PyRival's)."""
+    if not _stdio_python(text, sample) or "__future__" in text:
+        return None
+    return _READ_BY_SIZE + text
+
+
 def _java_class_named(text: str, sample: Sample, rng: random.Random) -> str | None:
     """A Java program's public class called ``Solution`` (or put in a package), as judges
     accept."""
@@ -352,6 +365,7 @@ def relations(verifier: object) -> list[Relation]:
         ("byte_order_mark", "preserving", _byte_order_mark),
         ("exit_at_end", "preserving", _exit_at_end),
         ("stdin_by_path", "preserving", _stdin_by_path),
+        ("stdin_read_by_size", "preserving", _stdin_read_by_size),
         ("java_class_named", "preserving", _java_class_named),
         ("off_by_one", "changing", _python(_off_by_one)),
         ("plus_to_minus", "changing", _operator),

@@ -78,6 +78,7 @@ STDIO_RIGHT = [
     "    exit(0)\n\nif __name__ == '__main__':\n    main()\n",
     "a, b = map(int, open('/dev/stdin').read().split())\nprint(a + b)\n",
     "a, b = map(int, input().split())\nopen('/dev/stdout', 'w').write(f'{a + b}\\n')\n",
+    "import io, os\ninput = io.BytesIO(os.read(0, os.fstat(0).st_size)).readline\n" + READ,
 ]
 
 
@@ -133,6 +134,18 @@ def test_java_as_main_keeps_a_main_class_and_adds_a_launcher_only_when_none() ->
     made = java_as_main(JAVA_RIGHT[0])
     assert "class Solution {" in made and made.rstrip().endswith("Solution.main(args);\n    }\n}")
     assert "package" not in java_as_main(JAVA_RIGHT[1])
+
+
+@pytest.mark.sandbox
+def test_the_program_cannot_change_its_stdin() -> None:
+    probe = (
+        "import os\nfor how in ('write', 'truncate'):\n    try:\n"
+        "        os.write(0, b'9 9\\n') if how == 'write' else os.ftruncate(0, 0)\n"
+        "        print('changed')\n    except OSError:\n        pass\n"
+        "print(sum(map(int, open('/dev/stdin').read().split())))\n"
+    )
+    verdict = FAST(Sample(id="w", completion=probe, reference=SUM_REF))
+    assert verdict.score == 1.0, verdict.feedback
 
 
 @pytest.mark.sandbox
@@ -220,6 +233,7 @@ RELATIONS = {r.name: r for r in relations(None)}
         ("code/byte_order_mark", ADD_CALLS, ADD),
         ("code/exit_at_end", SUM_REF, READ),
         ("code/stdin_by_path", SUM_REF, READ),
+        ("code/stdin_read_by_size", SUM_REF, READ),
         ("code/java_class_named", {**SUM_REF, "language": "java"}, JAVA_MAIN),
     ],
 )
