@@ -30,9 +30,16 @@ from collections.abc import Sequence
 __all__ = ["extract_code"]
 
 _FENCE = re.compile(
-    r"(?P<fence>`{3,}|~{3,})[ \t]*\{?\.?(?P<tag>[^\s`{}]*)[^\n]*\n(?P<body>.*?)(?:(?P=fence)|\Z)",
-    re.DOTALL,
+    r"(?:^(?P<indent>[ \t]*))?(?P<fence>`{3,}|~{3,})[ \t]*\{?\.?(?P<tag>[^\s`{}]*)[^\n]*\n"
+    r"(?P<body>.*?)(?:(?P=fence)[`~]*[ \t]*(?=\n|\Z)|\Z)",
+    re.DOTALL | re.MULTILINE,
 )
+"""A fenced block. It closes at a fence that ends its line (a line of its own, or the
+last line of code followed by the fence), never at one inside a line (a string or a
+comment holding three backticks); an indented fence (in a list item) records its indent,
+which `_body` removes from each line as CommonMark does."""
+_BOM = "\ufeff"
+"""A byte-order mark some editors and models put first: `compile` refuses it in text."""
 
 _ALIASES = {
     "python": {"python", "py", "python3", "py3", "ipython", "ipython3", "python2"},
@@ -50,7 +57,8 @@ _KIN = {"c": "cpp", "cpp": "c"}
 def extract_code(text: str, language: str, names: Sequence[str] = ()) -> str:
     """The program in `text` for `language` (see the module doc); `names`: the functions
     the tests call, when known."""
-    blocks = [(_tag(m["tag"]), m["body"]) for m in _FENCE.finditer(text)]
+    text = text.removeprefix(_BOM)
+    blocks = [(_tag(m["tag"]), _body(m["body"], m["indent"] or "")) for m in _FENCE.finditer(text)]
     chosen = _of_language(blocks, language)
     if not chosen:
         return text
@@ -100,10 +108,30 @@ def _program_like(body: str, language: str) -> bool:
 
 
 def _tag(tag: str) -> str:
-    """``Python3.11`` -> ``python3``... -> the alias table's form."""
-    tag = tag.lower()
+    """The language an info string names, in the alias table's form: ``Python3.11`` ->
+    ``python``, ``python:solution.py`` and ``language-python`` -> ``python``,
+    ``rust,ignore`` -> ``rust`` (a file name, a class prefix or an option is not a
+    language of its own)."""
+    tag = re.split(r"[:,;=]", tag.lower())[0]
+    tag = re.sub(r"^(?:language|lang)-", "", tag)
     known = set().union(*_ALIASES.values())
     return tag if tag in known else re.sub(r"[\d.]+$", "", tag)
+
+
+def _body(body: str, indent: str) -> str:
+    """A block's code: without a leading byte-order mark, and without up to the opening
+    fence's indentation on each line (a fence in a list item indents its code with it)."""
+    if indent:
+        width = len(indent)
+        body = "\n".join(_outdent(line, width) for line in body.split("\n"))
+    return body.removeprefix(_BOM)
+
+
+def _outdent(line: str, width: int) -> str:
+    cut = 0
+    while cut < width and cut < len(line) and line[cut] in " \t":
+        cut += 1
+    return line[cut:]
 
 
 def _of_language(blocks: list[tuple[str, str]], language: str) -> list[str]:

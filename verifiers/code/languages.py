@@ -10,12 +10,13 @@ are found from this machine's PATH and shown read-only in the jail.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 
 from rewardsmith.verifiers.sandbox import Limits
 
-__all__ = ["LANGUAGES", "Language", "language"]
+__all__ = ["LANGUAGES", "Language", "java_as_main", "language"]
 
 _COMPILE_LIMITS = Limits(
     wall_s=60.0,
@@ -166,6 +167,37 @@ _ALIASES = {
     "node": "javascript",
     "golang": "go",
 }
+
+
+_JAVA_PACKAGE = re.compile(r"^package\s+[\w.]+\s*;", re.MULTILINE)
+_JAVA_PUBLIC_TOP = re.compile(
+    r"^public(\s+(?:(?:final|abstract|strictfp)\s+)*(?:class|interface|enum|record)\s)",
+    re.MULTILINE,
+)
+_JAVA_TOP_CLASS = re.compile(r"^(?:\w+\s+)*class\s+(\w+)", re.MULTILINE)
+_JAVA_MAIN = re.compile(r"\bstatic\s+void\s+main\s*\(")
+
+
+def java_as_main(code: str) -> str:
+    """A one-file Java program as ``Main.java`` compiles and ``java Main`` runs it, whatever
+    its public class is called (``public class Solution``, as judges accept) and with any
+    ``package`` line dropped (a package moved ``Main`` out of the class path's root): the
+    top-level classes lose ``public`` (any name may then live in Main.java), and when no
+    class is called ``Main``, one is added that calls the ``main`` of the class declaring
+    it. Read by regular expressions on top-level declarations (at the start of a line)."""
+    code = _JAVA_PACKAGE.sub("", code)
+    code = _JAVA_PUBLIC_TOP.sub(lambda m: m.group(1).lstrip(), code)
+    tops = list(_JAVA_TOP_CLASS.finditer(code))
+    main = _JAVA_MAIN.search(code)
+    if main is None or any(m.group(1) == "Main" for m in tops):
+        return code
+    owner = [m.group(1) for m in tops if m.start() < main.start()]
+    if not owner:
+        return code
+    return (
+        f"{code.rstrip()}\n\nclass Main {{\n    public static void main(String[] args)"
+        f" throws Exception {{\n        {owner[-1]}.main(args);\n    }}\n}}\n"
+    )
 
 
 def language(name: str) -> Language:

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rewardsmith.verifiers.code.languages import Language
+from rewardsmith.verifiers.code.languages import Language, java_as_main
 from rewardsmith.verifiers.sandbox import ForkServer, Limits, Program, SandboxResult, run
 
 __all__ = ["CHECKERS", "Build", "CheckerError", "build", "check_outputs", "run_case"]
@@ -113,6 +113,8 @@ class Build:
 
 def build(lang: Language, code: str, wall_s: float | None = None) -> Build:
     """Compile `code` in a jail (no-op for interpreted languages)."""
+    if lang.name == "java":
+        code = java_as_main(code)
     files = {lang.source: code.encode()}
     if lang.compile is None:
         return Build(True, files, ())

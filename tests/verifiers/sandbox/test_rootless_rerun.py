@@ -36,6 +36,7 @@ MODE_DEPENDENT = (
     "test_go.py",
     "test_hacks.py",
     "test_languages_anywhere.py",
+    "test_redteam_code.py",
     "test_stdio.py",
 )
 # Code tests of the judging above the jail: root's run covers them (the same code).
