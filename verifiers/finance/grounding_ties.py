@@ -29,12 +29,18 @@ __all__ = [
     "cited_year",
     "column_years",
     "derived",
+    "figure_years",
     "leading_year",
+    "named_years",
     "unchecked_claims",
 ]
 
 _YEAR = re.compile(r"(?<![\w.,])(?:FY\s?)?((?:19|20)\d{2})(?![\w%,])")
-_AFTER_YEAR = re.compile(r"^\s*(?:in|for|during|of)?\s*\(?(?:FY\s?)?((?:19|20)\d{2})\b", re.I)
+_AFTER_YEAR = re.compile(
+    r"^\s*(?:in|for|during|of)?\s*\(?(?:fiscal\s+(?:year\s+)?)?(?:FY\s?)?"
+    r"((?:19|20)\d{2})\b(?!\s*:)",
+    re.I,
+)
 _NUMBER_WORD = (
     r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
     r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
@@ -80,6 +86,37 @@ def cited_year(before_in_clause: str, after: str) -> int | None:
         return int(match.group(1))
     years = set(_YEAR.findall(before_in_clause))
     return int(years.pop()) if len(years) == 1 else None
+
+
+def named_years(text: str) -> set[int]:
+    """The years `text` names ("What was 2024 revenue?", "FY2024")."""
+    return {int(y) for y in _YEAR.findall(text)}
+
+
+_SENTENCE_END = re.compile(r"[.!?;](?=\s)|\n")
+
+
+def figure_years(text: str, spans: list[tuple[Figure, int, int]]) -> list[int | None]:
+    """The year each figure of `text` is said to be for, None where none is written: the
+    year just after it ("122,445 in 2024", "(2024)", "for fiscal 2024"), else the one year
+    named between it and the figure before it in its sentence ("2023: 150,239", "In 2023 it
+    was 150,239"). A year already taken by the figure before ("150,239 in 2023 and 122,445")
+    ties nothing else, and no year carries over to a later figure, so a figure with no year
+    written beside it has none."""
+    years: list[int | None] = []
+    previous_end = 0
+    for _, start, end in spans:
+        opened = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
+        before = text[max(opened, previous_end) : start]
+        after = _AFTER_YEAR.match(text[end : end + 32])
+        named = named_years(before)
+        if after:
+            years.append(int(after.group(1)))
+            previous_end = end + after.end()
+        else:
+            years.append(named.pop() if len(named) == 1 else None)
+            previous_end = end
+    return years
 
 
 def leading_year(first_clause: str) -> int | None:

@@ -62,6 +62,7 @@ from rewardsmith.verifiers.finance.figures import (
     scale_from_header,
     scale_name,
 )
+from rewardsmith.verifiers.finance.grounding_ties import figure_years, named_years
 from rewardsmith.verifiers.finance.quantities import (
     currency_of,
     model_text,
@@ -75,6 +76,7 @@ from rewardsmith.verifiers.types import Failure, Sample, Verdict
 __all__ = [
     "HedgedAnswer",
     "NumericAnswer",
+    "OtherPeriod",
     "StackedScale",
     "TolerancePolicy",
     "answer_figure",
@@ -236,6 +238,19 @@ class StackedScale(HedgedAnswer):
             self, f"the figure {figure!r} has a second scale after it ({extra!r}): ambiguous"
         )
         self.figures = [figure, extra]
+
+
+class OtherPeriod(HedgedAnswer):
+    """Free text gives each of its figures for another year than the one asked ("2024:
+    150,239; 2023: 122,445" for a 2024 question answers no 2024 figure with 122,445)."""
+
+    def __init__(self, figure: str, year: int, asked: set[int]) -> None:
+        ValueError.__init__(
+            self,
+            f"the figure {figure!r} is given for {year}, the question asks about "
+            f"{', '.join(map(str, sorted(asked)))}",
+        )
+        self.figures = [figure, str(year)]
 
 
 # A scale word right after a figure that has its own ("thousand (of) million").
@@ -427,6 +442,8 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
     if not spans:
         return Figure(0.0, text=span.strip()) if _ZERO.match(span) else None
     is_marked = bool(tags) or bool(marked)
+    if not is_marked:
+        spans = _up_to_asked_year(uncited, spans, prompt)
     # A marked answer starts with its figure; free text ends with its conclusion.
     figure, start, end = spans[0] if is_marked else spans[-1]
     second = _SECOND_SCALE.match(span, end) if figure.scale != 1.0 else None
@@ -443,6 +460,24 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
         if scale != 1.0:
             return Figure(figure.value, scale, figure.unit, figure.decimals, figure.text)
     return figure
+
+
+def _up_to_asked_year(
+    text: str, spans: list[tuple[Figure, int, int]], question: str
+) -> list[tuple[Figure, int, int]]:
+    """Free text's figures up to its conclusion: the last one not given for another year
+    than the question names ("2024: 122,445 (2023: 150,239)" concludes on 122,445 for a
+    2024 question). A figure with no year written beside it, or a question naming none,
+    leaves the last figure the conclusion; when every figure is given for another year,
+    the text answers nothing asked (`OtherPeriod`)."""
+    asked = named_years(question)
+    if not asked:
+        return spans
+    years = figure_years(text, spans)
+    for k in range(len(spans) - 1, -1, -1):
+        if years[k] is None or years[k] in asked:
+            return spans[: k + 1]
+    raise OtherPeriod(spans[-1][0].text, years[-1] or 0, asked)
 
 
 _DOUBT = re.compile(

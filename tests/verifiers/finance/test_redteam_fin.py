@@ -334,3 +334,47 @@ def test_latex_thousands_separator_reads(completion: str) -> None:
 def test_a_guess_in_another_clause_of_the_sentence_hedges_the_claim() -> None:
     assert _chart("Revenue in 2021 was 151 (approximately; I am not sure).") == 0.0
     assert _chart("Revenue in 2021 was 151 (approximately). I checked the bars.") == 1.0
+
+
+# --- N5: free text's figure for another year than the question's is not its answer -------
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [
+        "Revenue in 2024 was $150,239 thousand; 2023: $122,445 thousand.",
+        "Revenue was $150,239 thousand in 2024 and $122,445 thousand in 2023.",
+        "2024 revenue: $150,239 thousand (2023: $122,445 thousand).",
+        "In 2024 revenue was $150,239 thousand. In 2023 it was $122,445 thousand.",
+        "Revenue was $150,239 thousand for fiscal 2024, against $122,445 thousand for fiscal 2023.",
+    ],
+)
+def test_free_text_figure_for_another_year_is_not_the_answer(completion: str) -> None:
+    assert _numeric(completion) == 0.0
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [
+        "Revenue in 2024 was $122,445 thousand; 2023: $150,239 thousand.",
+        "2024 revenue: $122,445 thousand (2023: $150,239 thousand).",
+        "Revenue was $122,445 thousand in 2024 and $150,239 thousand in 2023.",
+        "Revenue fell from $150,239 thousand in 2023 to $122,445 thousand.",
+        "Revenue in 2023 was $150,239 thousand and fell 18.5% to $122,445 thousand.",
+        "Revenue was $150,239 thousand in 2023. The answer is $122,445 thousand.",
+        "Revenue was $122,445 thousand for fiscal 2024.",
+        "Revenue was $122,445 thousand.",
+    ],
+)
+def test_free_text_figure_with_no_year_or_the_asked_year_pays(completion: str) -> None:
+    assert _numeric(completion) == 1.0
+
+
+def test_a_question_with_no_year_reads_the_last_figure_as_before() -> None:
+    sample = Sample(
+        id="n",
+        prompt="What was revenue?",
+        completion="Revenue in 2024 was $150,239 thousand; 2023: $122,445 thousand.",
+        reference=REVENUE,
+    )
+    assert NumericAnswer()(sample).score == 1.0
