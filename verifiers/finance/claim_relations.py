@@ -12,7 +12,8 @@ must fail the whole answer, since every claim must hold.
 
 Cited figures are made wrong by opening each sentence with the year before the asked one
 ("In 2023, revenue was 122,445 (p. 1)": another column) or by a guess or a denial
-("Revenue was probably 122,445").
+("Revenue was probably 122,445"), or by saying a level was reached by the move the page
+does not show ("Revenue rose to 122,445 (p. 1)" where it fell from 150,239).
 
     >>> from rewardsmith.verifiers.types import Sample
     >>> rel = {r.name: r for r in cross_document_relations(None)}
@@ -221,10 +222,39 @@ def _doubted(sample: Sample, rng: random.Random) -> Sample | None:
     return rewritten(sample, _COPULA.sub(rf"\1 {word}", text, count=1))
 
 
+def _reversed_move(verifier: Any) -> Any:
+    """A cited level said to be reached by the move the page does not show ("Revenue rose
+    to 122,445 (p. 1)" where it fell from 150,239), read with the verifier's own limits."""
+
+    def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
+        from rewardsmith.verifiers.finance.grounding import cited_figures, printed_move
+        from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document
+
+        text, ref = sample.completion, sample.reference
+        pdf = ref.get("pdf") if isinstance(ref, dict) else ref
+        if not isinstance(text, str) or not isinstance(pdf, str):
+            return None
+        limits = getattr(verifier, "limits", ExtractionLimits())
+        for c in cited_figures(text):
+            claim = re.search(rf"\b(?:was|were)\s+(?={re.escape(c.figure.text)})", text)
+            if c.page is None or claim is None:
+                continue
+            document = load_document(pdf, [c.page], tables=False, limits=limits).document
+            page = document.text.get(c.page) if document is not None else None
+            moved = printed_move(c, page) if page else 0
+            if moved:
+                wrong = "fell to " if moved > 0 else "rose to "
+                return rewritten(sample, text[: claim.start()] + wrong + text[claim.end() :])
+        return None
+
+    return rewrite
+
+
 def grounding_relations(verifier: object) -> list[Relation]:
     """The relations of `grounding`: each makes a right answer's claims wrong (it earns 0)."""
     made = [
         ("grounding_another_year", _another_year, "every claim put in the year before"),
         ("grounding_doubted", _doubted, "a claim made a guess or a denial"),
+        ("grounding_reversed_move", _reversed_move(verifier), "a level reached the other way"),
     ]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]

@@ -20,7 +20,7 @@ import itertools
 import math
 import re
 
-from rewardsmith.verifiers.finance.figures import Figure
+from rewardsmith.verifiers.finance.figures import Figure, is_year
 from rewardsmith.verifiers.finance.quantities import DOWN_WORDS, UP_WORDS
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "derived",
     "figure_years",
     "leading_year",
+    "move_to_level",
     "named_years",
     "unchecked_claims",
 ]
@@ -126,6 +127,50 @@ def leading_year(first_clause: str) -> int | None:
     years = set(_YEAR.findall(first_clause))
     rest = _YEAR.sub(" ", first_clause)
     return int(years.pop()) if len(years) == 1 and not re.search(r"\d", rest) else None
+
+
+_TO = re.compile(r"(?<!\bup )(?<!\bequal )\bto\s*(?:[$€£¥]\s?)?$", re.I)
+_FROM = re.compile(r"\bfrom\s*(?:[$€£¥]\s?)?$", re.I)
+_YEAR_WORDS = re.compile(r"\(?\b(?:in|for)?\s*(?:FY\s?)?(?:19|20)\d{2}\)?|,", re.I)
+_MOVE = re.compile(rf"\b(?:(?P<up>{UP_WORDS})|(?P<down>{DOWN_WORDS}))\b(?!\s+to\b\s*\d)", re.I)
+
+
+def move_to_level(
+    text: str, spans: list[tuple[Figure, int, int]], i: int
+) -> tuple[int, Figure | None]:
+    """Whether figure `i` of `text` is the level a quantity moved to ("rose to 122,445":
+    +1, "fell from 150,239 to 122,445": -1 and 150,239, "went from X to Y": 0 and X,
+    "decreased to Y in 2024 from X in 2023"), as (direction, the level it moved from)."""
+    amounts = [k for k, (f, _, _) in enumerate(spans) if not is_year(f)]
+    if i not in amounts:
+        return 0, None
+    at = amounts.index(i)
+    start = spans[i][1]
+    before_end = spans[amounts[at - 1]][2] if at else 0
+    if not _TO.search(text[before_end:start]):
+        return 0, None
+    move = [m for m in _MOVE.finditer(text, 0, start)]
+    direction = (1 if move[-1].group("up") else -1) if move else 0
+    return direction, _moved_from(text, spans, amounts, at)
+
+
+def _moved_from(
+    text: str, spans: list[tuple[Figure, int, int]], amounts: list[int], at: int
+) -> Figure | None:
+    """The amount beside amount `at` written as where a move started ("from X to")."""
+    if at:
+        earlier_start = spans[amounts[at - 1]][1]
+        opened = spans[amounts[at - 2]][2] if at > 1 else 0
+        gap = _YEAR_WORDS.sub(" ", text[spans[amounts[at - 1]][2] : spans[amounts[at]][1]])
+        if _FROM.search(text[opened:earlier_start]) and re.fullmatch(
+            r"\s*to\s*(?:[$€£¥]\s?)?", gap
+        ):
+            return spans[amounts[at - 1]][0]
+    if at + 1 < len(amounts):
+        gap = text[spans[amounts[at]][2] : spans[amounts[at + 1]][1]]
+        if _FROM.search(_YEAR_WORDS.sub(" ", gap).strip()) and len(gap) < 40:
+            return spans[amounts[at + 1]][0]
+    return None
 
 
 def unchecked_claims(sentence: str) -> list[str]:

@@ -378,3 +378,26 @@ def test_a_question_with_no_year_reads_the_last_figure_as_before() -> None:
         reference=REVENUE,
     )
     assert NumericAnswer()(sample).score == 1.0
+
+
+# --- G2: the direction of a move to a level is checked where the page gives both years ---
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("Revenue rose to 122,445 (p. 1).", 0.0),  # 150,239 in 2023: it fell
+        ("Total assets grew to 26,079 (p. 2).", 0.0),  # 28,147 in 2023
+        ("Total assets fell from 26,079 to 28,147 (p. 2).", 0.0),  # the years reversed
+        ("Revenue increased from 150,239 to 122,445 (p. 1).", 0.0),
+        ("Revenue went from 122,445 to 150,239 (p. 1).", 0.0),
+        ("Revenue decreased to 122,445 in 2024 from 150,239 in 2023 (p. 1).", 1.0),
+        ("Revenue fell to 122,445 (p. 1).", 1.0),
+        ("Total assets fell from 28,147 to 26,079 (p. 2).", 1.0),
+        ("Revenue fell from 150,239 in 2023 to 122,445 in 2024 (p. 1).", 1.0),
+        ("Revenue went from 150,239 to 122,445 (p. 1).", 1.0),
+        ("Revenue was 122,445 (p. 1).", 1.0),
+    ],
+)
+def test_a_move_to_a_level_is_checked_against_the_years(text: str, score: float) -> None:
+    assert _grounding(text) == score
