@@ -7,7 +7,8 @@ key-value answer with the labels swapped ("Higher: Acme. Lower: Globex."), by de
 
 Claims about a chart are made wrong by one more claim the chart cannot place (a series
 with a figure and no year), a denied comparison the chart shows false, "consistently" on
-a series that did not move the same way at every step, or a guess ("probably"): each
+a series that did not move the same way at every step, a comparison stating a wrong gap
+("higher than in 2019 by 90" where it is 43.5), or a guess ("probably"): each
 must fail the whole answer, since every claim must hold.
 
 Cited figures are made wrong by opening each sentence with the year before the asked one
@@ -168,6 +169,20 @@ def _consistently(chart: Any, rng: random.Random) -> str | None:
     return rng.choice(options) if options else None
 
 
+def _wrong_gap(chart: Any, rng: random.Random) -> str | None:
+    """ "S in A was higher than in B by X" where S is clearly higher in A, but by far less
+    than X: the comparison holds, the gap it states does not."""
+    options = []
+    for series, values in chart.values.items():
+        tol = chart.tolerance[series]
+        for a, b in itertools.permutations(values, 2):
+            gap = values[a] - values[b]
+            if gap > 2 * tol:
+                wrong = round(gap + rng.choice((4, 6, 10)) * tol + abs(gap))
+                options.append(f"{series} in {a} was higher than in {b} by {wrong}.")
+    return rng.choice(options) if options else None
+
+
 def _guessed(sample: Sample, rng: random.Random) -> Sample | None:
     """A claim made a guess: "was probably", or a doubt in a clause of its own ("151; I am
     not sure.")."""
@@ -190,6 +205,7 @@ def chart_relations(verifier: object) -> list[Relation]:
         ("chart_denied_comparison", _appended(verifier, _denied_comparison), "a false denial"),
         ("chart_consistently", _appended(verifier, _consistently), "every step claimed"),
         ("chart_guessed", _guessed, "a claim made a guess"),
+        ("chart_wrong_gap", _appended(verifier, _wrong_gap), "a comparison by a wrong amount"),
     ]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]
 

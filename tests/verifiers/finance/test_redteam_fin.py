@@ -401,3 +401,28 @@ def test_a_question_with_no_year_reads_the_last_figure_as_before() -> None:
 )
 def test_a_move_to_a_level_is_checked_against_the_years(text: str, score: float) -> None:
     assert _grounding(text) == score
+
+
+# --- CH4: the amount a comparison states is checked, as a change is ----------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("Revenue was higher than operating costs in 2021 by 200.", 0.0),  # the gap is 47
+        ("Revenue exceeded operating costs by 200 in 2021.", 0.0),
+        ("Revenue was 200 higher than operating costs in 2021.", 0.0),
+        ("Operating costs were lower than revenue in 2021 by 200.", 0.0),
+        ("Revenue was higher than operating costs in 2021 by 5%.", 0.0),  # 45%
+        ("Revenue in 2023 was higher than in 2019 by 90.", 0.0),  # 43.5
+        ("Revenue was higher than operating costs in 2021 by 47.", 1.0),
+        ("Revenue exceeded operating costs by $47 million in 2021.", 1.0),
+        ("Revenue was 47 higher than operating costs in 2021.", 1.0),
+        ("Operating costs were lower than revenue in 2021 by 47.", 1.0),
+        ("Revenue was higher than operating costs in 2021 by 45%.", 1.0),
+        ("Revenue in 2023 was higher than in 2019 by 43.5.", 1.0),
+        ("Revenue was higher than operating costs in 2021.", 1.0),
+    ],
+)
+def test_the_amount_of_a_comparison_is_checked(text: str, score: float) -> None:
+    assert _chart(text) == score
