@@ -44,6 +44,7 @@ answer whose quantity is wrong.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterator
@@ -356,9 +357,36 @@ def all_tagged(text: str) -> list[str]:
         end = _CLOSE_TAG.search(text, start.end())
         if end is None:
             break
-        out.append(text[start.end() : end.start()])
+        out.append(_json_as_text(text[start.end() : end.start()]))
         at = end.end()
     return out[:_MAX_TAGS]
+
+
+_UNIT_KEYS = frozenset(("unit", "units", "scale", "currency"))
+
+
+def _json_as_text(content: str) -> str:
+    """A JSON object answer as the words it states (``{"revenue": 122445, "unit": "thousand
+    USD"}`` is "122445 thousand USD"): its one figure and its unit, scale or currency
+    fields. Anything else, or an object of several figures, is left as written."""
+    if not content.strip().startswith("{"):
+        return content
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return content
+    if not isinstance(data, dict):
+        return content
+    words = [str(v) for k, v in data.items() if str(k).lower() in _UNIT_KEYS and isinstance(v, str)]
+    figures = [
+        str(v)
+        for k, v in data.items()
+        if str(k).lower() not in _UNIT_KEYS
+        and ((isinstance(v, int | float) and not isinstance(v, bool)) or isinstance(v, str))
+    ]
+    if len(figures) != 1 or len(figures) + len(words) != len(data):
+        return content
+    return " ".join([figures[0], *words])
 
 
 _ANSWER_LINE = re.compile(r"answer\s*(?:is)?\s*[:=]\s*([^\n]*)", re.IGNORECASE)
@@ -450,6 +478,7 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
     if second is not None:
         raise StackedScale(figure.text, second.group(1))
     if is_marked:
+        span, spans = _without_denied(span, spans)
         _refuse_hedges(text, span, tags, marked, figure, [f for f, _, _ in spans], prompt)
     else:
         _refuse_doubted_conclusion(span, spans)
@@ -460,6 +489,27 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
         if scale != 1.0:
             return Figure(figure.value, scale, figure.unit, figure.decimals, figure.text)
     return figure
+
+
+_DENIED = re.compile(r"\s*[,;(]\s*not\s+")
+"""What denies a figure after the answer's own ("122,445 thousand, not 150,239", "(not
+150,239)"): a comma, semicolon or parenthesis, then "not"."""
+
+
+def _without_denied(
+    span: str, spans: list[tuple[Figure, int, int]]
+) -> tuple[str, list[tuple[Figure, int, int]]]:
+    """A marked answer without the other figures it denies after its own ("$122,445
+    thousand, not $150,239 thousand" answers 122,445 thousand: the denial is no hedge). A
+    denied figure that states the answer's own quantity is kept, so it still hedges."""
+    answer = spans[0][0]
+    for k in range(1, len(spans)):
+        figure, start, end = spans[k]
+        if _DENIED.fullmatch(span, spans[k - 1][2], start) is None or restates(answer, figure):
+            return span, spans[:1] + spans[k:]
+        closed = end + 1 if span[end : end + 1] == ")" else end
+        span = span[: spans[k - 1][2]] + " " * (closed - spans[k - 1][2]) + span[closed:]
+    return span, spans[:1]
 
 
 def _up_to_asked_year(

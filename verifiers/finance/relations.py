@@ -12,7 +12,8 @@ taking it back ("That is wrong."), by another amount after long padding, or besi
 "answer:" line or an ``<ANSWER>`` tag with another amount, is a hedge: it earns nothing.
 Free text giving the right amount for another year than the question's, and another
 amount for the asked year, earns nothing; the right amount for the asked year, beside
-another year's, still pays.
+another year's, still pays; so does an answer denying another amount after its own ("X,
+not Y") or written as a JSON object of its figure and scale.
 
 A Markdown table keeps its content with its rows in another order, other padding, no
 outer pipes, negatives as ``(1,234)`` or ``-1,234``, spaces as separators, or notes after
@@ -28,6 +29,7 @@ rows or the right table beside it (plain or in an HTML comment) must not lift a 
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Callable
@@ -307,6 +309,28 @@ def _other_period_beside(text: str, sample: Sample, rng: random.Random) -> str |
     return form.format(y=year, o=other, p=year - 1, s=said)
 
 
+def _denied_other(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The answer followed by a denial of another amount ("X, not Y"): still X."""
+    other = _other_gold(sample, rng)
+    if other is None or _FIGURE.search(text) is None:
+        return None
+    return rng.choice(("{}, not {}", "{} (not {})")).format(text.strip(), other)
+
+
+def _json_object(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The answer as a JSON object of its figure and its scale (``{"value": "122,445",
+    "unit": "thousand"}``): the same figure."""
+    figure = _figure(text)
+    if figure is None or figure.group(1) or "%" in text:
+        return None
+    scale = _SCALE_WORD.search(text)
+    key = rng.choice(("value", "answer", "revenue"))
+    fields = {key: figure.group(2) + (figure.group(3) or "")}
+    if scale:
+        fields[rng.choice(("unit", "scale"))] = scale.group(1)
+    return json.dumps(fields)
+
+
 def numeric_relations(verifier: object) -> list[Relation]:
     """The relations of `numeric_answer`."""
     on_answer: list[tuple[str, Kind, Change]] = [
@@ -322,6 +346,8 @@ def numeric_relations(verifier: object) -> list[Relation]:
         ("scale_change", "changing", _scale_change),
         ("percent_sign", "changing", _percent),
         ("hedge_in_tag", "dressing", _hedge_in_tag),
+        ("denied_other", "preserving", _denied_other),
+        ("json_object", "preserving", _json_object),
     ]
     on_text: list[tuple[str, Kind, Change]] = [
         ("sentence", "preserving", _sentence),

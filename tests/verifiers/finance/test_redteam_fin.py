@@ -426,3 +426,38 @@ def test_a_move_to_a_level_is_checked_against_the_years(text: str, score: float)
 )
 def test_the_amount_of_a_comparison_is_checked(text: str, score: float) -> None:
     assert _chart(text) == score
+
+
+# --- N6: right answers in common forms: a denial of another figure, a JSON object --------
+
+
+@pytest.mark.parametrize(
+    ("completion", "score"),
+    [
+        ("<answer>$122,445 thousand, not $150,239 thousand</answer>", 1.0),
+        ("<answer>$122,445 thousand (not $150,239 thousand)</answer>", 1.0),
+        ("<answer>$150,239 thousand, not $122,445 thousand</answer>", 0.0),
+        ("<answer>not $122,445 thousand</answer>", 0.0),
+        ("<answer>$122,445 thousand, not sure</answer>", 0.0),
+        ("<answer>$122,445 thousand, or not $150,239 thousand</answer>", 0.0),
+    ],
+)
+def test_a_denial_of_another_figure_after_the_answer_is_no_hedge(
+    completion: str, score: float
+) -> None:
+    assert _numeric(completion) == score
+
+
+@pytest.mark.parametrize(
+    ("completion", "score"),
+    [
+        ('<answer>{"revenue": 122445, "unit": "thousand USD"}</answer>', 1.0),
+        ('<answer>{"value": "122,445", "scale": "thousand"}</answer>', 1.0),
+        ('<answer>{"revenue": 122445000}</answer>', 1.0),
+        ('<answer>{"revenue": 150239, "unit": "thousand USD"}</answer>', 0.0),
+        ('<answer>{"revenue": 122445, "unit": "million USD"}</answer>', 0.0),
+        ('<answer>{"2024": 122445, "2023": 150239, "unit": "thousand"}</answer>', 0.0),
+    ],
+)
+def test_a_json_object_answer_is_read(completion: str, score: float) -> None:
+    assert _numeric(completion) == score
