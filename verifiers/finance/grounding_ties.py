@@ -89,9 +89,19 @@ def cited_year(before_in_clause: str, after: str) -> int | None:
     return int(years.pop()) if len(years) == 1 else None
 
 
+_NAMED_YEAR = re.compile(r"(?<![\w.,])(?:FY\s?)?((?:19|20)\d{2})(?![\w%]|,\d)")
+_BASE_YEAR = re.compile(
+    r"\b(?:compared\s+(?:to|with)|relative\s+to|from|vs\.?|versus|than|since|over|on|"
+    r"against)\s+(?:fiscal\s+(?:year\s+)?)?(?:FY\s?)?(?:19|20)\d{2}\b",
+    re.I,
+)
+"""A year named as the base of a comparison ("compared to 2023", "down from 2023"): the
+year another figure is for, not the one beside it."""
+
+
 def named_years(text: str) -> set[int]:
-    """The years `text` names ("What was 2024 revenue?", "FY2024")."""
-    return {int(y) for y in _YEAR.findall(text)}
+    """The years `text` names ("What was 2024 revenue?", "FY2024", "In 2024, ...")."""
+    return {int(y) for y in _NAMED_YEAR.findall(text)}
 
 
 _SENTENCE_END = re.compile(r"[.!?;](?=\s)|\n")
@@ -99,18 +109,19 @@ _SENTENCE_END = re.compile(r"[.!?;](?=\s)|\n")
 
 def figure_years(text: str, spans: list[tuple[Figure, int, int]]) -> list[int | None]:
     """The year each figure of `text` is said to be for, None where none is written: the
-    year just after it ("122,445 in 2024", "(2024)", "for fiscal 2024"), else the one year
-    named between it and the figure before it in its sentence ("2023: 150,239", "In 2023 it
-    was 150,239"). A year already taken by the figure before ("150,239 in 2023 and 122,445")
-    ties nothing else, and no year carries over to a later figure, so a figure with no year
-    written beside it has none."""
+    year just after it ("122,445 in 2024", "(2024)", "for fiscal 2024"), else the
+    one year named between it and the figure before it in its sentence ("2023:
+    150,239", "In 2023 it was 150,239"), a comparison's base ("compared to 2023",
+    "down from 2023") aside. A year already taken by the figure before ("150,239 in
+    2023 and 122,445") ties nothing else, and no year carries over to a later
+    figure, so a figure with no year written beside it has none."""
     years: list[int | None] = []
     previous_end = 0
     for _, start, end in spans:
         opened = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
         before = text[max(opened, previous_end) : start]
         after = _AFTER_YEAR.match(text[end : end + 32])
-        named = named_years(before)
+        named = named_years(_BASE_YEAR.sub(" ", before))
         if after:
             years.append(int(after.group(1)))
             previous_end = end + after.end()

@@ -347,6 +347,7 @@ def test_a_guess_in_another_clause_of_the_sentence_hedges_the_claim() -> None:
         "2024 revenue: $150,239 thousand (2023: $122,445 thousand).",
         "In 2024 revenue was $150,239 thousand. In 2023 it was $122,445 thousand.",
         "Revenue was $150,239 thousand for fiscal 2024, against $122,445 thousand for fiscal 2023.",
+        "In 2024, revenue was $150,239 thousand. In 2023, it was $122,445 thousand.",
     ],
 )
 def test_free_text_figure_for_another_year_is_not_the_answer(completion: str) -> None:
@@ -364,6 +365,10 @@ def test_free_text_figure_for_another_year_is_not_the_answer(completion: str) ->
         "Revenue was $150,239 thousand in 2023. The answer is $122,445 thousand.",
         "Revenue was $122,445 thousand for fiscal 2024.",
         "Revenue was $122,445 thousand.",
+        "Revenue was down from 2023 at $122,445 thousand.",
+        "Compared with 2023, revenue fell to $122,445 thousand.",
+        "In 2024, revenue decreased by 18.5% compared to 2023, to $122,445 thousand.",
+        "Revenue for the year ended December 31, 2024 was $122,445 thousand.",
     ],
 )
 def test_free_text_figure_with_no_year_or_the_asked_year_pays(completion: str) -> None:
