@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from rewardsmith.verifiers.exploits import Exploit
@@ -91,7 +91,8 @@ def grade(claim: Claim, chart: _Chart) -> tuple[bool, dict[str, Any]]:
     shown = {c: values.get(c) for c in claim.categories}
     detail: dict[str, Any] = {"chart": shown, "tolerance": tol}
     if claim.kind == "compare":  # a true denial of a comparison pays nothing
-        holds = _compare(claim, chart) and not claim.hedged
+        gap = claim.negated or claim.by is None or _gap_holds(claim, chart, detail)
+        holds = _compare(claim, chart) and gap and not claim.hedged
         detail["vacuous"] = claim.negated and holds
         return holds, detail
     wrong = _wrong_unit(claim, chart)
@@ -158,6 +159,29 @@ def _compare(claim: Claim, chart: _Chart) -> bool:
     tol = max(chart.tolerance[claim.series], chart.tolerance[other])
     moved = (a - b) * (claim.stated or 0.0)
     return (moved <= 0) if claim.negated else (moved > tol)
+
+
+def _gap_holds(claim: Claim, chart: _Chart, detail: dict[str, Any]) -> bool:
+    """The gap a comparison states, within the tolerance of a change (two readings, 2 ×
+    tol) for an amount ("by 47"), or within the range the readings allow for a percentage
+    ("45% higher than": (a - b) / |b|)."""
+    other = claim.other or claim.series
+    a = chart.values[claim.series].get(claim.categories[0])
+    b = chart.values[other].get(claim.categories[1])
+    if a is None or b is None:
+        return False
+    gap = (claim.stated or 0.0) * (claim.by or 0.0)  # "lower by 47" states a - b = -47
+    if claim.unit == "%" and "%" not in claim.series:  # a relative gap
+        tol = max(chart.tolerance[claim.series], chart.tolerance[other])
+        low, high = _pct_range(b, a, tol)
+        detail["gap_range_pct"] = [low, high]
+        return low - 0.05 <= gap <= high + 0.05
+    if _wrong_unit(claim, chart):
+        return False
+    stated = _in_chart_units(replace(claim, stated=gap), chart)
+    detail["gap_in_chart_units"] = stated
+    tol = chart.tolerance[claim.series] + chart.tolerance[other]
+    return abs((a - b) - stated) <= tol
 
 
 def _wrong_unit(claim: Claim, chart: _Chart) -> str:

@@ -80,6 +80,9 @@ class Claim:
     other: str = ""
     """For ``compare``: the series of the second term (the same series when empty);
     for ``unchecked``: why the chart cannot decide the claim."""
+    by: float | None = None
+    """For ``compare``: the gap it states ("higher ... by 47", "47 higher than"), in the
+    `scale` and `unit` written with it; None when it states none."""
 
 
 def _names(series: list[str]) -> dict[str, re.Pattern[str]]:
@@ -127,6 +130,7 @@ def _clause_claims(
         return [Claim("unchecked", named[0] if named else "", (), text=clause, other=missing)]
     compared = _comparison(clause, named, cats, names)
     if compared is not None:  # "was not higher than" is graded as the denial it is
+        compared = _with_gap(compared, stripped, currency)
         return [replace(compared, negated=bool(negations), hedged=bool(_MODAL.search(clause)))]
     if len(named) >= 2 and compared is None and re.search(r"\band\b", clause):
         return _split_at_and(clause, series, categories, names)
@@ -208,6 +212,26 @@ def _comparison(
             return Claim("compare", before[0], (cats[0], cats[0]), float(sign), clause,
                          other=after[0])  # fmt: skip
     return Claim("unchecked", named[0], (), text=clause, other="a comparison of unclear terms")
+
+
+_GAP_BEFORE = re.compile(r"(?:\bby|\b(?:gap|difference|margin)\s+(?:of|was|is)?)\s*$", re.I)
+_GAP_AFTER = re.compile(r"\s*(?:higher|more|lower|less|above|below|greater|smaller)\b", re.I)
+
+
+def _with_gap(claim: Claim, stripped: str, currency: str) -> Claim:
+    """A comparison with the gap it states ("higher than operating costs by 47", "47 more
+    than in 2019", "a gap of 47"): one figure written as the gap, else none (a figure that
+    is a value, "Revenue, at 151, was higher", states no gap)."""
+    if claim.kind != "compare":
+        return claim
+    spans = find_figure_spans(stripped)
+    if len(spans) != 1:
+        return claim
+    figure, start, end = spans[0]
+    if not (_GAP_BEFORE.search(stripped[:start]) or _GAP_AFTER.match(stripped, end)):
+        return claim
+    unit = "%" if figure.unit == "%" else ""
+    return replace(claim, by=abs(figure.value), scale=figure.scale, unit=unit, currency=currency)
 
 
 def _categories_in(sentence: str, categories: list[str]) -> list[str]:

@@ -7,12 +7,14 @@ key-value answer with the labels swapped ("Higher: Acme. Lower: Globex."), by de
 
 Claims about a chart are made wrong by one more claim the chart cannot place (a series
 with a figure and no year), a denied comparison the chart shows false, "consistently" on
-a series that did not move the same way at every step, or a guess ("probably"): each
+a series that did not move the same way at every step, a comparison stating a wrong gap
+("higher than in 2019 by 90" where it is 43.5), or a guess ("probably"): each
 must fail the whole answer, since every claim must hold.
 
 Cited figures are made wrong by opening each sentence with the year before the asked one
 ("In 2023, revenue was 122,445 (p. 1)": another column) or by a guess or a denial
-("Revenue was probably 122,445").
+("Revenue was probably 122,445"), or by saying a level was reached by the move the page
+does not show ("Revenue rose to 122,445 (p. 1)" where it fell from 150,239).
 
     >>> from rewardsmith.verifiers.types import Sample
     >>> rel = {r.name: r for r in cross_document_relations(None)}
@@ -167,6 +169,20 @@ def _consistently(chart: Any, rng: random.Random) -> str | None:
     return rng.choice(options) if options else None
 
 
+def _wrong_gap(chart: Any, rng: random.Random) -> str | None:
+    """ "S in A was higher than in B by X" where S is clearly higher in A, but by far less
+    than X: the comparison holds, the gap it states does not."""
+    options = []
+    for series, values in chart.values.items():
+        tol = chart.tolerance[series]
+        for a, b in itertools.permutations(values, 2):
+            gap = values[a] - values[b]
+            if gap > 2 * tol:
+                wrong = round(gap + rng.choice((4, 6, 10)) * tol + abs(gap))
+                options.append(f"{series} in {a} was higher than in {b} by {wrong}.")
+    return rng.choice(options) if options else None
+
+
 def _guessed(sample: Sample, rng: random.Random) -> Sample | None:
     """A claim made a guess: "was probably", or a doubt in a clause of its own ("151; I am
     not sure.")."""
@@ -189,6 +205,7 @@ def chart_relations(verifier: object) -> list[Relation]:
         ("chart_denied_comparison", _appended(verifier, _denied_comparison), "a false denial"),
         ("chart_consistently", _appended(verifier, _consistently), "every step claimed"),
         ("chart_guessed", _guessed, "a claim made a guess"),
+        ("chart_wrong_gap", _appended(verifier, _wrong_gap), "a comparison by a wrong amount"),
     ]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]
 
@@ -221,10 +238,39 @@ def _doubted(sample: Sample, rng: random.Random) -> Sample | None:
     return rewritten(sample, _COPULA.sub(rf"\1 {word}", text, count=1))
 
 
+def _reversed_move(verifier: Any) -> Any:
+    """A cited level said to be reached by the move the page does not show ("Revenue rose
+    to 122,445 (p. 1)" where it fell from 150,239), read with the verifier's own limits."""
+
+    def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
+        from rewardsmith.verifiers.finance.grounding import cited_figures, printed_move
+        from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document
+
+        text, ref = sample.completion, sample.reference
+        pdf = ref.get("pdf") if isinstance(ref, dict) else ref
+        if not isinstance(text, str) or not isinstance(pdf, str):
+            return None
+        limits = getattr(verifier, "limits", ExtractionLimits())
+        for c in cited_figures(text):
+            claim = re.search(rf"\b(?:was|were)\s+(?={re.escape(c.figure.text)})", text)
+            if c.page is None or claim is None:
+                continue
+            document = load_document(pdf, [c.page], tables=False, limits=limits).document
+            page = document.text.get(c.page) if document is not None else None
+            moved = printed_move(c, page) if page else 0
+            if moved:
+                wrong = "fell to " if moved > 0 else "rose to "
+                return rewritten(sample, text[: claim.start()] + wrong + text[claim.end() :])
+        return None
+
+    return rewrite
+
+
 def grounding_relations(verifier: object) -> list[Relation]:
     """The relations of `grounding`: each makes a right answer's claims wrong (it earns 0)."""
     made = [
         ("grounding_another_year", _another_year, "every claim put in the year before"),
         ("grounding_doubted", _doubted, "a claim made a guess or a denial"),
+        ("grounding_reversed_move", _reversed_move(verifier), "a level reached the other way"),
     ]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]

@@ -69,6 +69,7 @@ from rewardsmith.verifiers.finance.grounding_ties import (
     column_years,
     derived,
     leading_year,
+    move_to_level,
     unchecked_claims,
 )
 from rewardsmith.verifiers.finance.quantities import (
@@ -81,7 +82,7 @@ from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_docum
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
 
-__all__ = ["OUTFLOW_WORDS", "Cited", "Grounding", "cited_figures"]
+__all__ = ["OUTFLOW_WORDS", "Cited", "Grounding", "cited_figures", "printed_move"]
 
 MAX_COMPLETION_CHARS = 100_000
 MAX_FIGURES = 500
@@ -138,6 +139,10 @@ class Cited:
     """Set for a claim no printed digit can check (an amount in words, a multiple)."""
     derives: bool = False
     """Its clause says it is a change, difference or share ("fell by", "84.2% of")."""
+    moved: int = 0
+    """+1 or -1 when it is the level a quantity rose or fell to ("rose to 122,445")."""
+    moved_from: Figure | None = None
+    """The level a move to it started from ("from 150,239 to 122,445"), None if unsaid."""
 
 
 @dataclass(frozen=True)
@@ -207,10 +212,12 @@ def cited_figures(text: str) -> list[Cited]:
             year = cited_year(_CLAUSE.split(bare[:start])[-1], bare[end:]) or opening
             if is_year(figure) and YEAR_AS_AMOUNT.search(bare[:start]):
                 figure = Figure(figure.value, text=f"{figure.text} (as an amount)")
+            moved, moved_from = move_to_level(bare, spans, i)
             out.append(
                 Cited(figure, page, outflow, i in hedged or doubted, label_words(words), negative,
                       currency,
-                      context, year, derives=_derives(figure, clause, bare[end:]))
+                      context, year, derives=_derives(figure, clause, bare[end:]), moved=moved,
+                      moved_from=moved_from)
             )  # fmt: skip
             previous_end = end
     return out[:MAX_FIGURES]
@@ -420,13 +427,66 @@ class Grounding:
             # A row the claim names ties even exact digits to it ("Cash was 26,079" is not
             # grounded by total assets); a claim that names no row is read on the page.
             tied = [p for p in printed if not named or not p.label or p.label in named]
-            if any(_grounded_by(c, f, scale, len(named) == 1) for f in tied):
+            if any(
+                _grounded_by(c, f, scale, len(named) == 1)
+                and _moved_as_printed(c, f, printed, scale)
+                for f in tied
+            ):
                 return ""
             rows = _named_rows(printed, c.context)
             terms = [(p.label, p.figure, p.year) for p in printed if p.label in rows]
             if c.derives and derived(c.figure, c.negative, terms, scale):
                 return ""  # a difference, ratio or growth of figures on the rows it names
         return "not found"
+
+
+def _moved_as_printed(c: Cited, level: Printed, printed: list[Printed], scale: float) -> bool:
+    """A level moved to ("rose to 122,445", "from 150,239 to 122,445") moved that way on
+    the page: the row's figure it started from (the one the claim names, else the row's
+    latest earlier year) is of an earlier year, and below it for a rise, above for a fall.
+    Unchecked where the page gives the row no other year."""
+    if not (c.moved or c.moved_from) or level.year is None:
+        return True
+    row = [
+        p
+        for p in printed
+        if p.label == level.label
+        and p.year
+        and p is not level
+        and _same_kind(p.figure, level.figure)
+    ]
+    if c.moved_from is not None:
+        start = dataclasses.replace(c, figure=c.moved_from, moved=0, moved_from=None)
+        starts = [p for p in row if _grounded_by(start, p, scale, False)]
+        if starts and all(p.year is not None and p.year >= level.year for p in starts):
+            return False  # "fell from 26,079 (2024) to 28,147 (2023)": the years reversed
+    else:
+        starts = [p for p in row if p.year is not None and p.year < level.year]
+        starts = sorted(starts, key=lambda p: p.year or 0)[-1:]
+
+    def value(f: Figure) -> float:  # a figure printed without a scale takes the page's
+        return f.absolute * (scale if f.scale == 1.0 else 1.0)
+
+    return not c.moved or all(
+        (value(level.figure) - value(p.figure)) * c.moved > 0
+        for p in starts
+        if p.year is not None and p.year < level.year
+    )
+
+
+def printed_move(c: Cited, page_text: str) -> int:
+    """How the row that grounds `c` moved into `c`'s column from the year before: +1 up,
+    -1 down, 0 where the page gives that row no earlier year (what "rose to" must match)."""
+    printed, scale = printed_figures(page_text), scale_from_header(page_text)
+    for level in printed:
+        if level.year is None or not _grounded_by(c, level, scale, False):
+            continue
+        for direction in (1, -1):
+            if not _moved_as_printed(
+                dataclasses.replace(c, moved=direction), level, printed, scale
+            ):
+                return -direction
+    return 0
 
 
 def _named_rows(printed: list[Printed], words: frozenset[str]) -> set[frozenset[str]]:

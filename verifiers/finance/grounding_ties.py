@@ -20,7 +20,7 @@ import itertools
 import math
 import re
 
-from rewardsmith.verifiers.finance.figures import Figure
+from rewardsmith.verifiers.finance.figures import Figure, is_year
 from rewardsmith.verifiers.finance.quantities import DOWN_WORDS, UP_WORDS
 
 __all__ = [
@@ -29,12 +29,19 @@ __all__ = [
     "cited_year",
     "column_years",
     "derived",
+    "figure_years",
     "leading_year",
+    "move_to_level",
+    "named_years",
     "unchecked_claims",
 ]
 
 _YEAR = re.compile(r"(?<![\w.,])(?:FY\s?)?((?:19|20)\d{2})(?![\w%,])")
-_AFTER_YEAR = re.compile(r"^\s*(?:in|for|during|of)?\s*\(?(?:FY\s?)?((?:19|20)\d{2})\b", re.I)
+_AFTER_YEAR = re.compile(
+    r"^\s*(?:in|for|during|of)?\s*\(?(?:fiscal\s+(?:year\s+)?)?(?:FY\s?)?"
+    r"((?:19|20)\d{2})\b(?!\s*:)",
+    re.I,
+)
 _NUMBER_WORD = (
     r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
     r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
@@ -82,6 +89,48 @@ def cited_year(before_in_clause: str, after: str) -> int | None:
     return int(years.pop()) if len(years) == 1 else None
 
 
+_NAMED_YEAR = re.compile(r"(?<![\w.,])(?:FY\s?)?((?:19|20)\d{2})(?![\w%]|,\d)")
+_BASE_YEAR = re.compile(
+    r"\b(?:compared\s+(?:to|with)|relative\s+to|from|vs\.?|versus|than|since|over|on|"
+    r"against)\s+(?:fiscal\s+(?:year\s+)?)?(?:FY\s?)?(?:19|20)\d{2}\b",
+    re.I,
+)
+"""A year named as the base of a comparison ("compared to 2023", "down from 2023"): the
+year another figure is for, not the one beside it."""
+
+
+def named_years(text: str) -> set[int]:
+    """The years `text` names ("What was 2024 revenue?", "FY2024", "In 2024, ...")."""
+    return {int(y) for y in _NAMED_YEAR.findall(text)}
+
+
+_SENTENCE_END = re.compile(r"[.!?;](?=\s)|\n")
+
+
+def figure_years(text: str, spans: list[tuple[Figure, int, int]]) -> list[int | None]:
+    """The year each figure of `text` is said to be for, None where none is written: the
+    year just after it ("122,445 in 2024", "(2024)", "for fiscal 2024"), else the
+    one year named between it and the figure before it in its sentence ("2023:
+    150,239", "In 2023 it was 150,239"), a comparison's base ("compared to 2023",
+    "down from 2023") aside. A year already taken by the figure before ("150,239 in
+    2023 and 122,445") ties nothing else, and no year carries over to a later
+    figure, so a figure with no year written beside it has none."""
+    years: list[int | None] = []
+    previous_end = 0
+    for _, start, end in spans:
+        opened = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
+        before = text[max(opened, previous_end) : start]
+        after = _AFTER_YEAR.match(text[end : end + 32])
+        named = named_years(_BASE_YEAR.sub(" ", before))
+        if after:
+            years.append(int(after.group(1)))
+            previous_end = end + after.end()
+        else:
+            years.append(named.pop() if len(named) == 1 else None)
+            previous_end = end
+    return years
+
+
 def leading_year(first_clause: str) -> int | None:
     """The year a sentence opens with, for all its figures ("In 2024, total assets were
     28,147", "FY2024 total assets: 28,147", "Total assets (2024): 28,147"): one year in the
@@ -89,6 +138,50 @@ def leading_year(first_clause: str) -> int | None:
     years = set(_YEAR.findall(first_clause))
     rest = _YEAR.sub(" ", first_clause)
     return int(years.pop()) if len(years) == 1 and not re.search(r"\d", rest) else None
+
+
+_TO = re.compile(r"(?<!\bup )(?<!\bequal )\bto\s*(?:[$€£¥]\s?)?$", re.I)
+_FROM = re.compile(r"\bfrom\s*(?:[$€£¥]\s?)?$", re.I)
+_YEAR_WORDS = re.compile(r"\(?\b(?:in|for)?\s*(?:FY\s?)?(?:19|20)\d{2}\)?|,", re.I)
+_MOVE = re.compile(rf"\b(?:(?P<up>{UP_WORDS})|(?P<down>{DOWN_WORDS}))\b(?!\s+to\b\s*\d)", re.I)
+
+
+def move_to_level(
+    text: str, spans: list[tuple[Figure, int, int]], i: int
+) -> tuple[int, Figure | None]:
+    """Whether figure `i` of `text` is the level a quantity moved to ("rose to 122,445":
+    +1, "fell from 150,239 to 122,445": -1 and 150,239, "went from X to Y": 0 and X,
+    "decreased to Y in 2024 from X in 2023"), as (direction, the level it moved from)."""
+    amounts = [k for k, (f, _, _) in enumerate(spans) if not is_year(f)]
+    if i not in amounts:
+        return 0, None
+    at = amounts.index(i)
+    start = spans[i][1]
+    before_end = spans[amounts[at - 1]][2] if at else 0
+    if not _TO.search(text[before_end:start]):
+        return 0, None
+    move = [m for m in _MOVE.finditer(text, 0, start)]
+    direction = (1 if move[-1].group("up") else -1) if move else 0
+    return direction, _moved_from(text, spans, amounts, at)
+
+
+def _moved_from(
+    text: str, spans: list[tuple[Figure, int, int]], amounts: list[int], at: int
+) -> Figure | None:
+    """The amount beside amount `at` written as where a move started ("from X to")."""
+    if at:
+        earlier_start = spans[amounts[at - 1]][1]
+        opened = spans[amounts[at - 2]][2] if at > 1 else 0
+        gap = _YEAR_WORDS.sub(" ", text[spans[amounts[at - 1]][2] : spans[amounts[at]][1]])
+        if _FROM.search(text[opened:earlier_start]) and re.fullmatch(
+            r"\s*to\s*(?:[$€£¥]\s?)?", gap
+        ):
+            return spans[amounts[at - 1]][0]
+    if at + 1 < len(amounts):
+        gap = text[spans[amounts[at]][2] : spans[amounts[at + 1]][1]]
+        if _FROM.search(_YEAR_WORDS.sub(" ", gap).strip()) and len(gap) < 40:
+            return spans[amounts[at + 1]][0]
+    return None
 
 
 def unchecked_claims(sentence: str) -> list[str]:

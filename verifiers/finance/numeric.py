@@ -44,6 +44,7 @@ answer whose quantity is wrong.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterator
@@ -62,6 +63,7 @@ from rewardsmith.verifiers.finance.figures import (
     scale_from_header,
     scale_name,
 )
+from rewardsmith.verifiers.finance.grounding_ties import figure_years, named_years
 from rewardsmith.verifiers.finance.quantities import (
     currency_of,
     model_text,
@@ -75,6 +77,7 @@ from rewardsmith.verifiers.types import Failure, Sample, Verdict
 __all__ = [
     "HedgedAnswer",
     "NumericAnswer",
+    "OtherPeriod",
     "StackedScale",
     "TolerancePolicy",
     "answer_figure",
@@ -238,6 +241,19 @@ class StackedScale(HedgedAnswer):
         self.figures = [figure, extra]
 
 
+class OtherPeriod(HedgedAnswer):
+    """Free text gives each of its figures for another year than the one asked ("2024:
+    150,239; 2023: 122,445" for a 2024 question answers no 2024 figure with 122,445)."""
+
+    def __init__(self, figure: str, year: int, asked: set[int]) -> None:
+        ValueError.__init__(
+            self,
+            f"the figure {figure!r} is given for {year}, the question asks about "
+            f"{', '.join(map(str, sorted(asked)))}",
+        )
+        self.figures = [figure, str(year)]
+
+
 # A scale word right after a figure that has its own ("thousand (of) million").
 _SECOND_SCALE = re.compile(
     r"\s*(?:of\s+)?(thousands?|millions?|billions?|trillions?|mln|mio|mn|mm|bln|bn|tn|k|m|b)\b",
@@ -341,9 +357,36 @@ def all_tagged(text: str) -> list[str]:
         end = _CLOSE_TAG.search(text, start.end())
         if end is None:
             break
-        out.append(text[start.end() : end.start()])
+        out.append(_json_as_text(text[start.end() : end.start()]))
         at = end.end()
     return out[:_MAX_TAGS]
+
+
+_UNIT_KEYS = frozenset(("unit", "units", "scale", "currency"))
+
+
+def _json_as_text(content: str) -> str:
+    """A JSON object answer as the words it states (``{"revenue": 122445, "unit": "thousand
+    USD"}`` is "122445 thousand USD"): its one figure and its unit, scale or currency
+    fields. Anything else, or an object of several figures, is left as written."""
+    if not content.strip().startswith("{"):
+        return content
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return content
+    if not isinstance(data, dict):
+        return content
+    words = [str(v) for k, v in data.items() if str(k).lower() in _UNIT_KEYS and isinstance(v, str)]
+    figures = [
+        str(v)
+        for k, v in data.items()
+        if str(k).lower() not in _UNIT_KEYS
+        and ((isinstance(v, int | float) and not isinstance(v, bool)) or isinstance(v, str))
+    ]
+    if len(figures) != 1 or len(figures) + len(words) != len(data):
+        return content
+    return " ".join([figures[0], *words])
 
 
 _ANSWER_LINE = re.compile(r"answer\s*(?:is)?\s*[:=]\s*([^\n]*)", re.IGNORECASE)
@@ -427,12 +470,15 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
     if not spans:
         return Figure(0.0, text=span.strip()) if _ZERO.match(span) else None
     is_marked = bool(tags) or bool(marked)
+    if not is_marked:
+        spans = _up_to_asked_year(uncited, spans, prompt)
     # A marked answer starts with its figure; free text ends with its conclusion.
     figure, start, end = spans[0] if is_marked else spans[-1]
     second = _SECOND_SCALE.match(span, end) if figure.scale != 1.0 else None
     if second is not None:
         raise StackedScale(figure.text, second.group(1))
     if is_marked:
+        span, spans = _without_denied(span, spans)
         _refuse_hedges(text, span, tags, marked, figure, [f for f, _, _ in spans], prompt)
     else:
         _refuse_doubted_conclusion(span, spans)
@@ -443,6 +489,45 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
         if scale != 1.0:
             return Figure(figure.value, scale, figure.unit, figure.decimals, figure.text)
     return figure
+
+
+_DENIED = re.compile(r"\s*[,;(]\s*not\s+")
+"""What denies a figure after the answer's own ("122,445 thousand, not 150,239", "(not
+150,239)"): a comma, semicolon or parenthesis, then "not"."""
+
+
+def _without_denied(
+    span: str, spans: list[tuple[Figure, int, int]]
+) -> tuple[str, list[tuple[Figure, int, int]]]:
+    """A marked answer without the other figures it denies after its own ("$122,445
+    thousand, not $150,239 thousand" answers 122,445 thousand: the denial is no hedge). A
+    denied figure that states the answer's own quantity is kept, so it still hedges."""
+    answer = spans[0][0]
+    for k in range(1, len(spans)):
+        figure, start, end = spans[k]
+        if _DENIED.fullmatch(span, spans[k - 1][2], start) is None or restates(answer, figure):
+            return span, spans[:1] + spans[k:]
+        closed = end + 1 if span[end : end + 1] == ")" else end
+        span = span[: spans[k - 1][2]] + " " * (closed - spans[k - 1][2]) + span[closed:]
+    return span, spans[:1]
+
+
+def _up_to_asked_year(
+    text: str, spans: list[tuple[Figure, int, int]], question: str
+) -> list[tuple[Figure, int, int]]:
+    """Free text's figures up to its conclusion: the last one not given for another year
+    than the question names ("2024: 122,445 (2023: 150,239)" concludes on 122,445 for a
+    2024 question). A figure with no year written beside it, or a question naming none,
+    leaves the last figure the conclusion; when every figure is given for another year,
+    the text answers nothing asked (`OtherPeriod`)."""
+    asked = named_years(question)
+    if not asked:
+        return spans
+    years = figure_years(text, spans)
+    for k in range(len(spans) - 1, -1, -1):
+        if years[k] is None or years[k] in asked:
+            return spans[: k + 1]
+    raise OtherPeriod(spans[-1][0].text, years[-1] or 0, asked)
 
 
 _DOUBT = re.compile(

@@ -2,14 +2,18 @@
 (see `rewardsmith.verifiers.metamorphic`).
 
 A figure (the first ``<answer>`` tag's content, or the whole text) keeps its value with
-spaces, thin spaces or LaTeX's ``{,}`` as thousands separators, with none, in another scale (``122.445
-million`` for ``122,445 thousand``), with the scale word in another form (``thousands``,
-``k``), with a dollar sign or in a sentence; a digit, a sign, a scale or a percent sign
-changes it; a second tag, a second figure after the tag, a hedge in words naming the right
-figure, in the tag or in untagged text, must not lift a wrong one. A right answer followed
-by another amount stated plainly ("It is X."), by words taking it back ("That is wrong."),
-by another amount after long padding, or beside an "answer:" line or an ``<ANSWER>`` tag
-with another amount, is a hedge: it earns nothing.
+spaces, thin spaces or LaTeX's ``{,}`` as thousands separators, with none, in another
+scale (``122.445 million`` for ``122,445 thousand``), with the scale word in another
+form (``thousands``, ``k``), with a dollar sign or in a sentence; a digit, a sign, a
+scale or a percent sign changes it; a second tag, a second figure after the tag, a hedge
+in words naming the right figure, in the tag or in untagged text, must not lift a wrong
+one. A right answer followed by another amount stated plainly ("It is X."), by words
+taking it back ("That is wrong."), by another amount after long padding, or beside an
+"answer:" line or an ``<ANSWER>`` tag with another amount, is a hedge: it earns nothing.
+Free text giving the right amount for another year than the question's, and another
+amount for the asked year, earns nothing; the right amount for the asked year, beside
+another year's, still pays; so does an answer denying another amount after its own ("X,
+not Y") or written as a JSON object of its figure and scale.
 
 A Markdown table keeps its content with its rows in another order, other padding, no
 outer pipes, negatives as ``(1,234)`` or ``-1,234``, spaces as separators, or notes after
@@ -25,11 +29,13 @@ rows or the right table beside it (plain or in an HTML comment) must not lift a 
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Callable
 from decimal import Decimal
 
+from rewardsmith.verifiers.finance.grounding_ties import named_years
 from rewardsmith.verifiers.finance.quantities import stated_scale
 from rewardsmith.verifiers.metamorphic import Kind, Relation, Rewrite, rewritten, text_rewrite
 from rewardsmith.verifiers.types import Sample
@@ -272,6 +278,59 @@ def _answer_line_beside(text: str, sample: Sample, rng: random.Random) -> str | 
     return f"{marked}{text}"
 
 
+def _asked_year(sample: Sample) -> int | None:
+    years = sorted(named_years(sample.question))
+    return years[-1] if len(years) == 1 else None
+
+
+def _bare_tagged(text: str) -> str | None:
+    """The content of a tagged answer with nothing beside the tag, else None."""
+    tag = _TAG.search(text)
+    return tag.group(1).strip() if tag and text.strip() == tag.group(0) else None
+
+
+def _other_period_last(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """Free text giving another amount for the asked year and the right one for another
+    year, last ("2024: X; 2023: <gold>"): the figure for the asked year is the wrong one."""
+    year, said, other = _asked_year(sample), _bare_tagged(text), _other_gold(sample, rng)
+    if year is None or said is None or other is None:
+        return None
+    form = rng.choice(("In {y} it was {o}; {p}: {s}.", "It was {o} in {y} and {s} in {p}."))
+    return form.format(y=year, o=other, p=year - 1, s=said)
+
+
+def _other_period_beside(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """Free text giving the right amount for the asked year, then another for another year
+    ("<gold> in 2024 (2023: X)"): the figure for the asked year is the answer."""
+    year, said, other = _asked_year(sample), _bare_tagged(text), _other_gold(sample, rng)
+    if year is None or said is None or other is None:
+        return None
+    form = rng.choice(("In {y} it was {s}; {p}: {o}.", "{y}: {s} ({p}: {o})."))
+    return form.format(y=year, o=other, p=year - 1, s=said)
+
+
+def _denied_other(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The answer followed by a denial of another amount ("X, not Y"): still X."""
+    other = _other_gold(sample, rng)
+    if other is None or _FIGURE.search(text) is None:
+        return None
+    return rng.choice(("{}, not {}", "{} (not {})")).format(text.strip(), other)
+
+
+def _json_object(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The answer as a JSON object of its figure and its scale (``{"value": "122,445",
+    "unit": "thousand"}``): the same figure."""
+    figure = _figure(text)
+    if figure is None or figure.group(1) or "%" in text:
+        return None
+    scale = _SCALE_WORD.search(text)
+    key = rng.choice(("value", "answer", "revenue"))
+    fields = {key: figure.group(2) + (figure.group(3) or "")}
+    if scale:
+        fields[rng.choice(("unit", "scale"))] = scale.group(1)
+    return json.dumps(fields)
+
+
 def numeric_relations(verifier: object) -> list[Relation]:
     """The relations of `numeric_answer`."""
     on_answer: list[tuple[str, Kind, Change]] = [
@@ -287,6 +346,8 @@ def numeric_relations(verifier: object) -> list[Relation]:
         ("scale_change", "changing", _scale_change),
         ("percent_sign", "changing", _percent),
         ("hedge_in_tag", "dressing", _hedge_in_tag),
+        ("denied_other", "preserving", _denied_other),
+        ("json_object", "preserving", _json_object),
     ]
     on_text: list[tuple[str, Kind, Change]] = [
         ("sentence", "preserving", _sentence),
@@ -297,6 +358,8 @@ def numeric_relations(verifier: object) -> list[Relation]:
         ("taken_back", "changing", _taken_back),
         ("padded_second_answer", "changing", _padded_second_answer),
         ("answer_line_beside", "changing", _answer_line_beside),
+        ("other_period_last", "changing", _other_period_last),
+        ("other_period_beside", "preserving", _other_period_beside),
     ]
     # A wrong figure earns nothing.
     made = [

@@ -334,3 +334,135 @@ def test_latex_thousands_separator_reads(completion: str) -> None:
 def test_a_guess_in_another_clause_of_the_sentence_hedges_the_claim() -> None:
     assert _chart("Revenue in 2021 was 151 (approximately; I am not sure).") == 0.0
     assert _chart("Revenue in 2021 was 151 (approximately). I checked the bars.") == 1.0
+
+
+# --- N5: free text's figure for another year than the question's is not its answer -------
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [
+        "Revenue in 2024 was $150,239 thousand; 2023: $122,445 thousand.",
+        "Revenue was $150,239 thousand in 2024 and $122,445 thousand in 2023.",
+        "2024 revenue: $150,239 thousand (2023: $122,445 thousand).",
+        "In 2024 revenue was $150,239 thousand. In 2023 it was $122,445 thousand.",
+        "Revenue was $150,239 thousand for fiscal 2024, against $122,445 thousand for fiscal 2023.",
+        "In 2024, revenue was $150,239 thousand. In 2023, it was $122,445 thousand.",
+    ],
+)
+def test_free_text_figure_for_another_year_is_not_the_answer(completion: str) -> None:
+    assert _numeric(completion) == 0.0
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [
+        "Revenue in 2024 was $122,445 thousand; 2023: $150,239 thousand.",
+        "2024 revenue: $122,445 thousand (2023: $150,239 thousand).",
+        "Revenue was $122,445 thousand in 2024 and $150,239 thousand in 2023.",
+        "Revenue fell from $150,239 thousand in 2023 to $122,445 thousand.",
+        "Revenue in 2023 was $150,239 thousand and fell 18.5% to $122,445 thousand.",
+        "Revenue was $150,239 thousand in 2023. The answer is $122,445 thousand.",
+        "Revenue was $122,445 thousand for fiscal 2024.",
+        "Revenue was $122,445 thousand.",
+        "Revenue was down from 2023 at $122,445 thousand.",
+        "Compared with 2023, revenue fell to $122,445 thousand.",
+        "In 2024, revenue decreased by 18.5% compared to 2023, to $122,445 thousand.",
+        "Revenue for the year ended December 31, 2024 was $122,445 thousand.",
+    ],
+)
+def test_free_text_figure_with_no_year_or_the_asked_year_pays(completion: str) -> None:
+    assert _numeric(completion) == 1.0
+
+
+def test_a_question_with_no_year_reads_the_last_figure_as_before() -> None:
+    sample = Sample(
+        id="n",
+        prompt="What was revenue?",
+        completion="Revenue in 2024 was $150,239 thousand; 2023: $122,445 thousand.",
+        reference=REVENUE,
+    )
+    assert NumericAnswer()(sample).score == 1.0
+
+
+# --- G2: the direction of a move to a level is checked where the page gives both years ---
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("Revenue rose to 122,445 (p. 1).", 0.0),  # 150,239 in 2023: it fell
+        ("Total assets grew to 26,079 (p. 2).", 0.0),  # 28,147 in 2023
+        ("Total assets fell from 26,079 to 28,147 (p. 2).", 0.0),  # the years reversed
+        ("Revenue increased from 150,239 to 122,445 (p. 1).", 0.0),
+        ("Revenue went from 122,445 to 150,239 (p. 1).", 0.0),
+        ("Revenue decreased to 122,445 in 2024 from 150,239 in 2023 (p. 1).", 1.0),
+        ("Revenue fell to 122,445 (p. 1).", 1.0),
+        ("Total assets fell from 28,147 to 26,079 (p. 2).", 1.0),
+        ("Revenue fell from 150,239 in 2023 to 122,445 in 2024 (p. 1).", 1.0),
+        ("Revenue went from 150,239 to 122,445 (p. 1).", 1.0),
+        ("Revenue was 122,445 (p. 1).", 1.0),
+    ],
+)
+def test_a_move_to_a_level_is_checked_against_the_years(text: str, score: float) -> None:
+    assert _grounding(text) == score
+
+
+# --- CH4: the amount a comparison states is checked, as a change is ----------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("Revenue was higher than operating costs in 2021 by 200.", 0.0),  # the gap is 47
+        ("Revenue exceeded operating costs by 200 in 2021.", 0.0),
+        ("Revenue was 200 higher than operating costs in 2021.", 0.0),
+        ("Operating costs were lower than revenue in 2021 by 200.", 0.0),
+        ("Revenue was higher than operating costs in 2021 by 5%.", 0.0),  # 45%
+        ("Revenue in 2023 was higher than in 2019 by 90.", 0.0),  # 43.5
+        ("Revenue was higher than operating costs in 2021 by 47.", 1.0),
+        ("Revenue exceeded operating costs by $47 million in 2021.", 1.0),
+        ("Revenue was 47 higher than operating costs in 2021.", 1.0),
+        ("Operating costs were lower than revenue in 2021 by 47.", 1.0),
+        ("Revenue was higher than operating costs in 2021 by 45%.", 1.0),
+        ("Revenue in 2023 was higher than in 2019 by 43.5.", 1.0),
+        ("Revenue was higher than operating costs in 2021.", 1.0),
+    ],
+)
+def test_the_amount_of_a_comparison_is_checked(text: str, score: float) -> None:
+    assert _chart(text) == score
+
+
+# --- N6: right answers in common forms: a denial of another figure, a JSON object --------
+
+
+@pytest.mark.parametrize(
+    ("completion", "score"),
+    [
+        ("<answer>$122,445 thousand, not $150,239 thousand</answer>", 1.0),
+        ("<answer>$122,445 thousand (not $150,239 thousand)</answer>", 1.0),
+        ("<answer>$150,239 thousand, not $122,445 thousand</answer>", 0.0),
+        ("<answer>not $122,445 thousand</answer>", 0.0),
+        ("<answer>$122,445 thousand, not sure</answer>", 0.0),
+        ("<answer>$122,445 thousand, or not $150,239 thousand</answer>", 0.0),
+    ],
+)
+def test_a_denial_of_another_figure_after_the_answer_is_no_hedge(
+    completion: str, score: float
+) -> None:
+    assert _numeric(completion) == score
+
+
+@pytest.mark.parametrize(
+    ("completion", "score"),
+    [
+        ('<answer>{"revenue": 122445, "unit": "thousand USD"}</answer>', 1.0),
+        ('<answer>{"value": "122,445", "scale": "thousand"}</answer>', 1.0),
+        ('<answer>{"revenue": 122445000}</answer>', 1.0),
+        ('<answer>{"revenue": 150239, "unit": "thousand USD"}</answer>', 0.0),
+        ('<answer>{"revenue": 122445, "unit": "million USD"}</answer>', 0.0),
+        ('<answer>{"2024": 122445, "2023": 150239, "unit": "thousand"}</answer>', 0.0),
+    ],
+)
+def test_a_json_object_answer_is_read(completion: str, score: float) -> None:
+    assert _numeric(completion) == score
