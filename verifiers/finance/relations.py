@@ -292,21 +292,26 @@ def _bare_tagged(text: str) -> str | None:
 def _other_period_last(text: str, sample: Sample, rng: random.Random) -> str | None:
     """Free text giving another amount for the asked year and the right one for another
     year, last ("2024: X; 2023: <gold>"): the figure for the asked year is the wrong one."""
-    year, said, other = _asked_year(sample), _bare_tagged(text), _other_gold(sample, rng)
-    if year is None or said is None or other is None:
-        return None
-    form = rng.choice(("In {y} it was {o}; {p}: {s}.", "It was {o} in {y} and {s} in {p}."))
-    return form.format(y=year, o=other, p=year - 1, s=said)
+    forms = ("In {y} it was {o}; {p}: {s}.", "It was {o} in {y} and {s} in {p}.")
+    return _two_periods(text, sample, rng, forms)
 
 
 def _other_period_beside(text: str, sample: Sample, rng: random.Random) -> str | None:
     """Free text giving the right amount for the asked year, then another for another year
     ("<gold> in 2024 (2023: X)"): the figure for the asked year is the answer."""
+    forms = ("In {y} it was {s}; {p}: {o}.", "{y}: {s} ({p}: {o}).")
+    return _two_periods(text, sample, rng, forms)
+
+
+def _two_periods(
+    text: str, sample: Sample, rng: random.Random, forms: tuple[str, ...]
+) -> str | None:
+    """One of `forms` filled with the asked year {y}, the year before {p}, the answer's
+    amount {s} and another amount {o}; None where the sample names no year."""
     year, said, other = _asked_year(sample), _bare_tagged(text), _other_gold(sample, rng)
     if year is None or said is None or other is None:
         return None
-    form = rng.choice(("In {y} it was {s}; {p}: {o}.", "{y}: {s} ({p}: {o})."))
-    return form.format(y=year, o=other, p=year - 1, s=said)
+    return rng.choice(forms).format(y=year, o=other, p=year - 1, s=said)
 
 
 def _denied_other(text: str, sample: Sample, rng: random.Random) -> str | None:

