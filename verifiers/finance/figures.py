@@ -51,6 +51,7 @@ __all__ = [
     "restates",
     "scale_from_header",
     "scale_name",
+    "without_denied",
 ]
 
 MAX_FIGURE_CHARS = 64
@@ -239,6 +240,31 @@ def restates(a: Figure, b: Figure) -> bool:
         return True
     coarse, fine = (a, b) if _precision(a) >= _precision(b) else (b, a)
     return math.isclose(round(fine.absolute / coarse.scale, coarse.decimals), coarse.value)
+
+
+_DENIED = re.compile(r"\s*[,;(]\s*not\s+")
+"""What denies a figure after another ("122,445 thousand, not 150,239", "(not 150,239)"): a
+comma, semicolon or parenthesis, then "not"."""
+
+
+def without_denied(
+    text: str, spans: list[tuple[Figure, int, int]]
+) -> tuple[str, list[tuple[Figure, int, int]]]:
+    """`text` and its figure spans without the figures denied after another ("$122,445
+    thousand, not $150,239 thousand" states 122,445 thousand only: the denial is neither a
+    second answer nor a doubt of the first). A denied figure that states the quantity of the
+    one before it is kept, so it still takes that figure back. The denial's text becomes
+    spaces: the other spans keep their places."""
+    kept = spans[:1]
+    for k in range(1, len(spans)):
+        figure, start, end = spans[k]
+        gap_start = spans[k - 1][2]
+        if _DENIED.fullmatch(text, gap_start, start) is None or restates(kept[-1][0], figure):
+            kept.append(spans[k])
+            continue
+        closed = end + 1 if text[end : end + 1] == ")" else end
+        text = text[:gap_start] + " " * (closed - gap_start) + text[closed:]
+    return text, kept
 
 
 def _precision(figure: Figure) -> float:

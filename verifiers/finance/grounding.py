@@ -60,6 +60,7 @@ from rewardsmith.verifiers.finance.figures import (
     is_year,
     restates,
     scale_from_header,
+    without_denied,
 )
 from rewardsmith.verifiers.finance.grounding_ties import (
     DERIVING,
@@ -189,7 +190,8 @@ def cited_figures(text: str) -> list[Cited]:
     for sentence in _SENTENCE.split(model_text(text)):
         cites = [(m.start(), int(m.group(1))) for m in _CITATION.finditer(sentence)]
         bare = _CITATION.sub(lambda m: " " * len(m.group(0)), sentence)
-        spans = find_figure_spans(bare)
+        # "7,884 (not 7,885)": the denied figure is no claim, and no doubt of the first.
+        bare, spans = without_denied(bare, find_figure_spans(bare))
         hedged = _hedged(bare, spans)
         page_of_all = cites[0][1] if len(cites) == 1 else None
         opening = leading_year(_CLAUSE.split(bare, maxsplit=1)[0])

@@ -62,6 +62,7 @@ from rewardsmith.verifiers.finance.figures import (
     restates,
     scale_from_header,
     scale_name,
+    without_denied,
 )
 from rewardsmith.verifiers.finance.grounding_ties import figure_years, named_years
 from rewardsmith.verifiers.finance.quantities import (
@@ -345,6 +346,7 @@ def _same_digits(answer: Figure, other: Figure) -> bool:
 
 _OPEN_TAG = re.compile(r"<answer>", re.IGNORECASE)
 _CLOSE_TAG = re.compile(r"</answer>", re.IGNORECASE)
+_TAGGED = re.compile(r"<answer>.*?(?:</answer>|$)", re.IGNORECASE | re.DOTALL)
 """A tag in any letter case: ``<ANSWER>`` is as much an answer to a reader as ``<answer>``,
 so a second answer cannot hide in it."""
 
@@ -398,7 +400,8 @@ def answer_lines(text: str, tags: list[str]) -> list[str]:
     where the last such line is the answer itself."""
     if not tags:
         return []
-    return [m.group(1) for m in _ANSWER_LINE.finditer(_OPEN_TAG.sub(" ", text))]
+    outside = _TAGGED.sub("\n", text)  # the tags' own answers are compared as tags
+    return [_CITE.sub(" ", m.group(1)) for m in _ANSWER_LINE.finditer(outside)]
 
 
 def _signed(span: str, figure: Figure, start: int, magnitude_asked: bool) -> Figure:
@@ -478,7 +481,7 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
     if second is not None:
         raise StackedScale(figure.text, second.group(1))
     if is_marked:
-        span, spans = _without_denied(span, spans)
+        span, spans = without_denied(span, spans)
         _refuse_hedges(text, span, tags, marked, figure, [f for f, _, _ in spans], prompt)
     else:
         _refuse_doubted_conclusion(span, spans)
@@ -489,27 +492,6 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
         if scale != 1.0:
             return Figure(figure.value, scale, figure.unit, figure.decimals, figure.text)
     return figure
-
-
-_DENIED = re.compile(r"\s*[,;(]\s*not\s+")
-"""What denies a figure after the answer's own ("122,445 thousand, not 150,239", "(not
-150,239)"): a comma, semicolon or parenthesis, then "not"."""
-
-
-def _without_denied(
-    span: str, spans: list[tuple[Figure, int, int]]
-) -> tuple[str, list[tuple[Figure, int, int]]]:
-    """A marked answer without the other figures it denies after its own ("$122,445
-    thousand, not $150,239 thousand" answers 122,445 thousand: the denial is no hedge). A
-    denied figure that states the answer's own quantity is kept, so it still hedges."""
-    answer = spans[0][0]
-    for k in range(1, len(spans)):
-        figure, start, end = spans[k]
-        if _DENIED.fullmatch(span, spans[k - 1][2], start) is None or restates(answer, figure):
-            return span, spans[:1] + spans[k:]
-        closed = end + 1 if span[end : end + 1] == ")" else end
-        span = span[: spans[k - 1][2]] + " " * (closed - spans[k - 1][2]) + span[closed:]
-    return span, spans[:1]
 
 
 def _up_to_asked_year(
@@ -576,6 +558,13 @@ def _same_stated(a: Figure, b: Figure) -> bool:
     return a.scale != 1.0 and b.scale != 1.0 and restates(a, b)
 
 
+def _in_page_units(answer: Figure, line: Figure) -> bool:
+    """An "answer:" line stating the answer's digits with no scale: a claim in the page's
+    own units ("Answer: Total assets were 53,840 (p. 3)." beside "53,840 thousand"). Two
+    tags are held to the same quantity (`_same_stated`): there the bare one is an answer."""
+    return line.scale == 1.0 and line.value == answer.value and line.unit == answer.unit
+
+
 def _refuse_hedges(
     text: str,
     span: str,
@@ -601,7 +590,7 @@ def _refuse_hedges(
             raise HedgedAnswer([figure.text, other.strip()[:40]])
     for line in answer_lines(text, tags):  # an "answer:" line beside the tags is an answer
         found = _amounts(_ANSWER_MARKS.sub(" ", line))
-        if found and not all(_same_stated(figure, f) for f in found):
+        if found and not all(_same_stated(figure, f) or _in_page_units(figure, f) for f in found):
             raise HedgedAnswer([figure.text, line.strip()[:40]])
     # Everything after the first answer is "after the answer": an amount offered between two
     # equal tags is as much a second answer as one offered after the last.
