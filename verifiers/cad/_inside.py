@@ -114,10 +114,14 @@ def _read(path: str) -> Any:
     return shape
 
 
-def _count(shape: Any, kind: Any) -> int:
+def _count(shape: Any, kind: Any, outside: Any = None) -> int:
+    """Sub-shapes of `kind`; with `outside`, only those not inside a sub-shape of that kind."""
     from OCP.TopExp import TopExp_Explorer
 
-    explorer, n = TopExp_Explorer(shape, kind), 0
+    explorer = (
+        TopExp_Explorer(shape, kind) if outside is None else TopExp_Explorer(shape, kind, outside)
+    )
+    n = 0
     while explorer.More():
         n += 1
         explorer.Next()
@@ -179,6 +183,9 @@ def _describe(shape: Any) -> dict[str, Any]:
         "solids": _count(shape, TopAbs_SOLID),
         "shells": _count(shape, TopAbs_SHELL),
         "faces": _count(shape, TopAbs_FACE),
+        # Faces that bound no solid: a sheet of the part's skin beside a token solid is
+        # tessellated as the part, though it holds none of its material.
+        "loose_faces": _count(shape, TopAbs_FACE, TopAbs_SOLID),
         "volume": _volume(shape),
         "bbox_min": low,
         "bbox_max": high,

@@ -271,6 +271,10 @@ def _brep_problem(report: dict[str, Any]) -> str | None:
         return "the B-rep is invalid (BRepCheck_Analyzer found faults)"
     if not report.get("solids"):
         return "the shape holds no solid (only faces, wires or edges)"
+    if report.get("loose_faces"):
+        # Its tessellation would be measured as the part: the skin of the right part plus
+        # a token solid scored 1.0 (the skin is no material; red team rt3d).
+        return f"the shape holds {report['loose_faces']} faces outside any solid"
     if not report.get("volume", 0) > 0:
         return "the solid has no volume"
     return None
