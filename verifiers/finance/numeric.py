@@ -532,15 +532,18 @@ def _refuse_doubted_conclusion(span: str, spans: list[tuple[Figure, int, int]]) 
     alone, "35,000, or maybe 34,030 thousand" would answer 34,030 thousand."""
     figure, start, end = spans[-1]
     opened = _sentence_start(span, start)
+    offered = False  # "... in 2022. (or 289 thousand)": the sentence offers it as another
     while opened > 0 and _OR_BETWEEN.match(span, opened):  # "... (or 159 thousand)" goes on
-        opened = _sentence_start(span, opened - 1)
+        opened, offered = _sentence_start(span, opened - 1), True
     closed = _SENTENCE_END.search(span, end)
     sentence = span[opened : closed.end() if closed else len(span)]
     doubt = _DOUBT.search(sentence)
     if doubt is not None:
         raise HedgedAnswer([figure.text, doubt.group(0)])
     for other, _, other_end in spans[:-1]:
-        joined = other_end >= opened and _OR_BETWEEN.fullmatch(span, other_end, start)
+        joined = other_end >= opened and (
+            offered or _OR_BETWEEN.fullmatch(span, other_end, start) is not None
+        )
         if joined and not is_year(other) and not same_quantity(other, figure):
             raise HedgedAnswer([other.text, figure.text])
 

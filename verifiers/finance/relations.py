@@ -44,6 +44,7 @@ __all__ = ["numeric_relations", "table_relations"]
 
 _TAG = re.compile(r"<answer>(.*?)</answer>", re.S)
 _FIGURE = re.compile(r"(-?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?")
+_YEAR = re.compile(r"(?:19|20)\d{2}")
 _SCALES = {"thousand": 3, "million": 6, "billion": 9}
 _SCALE_WORD = re.compile(r"\b(thousand|million|billion)\b")
 
@@ -68,7 +69,8 @@ def _on_answer(change: Change) -> Rewrite:
 
 
 def _figure(text: str) -> re.Match[str] | None:
-    return _FIGURE.search(text)
+    """The first figure that is no bare year ("In 2024 it was 139,294": 139,294)."""
+    return next((m for m in _FIGURE.finditer(text) if not _YEAR.fullmatch(m.group())), None)
 
 
 # ----------------------------------------------------------------------------- figures

@@ -375,6 +375,23 @@ def test_free_text_figure_with_no_year_or_the_asked_year_pays(completion: str) -
     assert _numeric(completion) == 1.0
 
 
+@pytest.mark.parametrize(
+    ("completion", "score"),
+    [
+        ("Revenue was $150,239 thousand in 2024 and $122,445 thousand in 2023. "
+         "(or $122,445 thousand)", 0.0),
+        ("Revenue was $122,445 thousand in 2024. (or $122,445 thousand)", 1.0),
+    ],
+)  # fmt: skip
+def test_a_figure_offered_with_or_after_the_figures_of_two_years_is_a_hedge(
+    completion: str, score: float
+) -> None:
+    """Found by `audit --bundled --search` (other_period_last, then after_tag_gold): the
+    figure offered after the sentence has no year of its own, so it was read as the asked
+    year's, beside the other year's figure it repeats."""
+    assert _numeric(completion) == score
+
+
 def test_a_question_with_no_year_reads_the_last_figure_as_before() -> None:
     sample = Sample(
         id="n",
