@@ -51,6 +51,17 @@ _DISOWNED = re.compile(
 _TURN = re.compile(r"\b(?:but|thought|instead|not)\b", re.IGNORECASE)
 _NAME_BEFORE = re.compile(r"([A-Za-z])\s*=\s*\$?\s*$")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+# A list of answers ending a line of prose ("The roots are $x = 2$ or $x = 3$."): values (a
+# formula, or a token with a digit, each maybe named "x ="), joined by a bare "or" or "and"
+# only. Anything else between two values ("or maybe", "Actually,") makes the second a hedge
+# or a retraction, and the line no list.
+_NAMED = r"(?:\b[A-Za-z](?:_\{?\w{1,3}\}?)?\s*=\s*)?"  # "x =", "x_1 ="
+# Each value and join matches one way only (possessive): a hostile line cannot make the
+# search backtrack through the ways of splitting its tokens.
+_TOKEN = r"(?=[^\s$]{0,200}\d)[^\s$]{1,200}+"  # with a digit in it
+_VALUE = rf"(\$[^$]{{1,300}}+\$|{_NAMED}{_TOKEN})"
+_LISTED = re.compile(rf"{_VALUE}(?:[\s,]++(?:or|and)\s++{_VALUE})+[\s.]*$", re.IGNORECASE)
+_LISTED_VALUE = re.compile(_VALUE)
 
 
 def _boxes(text: str) -> list[tuple[int, int]]:
@@ -105,8 +116,11 @@ def _parts(text: str, found: Extraction, gold: str) -> Extraction:
     """Boxes one per value of a list or set gold (a hedge still fails: the list then has
     values the gold does not), or one per part of a tuple gold, in order and not joined
     by "or": together they are the answer."""
-    if found.problem != "hedged" or found.method != "boxed":
+    if found.problem != "hedged" or found.method in ("restated", "hidden"):
         return found
+    if found.method != "boxed":  # "x = 2 or x = 3" for the two roots the gold lists
+        listed = _listed(text) if has_several_items(gold) else None
+        return Extraction(listed, "listed") if listed else found
     if has_several_items(gold):
         return Extraction(", ".join(found.candidates), "boxed_list")
     spans = _boxes(text)
@@ -115,6 +129,25 @@ def _parts(text: str, found: Extraction, gold: str) -> Extraction:
     if _tuple_items(gold) != len(contents) or joined_by_or or _not_parts(text, spans):
         return found
     return Extraction(f"({', '.join(contents)})", "boxed_parts")
+
+
+def _listed(text: str) -> str | None:
+    """The values of the list that ends the last line (`_LISTED`), comma-separated; none
+    where more is joined to it than the window reads (a value offered before the list)."""
+    line = text.rstrip().rsplit("\n", 1)[-1]
+    window = line[-_LIST_CHARS:]
+    found = _LISTED.search(window)
+    if found is None or (found.start() == 0 and len(line) > len(window)):
+        return None
+    if _JOINED_BEFORE.search(window, 0, found.start()):  # "seven or 2 or 3"
+        return None
+    values = _LISTED_VALUE.findall(found.group())
+    return ", ".join(v.strip("$").strip().rstrip(".").strip() for v in values)
+
+
+_LIST_CHARS = 400
+"""How much of the last line a list may fill: the search is quadratic in it."""
+_JOINED_BEFORE = re.compile(r"\b(?:or|and)[\s,]*$", re.IGNORECASE)
 
 
 def _not_parts(text: str, spans: list[tuple[int, int]]) -> bool:

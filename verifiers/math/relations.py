@@ -237,6 +237,25 @@ def _parts_boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
     return f"So {said}."
 
 
+def _solutions_in_prose(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A list answer of two to four plain values (``2, 3``, ``\\{-1, 4\\}``, ``\\pm 2``
+    read as two) stated in prose, each named: "So $x = 2$ or $x = 3$." """
+    gold = _gold(sample)
+    read = read_answer(text, gold) if gold is not None else None
+    if read is None or read.answer is None or read.problem is not None:
+        return None
+    inner = re.sub(r"^\\\{(.*)\\\}$", r"\1", read.answer.strip().strip("$").strip())
+    plus_minus = re.fullmatch(r"\\pm\s*(\d+)", inner)
+    values = [plus_minus[1], f"-{plus_minus[1]}"] if plus_minus else inner.split(",")
+    if not 2 <= len(values) <= 4 or not all(_PLAIN_VALUE.fullmatch(v) for v in values):
+        return None
+    joined = rng.choice((" or ", ", or ", " and "))
+    return "So " + joined.join(f"$x = {v.strip()}$" for v in values) + "."
+
+
+_PLAIN_VALUE = re.compile(r"\s*-?(?:\d+(?:\.\d+)?|\\frac\{\d+\}\{\d+\})\s*")
+
+
 _UNITS = {
     "mm": ("m", -3),
     "cm": ("m", -2),
@@ -517,6 +536,7 @@ def relations(verifier: object) -> list[Relation]:
         ("verified_after", "preserving", _verified),
         ("instruction_echoed", "preserving", _echoed),
         ("parts_boxed", "preserving", _parts_boxed),
+        ("solutions_in_prose", "preserving", _solutions_in_prose),
         ("undelimited", "preserving", _undelimited),
         ("gold_as_last_number", "changing", _ends_in_gold),
         ("retraction", "changing", _retracted),
