@@ -80,17 +80,31 @@ def _seen(text: str, span: tuple[int, int], shown: str) -> bool:
     return render(text[: span[0]] + _PROBE + text[span[1] :]).visible != shown
 
 
+def _read(text: str, span: tuple[int, int], sample: Sample) -> bool:
+    """Whether the verifier reads `span` of `text` as (part of) the final answer: a quoted
+    box ("You asked: is it \\boxed{18}?") is seen but no answer, and rewriting it changes
+    nothing the verifier decides on. Without a usable gold, whether the reader sees it."""
+    gold = _gold(sample)
+    probed = text[: span[0]] + _PROBE + text[span[1] :]
+    if gold is None:
+        return render(probed).visible != render(text).visible
+    found = read_answer(probed, gold)
+    return found.answer is not None and _PROBE in found.answer
+
+
 def _on_answer(change: Callable[[str, random.Random], str | None]) -> Rewrite:
-    """A rewrite of the final answer's text only: the last box or number the reader sees
-    (rewriting a struck-out one after it would change nothing the verifier reads, and a
-    search chain that first adds one would report a right answer kept right as a hole)."""
+    """A rewrite of the final answer's text only: the last box or number the verifier reads
+    as the answer (rewriting a struck-out or quoted one would change nothing it decides on,
+    and a search chain that first adds one would report a right answer kept right as a
+    hole)."""
 
     def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
         text = sample.completion
         if not isinstance(text, str):
             return None
-        shown = render(text).visible
-        span = next((s for s in _answer_spans(text) if _seen(text, s, shown)), None)
+        numbers = [(m.start(), m.end()) for m in _NUMBER.finditer(text)][::-1][:_CANDIDATES]
+        spans = _answer_spans(text) + numbers  # a quoted box: the number after it is read
+        span = next((s for s in spans if _read(text, s, sample)), None)
         if span is None:
             return None
         new = change(text[span[0] : span[1]], rng)

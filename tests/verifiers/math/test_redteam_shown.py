@@ -133,6 +133,31 @@ def test_an_answer_changing_relation_changes_the_answer_the_reader_sees(dressing
 
 @pytest.mark.parametrize(
     "completion",
+    ["You asked: is it \\boxed{12}? Let us see.\n12", "Is it `\\boxed{12}`? Yes: 5 + 7 = 12"],
+)
+def test_an_answer_changing_relation_skips_a_box_the_verifier_does_not_read(
+    completion: str,
+) -> None:
+    """A quoted box is seen but no answer (found by `audit --search --seed 3`: the quoted
+    gold, then a digit changed in that box, "earned 1.0"): a changing relation rewrites the
+    number the verifier reads."""
+    from rewardsmith.verifiers.math.relations import relations
+
+    sample = Sample(id="q", prompt="5+7=", completion=completion, reference="12")
+    assert CHECK(sample).status is Status.PASS
+    changing = [r for r in relations(CHECK) if r.kind == "changing"]
+    made = 0
+    for relation in changing:
+        for seed in range(3):
+            new = relation.rewrite(sample, random.Random(seed))
+            if new is not None:
+                made += 1
+                assert CHECK(new).status is not Status.PASS, (relation.name, new.completion)
+    assert made >= 3
+
+
+@pytest.mark.parametrize(
+    "completion",
     [
         "So the result is\n\n31^{9} lub 9",
         "So the result is 31^{9} or 9",
