@@ -238,6 +238,25 @@ def _doubted(sample: Sample, rng: random.Random) -> Sample | None:
     return rewritten(sample, _COPULA.sub(rf"\1 {word}", text, count=1))
 
 
+_SUBJECT = re.compile(r"(?P<subject>[A-Z][A-Za-z ()-]{2,60}?)\s+(?:was|were)\b")
+_OTHER_QUANTITIES = ("Net income was", "Dividends were", "Debt was", "Cash was")
+
+
+def _other_quantity(sample: Sample, rng: random.Random) -> Sample | None:
+    """The first claim's quantity renamed to one of another kind ("Revenue was 122,445
+    (p. 1)" as "Net income was 122,445 (p. 1)"): its digits are on no row of that kind."""
+    from rewardsmith.verifiers.finance.grounding import label_words
+    from rewardsmith.verifiers.finance.grounding_ties import quantities_named
+
+    text = sample.completion.strip() if isinstance(sample.completion, str) else ""
+    match = _SUBJECT.match(text)
+    named = quantities_named(label_words(match["subject"])) if match else set()
+    if match is None or not named:
+        return None
+    others = [q for q in _OTHER_QUANTITIES if not quantities_named(label_words(q)) & named]
+    return rewritten(sample, rng.choice(others) + text[match.end() :])
+
+
 def _reversed_move(verifier: Any) -> Any:
     """A cited level said to be reached by the move the page does not show ("Revenue rose
     to 122,445 (p. 1)" where it fell from 150,239), read with the verifier's own limits."""
@@ -272,5 +291,6 @@ def grounding_relations(verifier: object) -> list[Relation]:
         ("grounding_another_year", _another_year, "every claim put in the year before"),
         ("grounding_doubted", _doubted, "a claim made a guess or a denial"),
         ("grounding_reversed_move", _reversed_move(verifier), "a level reached the other way"),
+        ("grounding_other_quantity", _other_quantity, "a claim's figure given another quantity"),
     ]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]

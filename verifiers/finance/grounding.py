@@ -64,13 +64,13 @@ from rewardsmith.verifiers.finance.figures import (
 )
 from rewardsmith.verifiers.finance.grounding_ties import (
     DERIVING,
-    QUANTITY_NOUN,
     YEAR_AS_AMOUNT,
     cited_year,
     column_years,
     derived,
     leading_year,
     move_to_level,
+    quantities_named,
     unchecked_claims,
 )
 from rewardsmith.verifiers.finance.quantities import (
@@ -154,6 +154,9 @@ class Printed:
     label: frozenset[str]
     year: int | None = None
     """The year of its column, from a header line of years above it."""
+    line: frozenset[str] = frozenset()
+    """The words of its whole line: a prose line's label is what comes before its first
+    figure ("Page 250: segment revenue 250,007 thousand" is labelled "page")."""
 
 
 def label_words(text: str) -> frozenset[str]:
@@ -170,7 +173,8 @@ def printed_figures(page_text: str) -> list[Printed]:
         years = column_years(line) or years
         spans = [s for s in find_figure_spans(line) if not is_year(s[0])]
         if spans:
-            label = label_words(unicodedata.normalize("NFKC", line)[: spans[0][1]])
+            text = unicodedata.normalize("NFKC", line)
+            label, words = label_words(text[: spans[0][1]]), label_words(text)
             for k, (figure, start, end) in enumerate(spans):
                 column = k + len(_DASH_CELL.findall(line[:start]))  # a dash cell is a column
                 # A column's year, else the year its own line gives it ("Revenue for 2024
@@ -178,7 +182,7 @@ def printed_figures(page_text: str) -> list[Printed]:
                 year = (
                     years[column] if column < len(years) else cited_year(line[:start], line[end:])
                 )
-                out.append(Printed(figure, label, year))
+                out.append(Printed(figure, label, year, words))
     return out
 
 
@@ -423,12 +427,14 @@ class Grounding:
             if not named:  # its clause names no row: its sentence may
                 c = dataclasses.replace(c, words=c.context)
                 named = _named_rows(printed, c.words)
-            nouns = {w for w in c.words | c.context if QUANTITY_NOUN.fullmatch(w)}
-            if not named and nouns and not nouns & page_words:
+            claimed = quantities_named(c.words | c.context)
+            if not named and claimed and not claimed & quantities_named(page_words):
                 continue  # it names a quantity ("revenue", "turnover") no row here prints
             # A row the claim names ties even exact digits to it ("Cash was 26,079" is not
             # grounded by total assets); a claim that names no row is read on the page.
             tied = [p for p in printed if not named or not p.label or p.label in named]
+            if not named and claimed:
+                tied = [p for p in tied if _of_quantity(p, claimed, c.words | c.context)]
             if any(
                 _grounded_by(c, f, scale, len(named) == 1)
                 and _moved_as_printed(c, f, printed, scale)
@@ -489,6 +495,18 @@ def printed_move(c: Cited, page_text: str) -> int:
             ):
                 return -direction
     return 0
+
+
+def _of_quantity(printed: Printed, claimed: set[str], words: frozenset[str]) -> bool:
+    """Whether a claim naming the quantities `claimed` (and no row whole) may be grounded
+    on `printed`'s row: a row (else its line) of one of those quantities under any of its
+    names ("Debt" by "Borrowings"), or one naming no quantity that shares a word with the claim
+    ("Operating income" by "Total operating result"). "Net income was 122,445" is not
+    grounded by the revenue row, nor "Debt was 7,816" by property and equipment."""
+    if not printed.label:
+        return True
+    of_row = quantities_named(printed.label) or quantities_named(printed.line)
+    return bool(of_row & claimed) if of_row else bool(printed.line & words)
 
 
 def _named_rows(printed: list[Printed], words: frozenset[str]) -> set[frozenset[str]]:

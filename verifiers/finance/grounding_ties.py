@@ -65,6 +65,20 @@ QUANTITY_NOUN = re.compile(
     re.I,
 )
 """Nouns of a financial quantity: a claim naming one must name a row the page prints."""
+_SAME_QUANTITY = {
+    "revenues": "revenue", "sales": "revenue", "turnover": "revenue",
+    "profit": "income", "profits": "income", "earnings": "income",
+    "expense": "cost", "expenses": "cost", "costs": "cost",
+    "borrowings": "debt", "dividends": "dividend", "capex": "capital",
+}  # fmt: skip
+"""The usual names of one quantity, by one of them: "turnover" is revenue, "borrowings" debt."""
+
+
+def quantities_named(words: frozenset[str] | set[str]) -> set[str]:
+    """The quantities `words` (lower case) name, each by one name (`_SAME_QUANTITY`)."""
+    return {_SAME_QUANTITY.get(w, w) for w in words if QUANTITY_NOUN.fullmatch(w)}
+
+
 DERIVING = re.compile(
     rf"\b(?:by|of|difference|more|less|change[sd]?|growth|increase[sd]?|decrease[sd]?|"
     rf"{UP_WORDS}|{DOWN_WORDS})\s*(?:[$€£¥]\s?)?$",
