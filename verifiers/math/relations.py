@@ -71,6 +71,7 @@ def _answer_spans(text: str) -> list[tuple[int, int]]:
 
 
 _CANDIDATES = 8
+_CONTROL_WORD_END = re.compile(r"\\[A-Za-z]+$")
 _PROBE = "8675309"
 
 
@@ -110,6 +111,8 @@ def _on_answer(change: Callable[[str, random.Random], str | None]) -> Rewrite:
         new = change(text[span[0] : span[1]], rng)
         if new is None or new == text[span[0] : span[1]]:
             return None
+        if new[:1].isalpha() and _CONTROL_WORD_END.search(text, 0, span[0]):
+            new = f" {new}"  # "\fi15" as words is "\fi fifteen", not the macro "\fififteen"
         return rewritten(sample, text[: span[0]] + new + text[span[1] :])
 
     return rewrite

@@ -208,3 +208,18 @@ def test_a_named_result_and_a_styled_letter_pay_and_their_wrong_twins_do_not(
     right = CHECK(Sample(id="r", prompt="q", completion=completion, reference=gold))
     other = CHECK(Sample(id="w", prompt="q", completion=completion, reference=wrong))
     assert (right.status, other.status) == (Status.PASS, Status.FAIL), (right, other)
+
+
+def test_an_answer_rewrite_never_glues_words_to_a_control_word() -> None:
+    """`\\iffalse \\boxed{15} \\fi15` reads 15; its number in words must be "\\fi fifteen",
+    not the unknown macro "\\fififteen" (found by `audit --search --seed 7`: a right answer
+    kept right "earned 0.0", a false witness)."""
+    from rewardsmith.verifiers.math.relations import relations
+
+    words = {r.name: r for r in relations(CHECK)}["math/number_words"]
+    sample = Sample(
+        id="w", prompt="8+7=", completion="\\iffalse \\boxed{15} \\fi15", reference="15"
+    )
+    assert CHECK(sample).status is Status.PASS
+    new = words.rewrite(sample, random.Random(0))
+    assert new is not None and CHECK(new).status is Status.PASS, new.completion
