@@ -218,14 +218,16 @@ _COPULA = re.compile(r"\b(was|were)\b")
 
 def _another_year(sample: Sample, rng: random.Random) -> Sample | None:
     """Each sentence opened with the year before the one the question asks about ("In
-    2023, revenue was 122,445 (p. 1)" for a 2024 figure): the figures cite another column."""
+    2023, revenue was 122,445 (p. 1)" for a 2024 figure, or "In FY23"): the figures cite
+    another column."""
     text = sample.completion
     asked = set(_YEAR.findall(str(sample.prompt or "")))
     if not isinstance(text, str) or len(asked) != 1 or _YEAR.search(text):
         return None
     other = int(asked.pop()) - 1
+    year = rng.choice((str(other), f"FY{other % 100:02d}", f"FY'{other % 100:02d}"))
     sentences = re.split(r"(?<=\.)\s+(?=[A-Z])", text.strip())
-    opened = [f"In {other}, {s[:1].lower()}{s[1:]}" for s in sentences]
+    opened = [f"In {year}, {s[:1].lower()}{s[1:]}" for s in sentences]
     return rewritten(sample, " ".join(opened))
 
 

@@ -174,10 +174,16 @@ def negative_after(after: str) -> bool:
     return bool(_NEGATIVE_AFTER.match(after[:40]))
 
 
+_SHORT_FISCAL = re.compile(r"\bFY\s?['’-]?(\d{2})\b", re.I)
+"""A fiscal year in two digits ("FY24", "FY'24", "FY 24"): the 2000s' year, as "FY2024"."""
+
+
 def model_text(text: str) -> str:
     """A model's text with its figures in one form: digit groups separated by spaces, thin
-    spaces or LaTeX's ``{,}`` joined with commas, E-notation written out ("1.22e5" is 122000), and a
-    scale after a parenthesised figure put inside."""
+    spaces or LaTeX's ``{,}`` joined with commas, E-notation written out ("1.22e5" is 122000), a
+    scale after a parenthesised figure put inside, and a two-digit fiscal year written in
+    four ("FY24" is "FY2024": a year, not the figure 24)."""
+    text = _SHORT_FISCAL.sub(lambda m: f"FY{2000 + int(m.group(1))}", text)
     text = _E_NOTATION.sub(lambda m: format(Decimal(m.group(1)), "f"), text)
     text = _LATEX_GROUP.sub(",", text)
     text = _SPACED.sub(lambda m: re.sub(r"[ \u00a0\u2009\u202f]", ",", m.group(0)), text)

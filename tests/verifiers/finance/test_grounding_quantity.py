@@ -72,3 +72,34 @@ def test_the_relation_renames_the_quantity_and_the_claim_earns_nothing() -> None
                 Sample(id="r", completion=text, reference=ACME), random.Random(seed)
             )
             assert new is not None and CHECK(new).score == 0.0, new
+
+
+# A two-digit fiscal year ties a figure to its column as "2024" does (red team G1).
+YEARS = [
+    ("Total assets were 28,147 (FY24) (p. 2).", 0.0),
+    ("Total assets were 26,079 (FY24) (p. 2).", 1.0),
+    ("Total assets were 26,079 in FY'23 (p. 2).", 0.0),
+    ("In FY 23, total assets were 28,147 (p. 2).", 1.0),
+    ("In FY-23, total assets were 26,079 (p. 2).", 0.0),
+]
+
+
+@pytest.mark.parametrize(("text", "score"), YEARS)
+def test_a_two_digit_fiscal_year_ties_its_column(text: str, score: float) -> None:
+    assert _score(text) == score
+
+
+def test_the_year_relation_writes_two_digit_fiscal_years_too() -> None:
+    import random
+
+    from rewardsmith.verifiers.finance.claim_relations import grounding_relations
+
+    relation = next(
+        r for r in grounding_relations(CHECK) if r.name == "finance/grounding_another_year"
+    )
+    right = Sample(
+        id="y", prompt="Summarise 2024 total assets.", completion=RIGHT[0], reference=ACME
+    )
+    made = [relation.rewrite(right, random.Random(seed)) for seed in range(12)]
+    assert any("FY23" in str(m.completion) for m in made if m)
+    assert all(m is not None and CHECK(m).score == 0.0 for m in made)
