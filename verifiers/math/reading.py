@@ -119,8 +119,11 @@ def _parts(text: str, found: Extraction, gold: str) -> Extraction:
     if found.problem != "hedged" or found.method in ("restated", "hidden"):
         return found
     if found.method != "boxed":  # "x = 2 or x = 3" for the two roots the gold lists
-        listed = _listed(text) if has_several_items(gold) else None
-        return Extraction(listed, "listed") if listed else found
+        union = bool(_UNION.search(gold))  # "$x < 1$ or $x > 3$" for a union of intervals
+        values = _listed(text) if union or has_several_items(gold) else None
+        if not values:
+            return found
+        return Extraction((r" \text{ or } " if union else ", ").join(values), "listed")
     if has_several_items(gold):
         return Extraction(", ".join(found.candidates), "boxed_list")
     spans = _boxes(text)
@@ -131,9 +134,9 @@ def _parts(text: str, found: Extraction, gold: str) -> Extraction:
     return Extraction(f"({', '.join(contents)})", "boxed_parts")
 
 
-def _listed(text: str) -> str | None:
-    """The values of the list that ends the last line (`_LISTED`), comma-separated; none
-    where more is joined to it than the window reads (a value offered before the list)."""
+def _listed(text: str) -> list[str] | None:
+    """The values of the list that ends the last line (`_LISTED`); none where more is
+    joined to it than the window reads (a value offered before the list)."""
     line = text.rstrip().rsplit("\n", 1)[-1]
     window = line[-_LIST_CHARS:]
     found = _LISTED.search(window)
@@ -142,9 +145,10 @@ def _listed(text: str) -> str | None:
     if _JOINED_BEFORE.search(window, 0, found.start()):  # "seven or 2 or 3"
         return None
     values = _LISTED_VALUE.findall(found.group())
-    return ", ".join(v.strip("$").strip().rstrip(".").strip() for v in values)
+    return [v.strip("$").strip().rstrip(".").strip() for v in values]
 
 
+_UNION = re.compile(r"\\cup(?![A-Za-z])|∪")
 _LIST_CHARS = 400
 """How much of the last line a list may fill: the search is quadratic in it."""
 _JOINED_BEFORE = re.compile(r"\b(?:or|and)[\s,]*$", re.IGNORECASE)

@@ -256,12 +256,18 @@ def _parts_boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
 
 def _solutions_in_prose(text: str, sample: Sample, rng: random.Random) -> str | None:
     """A list answer of two to four plain values (``2, 3``, ``\\{-1, 4\\}``, ``\\pm 2``
-    read as two) stated in prose, each named: "So $x = 2$ or $x = 3$." """
+    read as two) stated in prose, each named: "So $x = 2$ or $x = 3$."; a union of two rays
+    as the inequalities joined by "or"."""
     gold = _gold(sample)
     read = read_answer(text, gold) if gold is not None else None
     if read is None or read.answer is None or read.problem is not None:
         return None
     inner = re.sub(r"^\\\{(.*)\\\}$", r"\1", read.answer.strip().strip("$").strip())
+    union = _TWO_RAYS.fullmatch(inner)
+    if union:  # (-\infty, 1] \cup (3, \infty): "$x \le 1$ or $x > 3$"
+        below = "<" if union["below"] == ")" else r"\le"
+        above = ">" if union["above"] == "(" else r"\ge"
+        return f"So $x {below} {union['a']}$ or $x {above} {union['b']}$."
     plus_minus = re.fullmatch(r"\\pm\s*(\d+)", inner)
     values = [plus_minus[1], f"-{plus_minus[1]}"] if plus_minus else inner.split(",")
     if not 2 <= len(values) <= 4 or not all(_PLAIN_VALUE.fullmatch(v) for v in values):
@@ -270,6 +276,10 @@ def _solutions_in_prose(text: str, sample: Sample, rng: random.Random) -> str | 
     return "So " + joined.join(f"$x = {v.strip()}$" for v in values) + "."
 
 
+_TWO_RAYS = re.compile(
+    r"\(\s*-\\infty\s*,\s*(?P<a>-?\d+)\s*(?P<below>[)\]])\s*\\cup\s*"
+    r"(?P<above>[(\[])\s*(?P<b>-?\d+)\s*,\s*\\infty\s*\)"
+)
 _PLAIN_VALUE = re.compile(r"\s*-?(?:\d+(?:\.\d+)?|\\frac\{\d+\}\{\d+\})\s*")
 
 

@@ -84,6 +84,8 @@ def test_a_doubtful_second_value_is_not_a_list() -> None:
         ("2, 3", r"\boxed{2, 3}"),
         (r"\{-1, 4\}", r"So $\boxed{\{-1, 4\}}$."),
         (r"\pm 2", r"\boxed{\pm 2}"),
+        (r"(-\infty, 1) \cup (3, \infty)", r"\boxed{(-\infty, 1) \cup (3, \infty)}"),
+        (r"(-\infty, -2] \cup [5, \infty)", r"$\boxed{(-\infty, -2] \cup [5, \infty)}$"),
     ],
 )
 def test_the_relation_states_a_list_answer_in_prose_and_keeps_it_right(
@@ -94,7 +96,7 @@ def test_the_relation_states_a_list_answer_in_prose_and_keeps_it_right(
     sample = Sample(id="p", completion=completion, reference=gold)
     for seed in range(3):
         rewritten = relation.rewrite(sample, random.Random(seed))
-        assert rewritten is not None and "x = " in rewritten.completion_text
+        assert rewritten is not None and "$x " in rewritten.completion_text
         assert CHECK(rewritten).status is Status.PASS, rewritten.completion_text
     wrong = Sample(id="w", completion=r"\boxed{2, 4}", reference="2, 3")
     assert CHECK(relation.rewrite(wrong, random.Random(0))).score == 0.0
@@ -107,3 +109,24 @@ def test_a_value_joined_before_the_list_keeps_it_a_hedge() -> None:
     for text in ("x = seven or x = 2 or x = 3", many):
         verdict = CHECK(Sample(id="b", completion=text, reference="2, 3"))
         assert verdict.score == 0.0, (text[-80:], verdict.evidence)
+
+
+UNION = r"(-\infty, 1) \cup (3, \infty)"
+
+
+@pytest.mark.parametrize(
+    ("completion", "right"),
+    [
+        ("$x < 1$ or $x > 3$", True),
+        ("The solution is $x < 1$ or $x > 3$.", True),
+        ("So $x > 3$ or $x < 1$.", True),
+        ("$x < 1$ or $x > 4$", False),  # another interval
+        (r"$x < 1$ or $x \geq 3$", False),  # 3 included
+        ("$x < 1$ or maybe $x > 3$", False),  # a doubt, not a union
+    ],
+)
+def test_inequalities_joined_by_or_are_a_union_of_intervals(completion: str, right: bool) -> None:
+    verdict = CHECK(Sample(id="u", completion=completion, reference=UNION))
+    assert (verdict.status is Status.PASS) is right, verdict.evidence
+    single = CHECK(Sample(id="s", completion=completion, reference=r"(3, \infty)"))
+    assert single.score == 0.0  # one interval asked: the other is a hedge
