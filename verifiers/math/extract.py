@@ -58,7 +58,11 @@ _PHRASE = re.compile(
 )
 _FINAL_MATH = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+)\$", re.DOTALL)
 # A number not glued to a word before it ("AZYUK2A" has none); a unit may follow ("5cm").
-_NUMBER = re.compile(r"(?<![A-Za-z\d.])(?:-?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+)")
+# A scale word is part of its number: "3 thousand" is 3000, never the gold 3.
+_NUMBER = re.compile(
+    r"(?<![A-Za-z\d.])(?:-?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+)"
+    r"(?:\s+(?:thousand|million|billion|trillion)\b)?"
+)
 _COMMAND = re.compile(r"\\(?:begin|end)\s*\{[A-Za-z*]+\}|\\[A-Za-z]+")
 _WORD = re.compile(r"[A-Za-z]{3,}")
 # Two-letter words of prose: a line with one is a sentence, not an expression.

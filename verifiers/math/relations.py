@@ -386,8 +386,14 @@ def _sign(answer: str, rng: random.Random) -> str | None:
 
 
 def _scale(answer: str, rng: random.Random) -> str | None:
+    """The value made 10 to 1000 times larger, in digits or by a scale word after it ("12
+    thousand": in prose the word is read with its number)."""
     n = _integer(answer)
-    return None if n is None or n == 0 else str(n * rng.choice((10, 100, 1000)))
+    if n is None or n == 0:
+        return None
+    if rng.random() < 0.5:
+        return f"{answer} {rng.choice(('thousand', 'million', 'billion'))}"
+    return str(n * rng.choice((10, 100, 1000)))
 
 
 def _plus_one(answer: str, rng: random.Random) -> str | None:
