@@ -160,12 +160,13 @@ def _humaneval(ref: dict[str, Any]) -> Suite:
     return _humaneval_suite(test, entry, prompt, provides, ref.get("hide_expected") is True)
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=256)
 def _humaneval_suite(
     test: str, entry: str, prompt: str, provides: tuple[str, ...], hidden: bool
 ) -> Suite:
     """The suite of one HumanEval reference, kept per reference: the samples of a group
-    (and of every epoch) share their task's tests, and planning a check parses it."""
+    (and of every epoch) share their task's tests, and planning a check parses it. 256
+    tasks cover the groups in flight in a scoring process (HumanEval's 164 hold 2 MB)."""
     try:
         tree = ast.parse(test)
     except SyntaxError as exc:
