@@ -20,6 +20,11 @@ Run: ``.venv/bin/python benchmarks/code_runner.py [--workers 2] [--rounds 5]
 [--modes privileged,rootless] [--mutants] [--compare-with OLD]``; ``--compare-with`` adds
 ``old-ours-*`` runners, the same runners on an older rewardsmith, in the same rounds. With
 ``--mutants`` it also runs the external check (broken variants of every solution).
+
+Each row also has ``cpu_ms_per_sample``: the CPU of the runner's whole process tree over
+the timed part (sandbox servers, forkers and jails included), per sample. On idle cores
+throughput follows it; on a loaded machine it is the steadier figure (load inflates it
+for every runner, so compare runners of the same round).
 """
 
 from __future__ import annotations
@@ -142,8 +147,10 @@ def run_one(runner: str, workers: int) -> list[bool]:
 
 
 def _timed_part(fn: Callable[[], list[bool]]) -> list[bool]:
-    """Report the timed part's wall clock and this process tree's CPU on stdout's last line
-    (warm-up and data loading are outside it)."""
+    """Report the timed part's wall clock and CPU on stdout's last line (warm-up and data
+    loading are outside it): `cpu_s` is this process and what it reaped; `tree_cpu_s`
+    also counts the live processes under it (sandbox servers, their forkers and the jails
+    those reaped; evalplus's pool workers), the figure to read on a shared machine."""
     import resource
 
     def cpu() -> float:
@@ -152,20 +159,44 @@ def _timed_part(fn: Callable[[], list[bool]]) -> list[bool]:
         ]
         return sum(u.ru_utime + u.ru_stime for u in usage)
 
-    c0, t0 = cpu(), time.perf_counter()
+    c0, tree0, t0 = cpu(), _tree_cpu_s(), time.perf_counter()
     results = fn()
-    ours_cpu = cpu() - c0
+    wall, ours_cpu, tree_cpu = time.perf_counter() - t0, cpu() - c0, _tree_cpu_s() - tree0
     print(
         json.dumps(
             {
-                "wall_s": time.perf_counter() - t0,
+                "wall_s": wall,
                 "cpu_s": ours_cpu,
+                "tree_cpu_s": tree_cpu,
                 "passed": sum(results),
                 "n": len(results),
             }
         )
     )
     return results
+
+
+def _tree_cpu_s() -> float:
+    """CPU seconds of this process and of every process under it, each with what it has
+    reaped (utime, stime, cutime, cstime in /proc): a process that ends in between is then
+    counted in its parent's reaped time."""
+    stats, children = {}, {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        stats[int(name)] = sum(int(x) for x in fields[11:15])
+        children.setdefault(int(fields[1]), []).append(int(name))
+    ticks, todo = 0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        ticks += stats.get(pid, 0)
+        todo += children.get(pid, [])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def timed(runner: str, workers: int) -> dict[str, Any]:
@@ -201,6 +232,7 @@ def timed(runner: str, workers: int) -> dict[str, Any]:
         "seconds": round(inner["wall_s"], 2),
         "per_s": round(inner["n"] / inner["wall_s"], 1),
         "tree_cpu_s_incl_setup": round(tree_cpu, 2),
+        "cpu_ms_per_sample": round(1000 * inner["tree_cpu_s"] / inner["n"], 2),
         "failed": failed,
         "load_avg_1m": round(os.getloadavg()[0], 2),
     }
@@ -232,17 +264,28 @@ def summarise(rows: list[dict[str, Any]], modes: list[str]) -> None:
     import statistics
 
     by_round: dict[int, dict[str, float]] = {}
+    cpu: dict[int, dict[str, float]] = {}
     for row in rows:
         by_round.setdefault(row["round"], {})[row["runner"]] = row["per_s"]
+        cpu.setdefault(row["round"], {})[row["runner"]] = row["cpu_ms_per_sample"]
     names = runners(modes)
     for name in names:
         values = [r[name] for r in by_round.values()]
-        print(f"{name:22s} median {statistics.median(values):7.1f} samples/s   {values}")
+        ms = [r[name] for r in cpu.values()]
+        print(
+            f"{name:22s} median {statistics.median(values):7.1f} samples/s   {values}"
+            f"   tree CPU ms/sample median {statistics.median(ms):6.2f}  {ms}"
+        )
     for ours in names[:-2]:
         for other in ("evalplus", "bare"):
             ratios = [r[ours] / r[other] for r in by_round.values()]
             text = ", ".join(f"{x:.2f}" for x in ratios)
             print(f"{ours} / {other}: median {statistics.median(ratios):.2f}x  (rounds: {text})")
+            # on idle cores throughput follows CPU per sample: the other's over ours
+            ratios = [r[other] / r[ours] for r in cpu.values()]
+            text = ", ".join(f"{x:.2f}" for x in ratios)
+            median = statistics.median(ratios)
+            print(f"    CPU per sample, {other} / {ours}: median {median:.2f}x ({text})")
 
 
 def mutant_check(tasks: list[dict[str, Any]], workers: int) -> dict[str, Counter[str]]:

@@ -169,17 +169,19 @@ def _shape(node: ast.expr) -> tuple[ast.Call, Callable[[Any], bool]] | None:
     if not isinstance(node, ast.Compare) or len(node.ops) != 1:
         return None
     left, op, right = node.left, type(node.ops[0]), node.comparators[0]
-    if op in _BOUND and _is_literal(right):
-        return _closeness(left, _BOUND[op], _literal(right))
+    if op in _BOUND:
+        bound = _value(right)
+        return None if bound is _NOT else _closeness(left, _BOUND[op], bound)
     if op not in _COMPARE:
         return None
     compare = _COMPARE[op]
-    if op in (ast.Eq, ast.NotEq) and _candidate_value(left) is None:
-        left, right = right, left  # ``E == c``: equality is the test's either way round
     got = _candidate_value(left)
-    if got is None or not _is_literal(right):
+    if got is None and op in (ast.Eq, ast.NotEq):
+        left, right = right, left  # ``E == c``: equality is the test's either way round
+        got = _candidate_value(left)
+    want = _value(right)
+    if got is None or want is _NOT:
         return None
-    want = _literal(right)
     if op in (ast.Is, ast.IsNot) and not any(want is s for s in _SINGLETONS):
         return None
     call, read = got
@@ -230,39 +232,32 @@ def _closeness(
     if not isinstance(inner, ast.BinOp) or not isinstance(inner.op, ast.Sub):
         return None
     got = _candidate_value(inner.left)
-    if got is None or not _is_literal(inner.right):
+    want = _value(inner.right)
+    if got is None or want is _NOT:
         return None
-    want = _literal(inner.right)
     call, read = got
     return call, lambda value: bound(abs(read(value) - want), tol)
 
 
 def _is_candidate_call(node: ast.expr) -> bool:
+    """A call of the candidate; `_planned` checks that its arguments are literals."""
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
         and node.func.id == "candidate"
-        and _literal_call(node) is not None
     )
 
 
 def _literal_call(node: ast.Call) -> tuple[list[Any], dict[str, Any]] | None:
-    if not all(_is_literal(a) for a in node.args) or any(
-        k.arg is None or not _is_literal(k.value) for k in node.keywords
-    ):
+    args = [_value(a) for a in node.args]
+    kwargs = {k.arg: _value(k.value) for k in node.keywords if k.arg is not None}
+    if len(kwargs) != len(node.keywords) or any(v is _NOT for v in (*args, *kwargs.values())):
         return None
-    args = [_literal(a) for a in node.args]
-    return args, {str(k.arg): _literal(k.value) for k in node.keywords}
+    return args, kwargs
 
 
 def _is_literal(node: ast.expr) -> bool:
     return _value(node) is not _NOT
-
-
-def _literal(node: ast.expr) -> Any:
-    value = _value(node)
-    assert value is not _NOT
-    return value
 
 
 def _value(node: ast.expr) -> Any:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+import functools
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,11 +123,6 @@ def _runnable(prompt: str) -> str:
     return prompt
 
 
-def _prompt_names(prompt: str) -> set[str]:
-    """What the prompt defines."""
-    return _names.bound_names(_runnable(prompt))
-
-
 def _own_helpers(names: list[str], fmt: str, where: str) -> ReferenceError_:
     listed = ", ".join(names)
     return ReferenceError_(
@@ -160,15 +156,26 @@ def _text(ref: dict[str, Any], key: str, *, required: bool = True) -> str:
 def _humaneval(ref: dict[str, Any]) -> Suite:
     test, entry = _text(ref, "test"), _text(ref, "entry_point")
     prompt = _text(ref, "prompt", required=False)
+    provides = tuple(_provides(ref))
+    return _humaneval_suite(test, entry, prompt, provides, ref.get("hide_expected") is True)
+
+
+@functools.lru_cache(maxsize=256)
+def _humaneval_suite(
+    test: str, entry: str, prompt: str, provides: tuple[str, ...], hidden: bool
+) -> Suite:
+    """The suite of one HumanEval reference, kept per reference: the samples of a group
+    (and of every epoch) share their task's tests, and planning a check parses it. 256
+    tasks cover the groups in flight in a scoring process (HumanEval's 164 hold 2 MB)."""
     try:
         tree = ast.parse(test)
     except SyntaxError as exc:
         raise ReferenceError_(f"reference `test` does not parse: {exc}") from None
     if not any(isinstance(n, ast.FunctionDef) and n.name == "check" for n in tree.body):
         raise ReferenceError_("reference `test` must define check(candidate)")
-    provides = _provides(ref)
     try:
-        trusted = _prompt_names(prompt) | {entry, *provides}
+        prelude = _runnable(prompt)
+        trusted = _names.bound_names(prelude) | {entry, *provides}
     except SyntaxError as exc:
         raise ReferenceError_(f"reference `prompt` does not parse: {exc}") from None
     batch = check_plan.plan(tree, test, entry, also_bound=trusted)
@@ -183,12 +190,12 @@ def _humaneval(ref: dict[str, Any]) -> Suite:
         "format": "check",
         "test": test,
         "entry_point": entry,
-        "prelude": _runnable(prompt),
+        "prelude": prelude,
         "candidate_names": list(candidate),
         "modules": modules,
     }
     shown: dict[str, str] = {}
-    if ref.get("hide_expected") is True:  # read by `outcome.conceal` only
+    if hidden:  # read by `outcome.conceal` only
         shown = {
             f"line {node.lineno}": _calls_in(ast.unparse(node), {"candidate", *candidate})
             for node in ast.walk(tree)

@@ -300,10 +300,13 @@ def _ref_language(reference: Any, default: str) -> str:
     return value if isinstance(value, str) else default
 
 
+_DEF = re.compile(r"^\s*(?:async\s+)?def\s+([^\s(]+)\s*\(", re.MULTILINE)
+"""A ``def`` line and the function's name (one pattern for every entry point: a pattern
+per name was compiled anew for each task)."""
+
+
 def _defines(code: str, name: str) -> bool:
-    return (
-        re.search(rf"^\s*(async\s+)?def\s+{re.escape(name)}\s*\(", code, re.MULTILINE) is not None
-    )
+    return name in _DEF.findall(code)
 
 
 def _compile_evidence(lang: Language, result: Any) -> dict[str, Any]:

@@ -14,8 +14,10 @@ status, CPU seconds, peak RSS>`` when a jail's PID 1 has been reaped.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import gc
+import mmap
 import os
 import selectors
 import signal
@@ -29,6 +31,9 @@ import _linux as L
 _FORKED = struct.Struct("=i")
 _EXITED = struct.Struct("=iidq")  # pid, wait status, CPU seconds, peak RSS in bytes
 _MAX_MESSAGE = 1 << 20
+_REPLY_BYTES = 64
+"""The forker's messages are a letter and a struct: the server reads them into small
+buffers (a read of `_MAX_MESSAGE` mapped and unmapped a fresh mebibyte each time)."""
 
 
 class Forker:
@@ -47,7 +52,7 @@ class Forker:
         """A new waiting jail that joins the cgroup of `join_fds`: its pid and control."""
         socket.send_fds(self.sock, [b"f"], join_fds)
         while True:
-            msg, fds, _, _ = socket.recv_fds(self.sock, _MAX_MESSAGE, 1)
+            msg, fds, _, _ = socket.recv_fds(self.sock, _REPLY_BYTES, 1)
             if not msg:
                 raise OSError("the forker is gone")
             if msg[:1] == b"F":
@@ -63,7 +68,7 @@ class Forker:
     def wait(self, pid: int) -> tuple[int, float, int]:
         """Block until `pid` has been reaped: (wait status, CPU seconds, peak RSS)."""
         while pid not in self.exits:
-            msg = self.sock.recv(_MAX_MESSAGE)
+            msg = self.sock.recv(_REPLY_BYTES)
             if not msg:
                 return (0, 0.0, 0)  # the forker is gone, and its children with it
             self._note(msg)
@@ -88,10 +93,12 @@ def _main(sock: socket.socket, own_pid_ns: int) -> NoReturn:
         gc.freeze()  # its garbage collector never walks (and so copies) the inherited heap
         sel = selectors.DefaultSelector()
         sel.register(sock, selectors.EVENT_READ, None)
+        # One buffer for every request, its pages touched only as far as a message goes.
+        buffer = mmap.mmap(-1, _MAX_MESSAGE)
         while True:
             for key, _ in sel.select():
                 if key.data is None:
-                    msg, fds, _, _ = socket.recv_fds(sock, _MAX_MESSAGE, 8)
+                    msg, fds = _receive(sock, buffer)
                     if not msg:
                         os._exit(0)
                     if msg[:1] == b"f":
@@ -112,6 +119,17 @@ def _main(sock: socket.socket, own_pid_ns: int) -> NoReturn:
                     sock.send(b"X" + report)
     except BaseException:
         os._exit(1)
+
+
+def _receive(sock: socket.socket, buffer: mmap.mmap) -> tuple[bytes, list[int]]:
+    """One request (`socket.recv_fds` without its fresh mebibyte per call) and the
+    descriptors that came with it (at most 8)."""
+    fds = array.array("i")
+    size, ancdata, _, _ = sock.recvmsg_into([buffer], socket.CMSG_SPACE(8 * fds.itemsize))
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
+    return buffer[:size], list(fds)
 
 
 def _spawn(sock: socket.socket, join_fds: list[int], own_pid_ns: int) -> tuple[int, int]:

@@ -160,7 +160,7 @@ def make_template(root: str) -> int:
             os.write(ready_w, b"x")
             os.read(done_r, 1)  # held until the server has a descriptor of the namespace
         except BaseException:  # the server raises it: doctor and every verdict show why
-            _write_all(ready_w, traceback.format_exc().encode(errors="replace"))
+            write_all(ready_w, traceback.format_exc().encode(errors="replace"))
         finally:
             os._exit(0)
     os.close(ready_w)
@@ -187,7 +187,7 @@ def _template_child(root: str) -> None:
     L.umount("/.old")
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
     while data:
         data = data[os.write(fd, data) :]
 

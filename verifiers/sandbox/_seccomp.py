@@ -213,15 +213,33 @@ def instructions(extra_enosys: tuple[str, ...] = ()) -> list[Insn]:
         (_JGE, 0, 1, X32_SYSCALL_BIT),
         kill,
     ]
-    for name in sorted(DENIED, key=SYSCALLS.__getitem__):
-        prog += [(_JEQ, 0, 1, SYSCALLS[name]), kill]
-    for name in (*ENOSYS, *extra_enosys):
-        prog += [(_JEQ, 0, 1, SYSCALLS[name]), enosys]
+    blocks: dict[int, list[Insn]] = {SYSCALLS[name]: [kill] for name in DENIED}
+    blocks.update({SYSCALLS[name]: [enosys] for name in (*ENOSYS, *extra_enosys)})
     for name, rules in ARG_RULES.items():
-        body: list[Insn] = [insn for rule in rules for insn in _rule_block(rule)] + [allow]
-        prog += [(_JEQ, 0, len(body), SYSCALLS[name]), *body]
-    prog.append(allow)
-    return prog
+        blocks[SYSCALLS[name]] = [insn for rule in rules for insn in _rule_block(rule)] + [allow]
+    return prog + _dispatch(sorted(blocks.items()))
+
+
+_LINEAR = 4
+"""Numbers tested one by one at the leaves of `_dispatch`'s search."""
+
+
+def _dispatch(blocks: list[tuple[int, list[Insn]]]) -> list[Insn]:
+    """Run the block of the call number in the accumulator (each block ends in a return);
+    allow any number without one. A binary search over the sorted numbers, not a list:
+    the kernel evaluates the filter once per call number when it is installed (to cache
+    the calls it always allows), so with a list every jail's start paid for each denied
+    number over every call number."""
+    if len(blocks) <= _LINEAR:
+        out: list[Insn] = []
+        for nr, block in blocks:
+            out += [(_JEQ, 0, len(block), nr), *block]
+        return [*out, (_RET, 0, 0, RET_ALLOW)]
+    middle = len(blocks) // 2
+    below, above = _dispatch(blocks[:middle]), _dispatch(blocks[middle:])
+    if len(below) > 255:  # a classic BPF jump reaches at most 255 instructions
+        raise ValueError("seccomp filter too large for one jump")
+    return [(_JGE, len(below), 0, blocks[middle][0]), *below, *above]
 
 
 def filter_program(extra_enosys: tuple[str, ...] = ()) -> bytes | None:

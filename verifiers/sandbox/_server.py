@@ -315,6 +315,7 @@ def _start(config: dict[str, Any]) -> Server:
     L.drop_bounding_set()
     for module in (*_WARM_STDLIB, *config["preload"]):
         importlib.import_module(module)
+    _jail.site_quitters()
     return Server(config)
 
 

@@ -161,6 +161,25 @@ def test_environment_is_scrubbed_even_in_process_memory(monkeypatch) -> None:
     assert r.stdout.startswith(b"False ['HOME', 'LANG', 'PATH', 'TMPDIR']"), r
 
 
+def test_the_programs_environment_is_its_own_in_python_and_for_its_children() -> None:
+    """Warm Python gets the program's variables in `os.environ` and in the C environment a
+    child inherits, the same set in both: none of the server's are left in either."""
+    code = textwrap.dedent(
+        """
+        import os, subprocess
+        child = subprocess.run(["env"], capture_output=True, text=True).stdout
+        print(sorted(os.environ.items()) == sorted(
+            tuple(line.split("=", 1)) for line in child.splitlines()))
+        print(sorted(os.environ))
+        """
+    )
+    r = run_python(code, env={"RS_EXTRA": "1"}, limits=QUICK)
+    assert r.stdout.split(b"\n")[:2] == [
+        b"True",
+        b"['HOME', 'LANG', 'PATH', 'RS_EXTRA', 'TMPDIR']",
+    ], r
+
+
 def test_own_pid_namespace_hides_and_protects_the_host() -> None:
     me = os.getpid()
     r = py(
