@@ -67,7 +67,7 @@ _COMMAND = re.compile(r"\\(?:begin|end)\s*\{[A-Za-z*]+\}|\\[A-Za-z]+")
 _WORD = re.compile(r"[A-Za-z]{3,}")
 # Two-letter words of prose: a line with one is a sentence, not an expression.
 _SMALL_WORDS = re.compile(
-    r"\b(?:is|so|or|an|as|at|be|by|if|in|it|of|on|to|we|no|and)\b", re.IGNORECASE
+    r"\b(?:is|so|or|an|as|at|be|by|if|in|it|of|on|to|we|no|and|i\.\s?e)\b", re.IGNORECASE
 )
 # What makes a line more than a number: an operator, a bracket, a command, a separator.
 _OPERATOR = re.compile(r"[-+*/^=()\[\]{}\\,<>×·÷|!_]")
@@ -143,9 +143,11 @@ _MORE_MATH = re.compile(
     r"\s*(,|;|/|&|\band\b)\s*(?:\$((?:\\.|[^$\\]){1,500})\$|\\\((.{1,500}?)\\\))", re.I
 )
 _MAX_LISTED = 32
-# "12 or 11", "12, or maybe 11", and "12. Or 11" (a sentence that only offers another value).
+# "12 or 11", "12, or maybe 11", and "12. Or 11" (a sentence that only offers another value);
+# "1/4, i.e. 25%" restates its value, and one that restates another offers it.
 _OR_BETWEEN = re.compile(
     r"\s*[,.;，、]?\s*(?:(?:and/)?or(?:\s+(?:maybe|possibly|perhaps))?|maybe|possibly|perhaps|"
+    r"i\.\s?e\.,?|that\s+is,?|"
     r"lub|albo|veya|atau|of\s+misschien|oder|ou|o|или|либо|возможно|أو|या|也可能是|或者?|または)\s*",
     re.I,
 )
@@ -406,7 +408,7 @@ def _last_number(line: str) -> Extraction | None:
     if _SPACE_GROUPS.fullmatch(line.strip().rstrip(".")):  # "1 000" is one number
         return Extraction(line.strip().rstrip("."), "last_number")
     line = line[-2_000:]
-    numbers = [n for n in _NUMBER.finditer(line) if not _unit_power(line, n)]
+    numbers = [n for n in _NUMBER_PERCENT.finditer(line) if not _unit_power(line, n)]
     if numbers and not_a_result(line, numbers[-1]):
         return Extraction(None, "last_number", "unasserted")
     # The expression the last number closes ("31^{9}. Yes." is 31^{9}, not 9), even where

@@ -276,6 +276,24 @@ def _solutions_in_prose(text: str, sample: Sample, rng: random.Random) -> str | 
     return "So " + joined.join(f"$x = {v.strip()}$" for v in values) + "."
 
 
+def _percent_restated(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A ratio answer restated as a percentage after it ("1/4, or 25%.")."""
+    gold = _gold(sample)
+    read = read_answer(text, gold) if gold is not None else None
+    if read is None or read.answer is None or read.problem is not None:
+        return None
+    match = _FRACTION.fullmatch(read.answer.strip().strip("$"))
+    if match is None or int(match.group(3) or match.group(6)) == 0:
+        return None
+    sign = match.group(1) or match.group(4) or ""
+    p, q = int(match.group(2) or match.group(5)), int(match.group(3) or match.group(6))
+    percent = Decimal(p * 100) / Decimal(q)
+    if percent != percent.quantize(Decimal("0.01")):
+        return None
+    said = format(percent.normalize(), "f")
+    return f"{text.rstrip().rstrip('.')}{rng.choice((', or ', ', i.e. ', ' or '))}{sign}{said}%."
+
+
 _TWO_RAYS = re.compile(
     r"\(\s*-\\infty\s*,\s*(?P<a>-?\d+)\s*(?P<below>[)\]])\s*\\cup\s*"
     r"(?P<above>[(\[])\s*(?P<b>-?\d+)\s*,\s*\\infty\s*\)"
@@ -570,6 +588,7 @@ def relations(verifier: object) -> list[Relation]:
         ("instruction_echoed", "preserving", _echoed),
         ("parts_boxed", "preserving", _parts_boxed),
         ("solutions_in_prose", "preserving", _solutions_in_prose),
+        ("percent_restated", "preserving", _percent_restated),
         ("undelimited", "preserving", _undelimited),
         ("gold_as_last_number", "changing", _ends_in_gold),
         ("retraction", "changing", _retracted),

@@ -82,6 +82,14 @@ def _gold_text(reference: Any) -> str | None:
     return stated_answer(reference) or reference.strip()
 
 
+def _in_form_of(gold: str, restatements: tuple[str, ...]) -> str | None:
+    """Of several statements of one value, the one a percentage or not as `gold` is: "1/4,
+    or 25%" answers the gold 1/4 with 1/4 and the gold 25% with 25% (a percentage against a
+    bare number is otherwise another quantity)."""
+    percent = normalise(gold).percent
+    return next((r for r in restatements if normalise(r).percent == percent), None)
+
+
 @dataclass(frozen=True)
 class MathAnswer:
     """Math final-answer verifier. Settings:"""
@@ -161,6 +169,8 @@ class MathAnswer:
             return problem
         answer = found.answer
         assert answer is not None
+        if found.problem == "hedged":  # one value in several forms ("1/4, or 25%")
+            answer = _in_form_of(gold, found.candidates) or answer
         evidence["extracted"] = answer[:500]
         if len(answer) > self.max_answer_chars:
             return self._too_large("answer", len(answer), self.max_answer_chars)
