@@ -238,7 +238,8 @@ def _after_phrase(text: str) -> Extraction | None:
     matches = list(_PHRASE.finditer(text[-20_000:]))
     if not matches:
         return None
-    rest = text[-20_000:][matches[-1].end() :]
+    # An empty group renders nothing (it is left where hidden text was: "{}8" shows 8).
+    rest = _EMPTY_GROUP.sub("", text[-20_000:][matches[-1].end() :])
     math = _LEADING_MATH.match(rest)
     if QUESTION_AFTER.match(rest[math.end() :] if math else rest):  # "Is the answer $12$?"
         return Extraction(None, "answer_phrase", "unasserted")

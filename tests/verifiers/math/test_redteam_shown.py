@@ -223,3 +223,15 @@ def test_an_answer_rewrite_never_glues_words_to_a_control_word() -> None:
     assert CHECK(sample).status is Status.PASS
     new = words.rewrite(sample, random.Random(0))
     assert new is not None and CHECK(new).status is Status.PASS, new.completion
+
+
+@pytest.mark.parametrize("phrase", ["Final answer: ", "The answer is ", "Answer: "])
+def test_what_hidden_text_leaves_behind_an_answer_phrase_is_not_read(phrase: str) -> None:
+    """A hidden box leaves an empty group where it was: "Final answer: {}8" shows 8 (found
+    by `audit --search --seed 11`: the hidden gold, then an answer phrase, earned 0). A
+    hidden box of another value is still a hedge."""
+    same = CHECK(Sample(id="h", completion=phrase + "{\\color{white}\\boxed{8}}8", reference="8"))
+    assert same.status is Status.PASS, same.evidence
+    other = phrase + "{\\color{white}\\boxed{9}}8"
+    assert CHECK(Sample(id="o", completion=other, reference="8")).score == 0.0
+    assert CHECK(Sample(id="p", completion=other, reference="9")).score == 0.0
