@@ -58,10 +58,12 @@ _PHRASE = re.compile(
 )
 _FINAL_MATH = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+)\$", re.DOTALL)
 # A number not glued to a word before it ("AZYUK2A" has none); a unit may follow ("5cm").
-# A scale word is part of its number: "3 thousand" is 3000, never the gold 3.
+# A scale or fraction word is part of its number: "3 thousand" is 3000 and "3 tenths" 0.3,
+# never the gold 3.
 _NUMBER = re.compile(
     r"(?<![A-Za-z\d.])(?:-?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+)"
-    r"(?:\s+(?:thousand|million|billion|trillion)\b)?"
+    r"(?:\s+(?:hundred|thousand|million|billion|trillion|lakh|crore|dozen|mil|factorial|"
+    r"(?:ten|hundred|thousand|million)ths?)s?\b)?"
 )
 _COMMAND = re.compile(r"\\(?:begin|end)\s*\{[A-Za-z*]+\}|\\[A-Za-z]+")
 _WORD = re.compile(r"[A-Za-z]{3,}")

@@ -42,3 +42,18 @@ def test_the_scale_relation_writes_the_word_and_the_answer_loses() -> None:
         m is not None and "illion" in m.completion_text for m in made
     )
     assert all(m is not None and CHECK(m).score == 0.0 for m in made), made
+
+
+@pytest.mark.parametrize(
+    "word",
+    ["hundred", "dozen", "lakh", "crore", "mil", "millions", "tenths", "hundredths",
+     "thousandths", "factorial"],
+)  # fmt: skip
+def test_no_size_or_fraction_word_leaves_the_bare_number(word: str) -> None:
+    text = f"The answer is 3 {word}."
+    assert CHECK(Sample(id="w", completion=text, reference="3")).score == 0.0
+
+
+def test_a_hundred_and_a_dozen_are_their_values() -> None:
+    for text, gold in [("So the total is 3 hundred dollars.", "300"), ("It is 3 dozen.", "36")]:
+        assert CHECK(Sample(id="v", completion=text, reference=gold)).status is Status.PASS
