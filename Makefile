@@ -73,9 +73,13 @@ demo: $(VENV)/.installed-dev
 		--output build/demo/mixed-scored.jsonl --no-resume
 	$(BIN)/rewardsmith report build/demo/mixed-scored.jsonl --output build/demo/report.html
 
-# Two pytest-xdist workers (TEST_WORKERS=0 runs in one process); `loadgroup` keeps the tests
-# that share a fixed process marker on one worker (tests/conftest.py, SAME_WORKER).
-TEST_WORKERS ?= 2
+# Three pytest-xdist workers on CI's two cores (TEST_WORKERS=0 runs in one process): with two,
+# the cores were busy 70% of an idle run (user+sys 31 of 2 x 22.4 min): the tests wait on
+# sleeps, wall limits, server starts and child processes, and a third worker runs meanwhile.
+# Each worker collects the suite once (~43 s of CPU) and holds about 1 GB. `loadgroup` keeps
+# the tests that share a fixed process marker or a module fixture on one worker, and
+# tests/conftest.py hands out the slow ungrouped tests before the others.
+TEST_WORKERS ?= 3
 XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
 test: $(VENV)/.installed-dev $(VENV)/.installed-clients $(CAD_VENV)/.installed $(VLLM_VENV)/.installed

@@ -34,7 +34,7 @@ from typing import Any
 # What most pages import: loaded once, in the parent, before any fork.
 PRELOAD = ("torch", "transformers", "rewardsmith.cli.main", "rewardsmith.graders")
 # One OpenMP thread for torch in the runner and what a page starts, unless the caller set
-# it: the two pytest-xdist workers already fill two cores, and spinning OpenMP threads on a
+# it: the pytest-xdist workers already fill the cores, and spinning OpenMP threads on a
 # loaded machine made the reward-model page's tiny training take 300 s (in-process, on one
 # thread, as tests/reward_models/conftest.py runs torch: 6 s).
 ONE_THREAD = {"OMP_NUM_THREADS": "1"}

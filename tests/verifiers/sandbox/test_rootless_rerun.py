@@ -8,7 +8,8 @@ tests whose programs meet the jail itself (`MODE_DEPENDENT`: the hack, abuse and
 corpora, compiled languages and their toolchains inside the jail's mounts). The other code
 tests (`SAME_IN_BOTH_MODES`) check the judging above the jail (which names a test sees,
 value encodings, checkers, feedback, extraction, HumanEval's verdicts): the same code in
-both modes, run once in root's run. Elsewhere it skips and says why.
+both modes, run once in root's run. Within the exploit table, the same split holds per class
+(`JUDGE_ONLY_CLASSES`). Elsewhere it skips and says why.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from pathlib import Path
 
 import pytest
 from sandbox_support import RERUN_USER
+
+from rewardsmith.verifiers.code.exploits import CLASSES
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -50,6 +53,43 @@ SAME_IN_BOTH_MODES = (
     "test_values.py",
     "test_verifier.py",
 )
+
+EXPLOIT_TABLE = (
+    f"{CODE_TESTS}/test_exploits_code.py::test_function_exploits_earn_no_more_than_their_twins"
+)
+FORMATS_WITH_TEST_CODE = ("asserts", "humaneval", "pytest")
+"""The exploit table's function formats other than `calls`: each runs the candidate under a
+harness of its own (test code, HumanEval's check, pytest)."""
+JUDGE_ONLY_CLASSES = (
+    "always_equal",
+    "builtin_shadowing",
+    "constant_body",
+    "exception_escape",
+    "feedback_lookup",
+    "forged_output",
+    "helper_rebinding",
+    "printed_output",
+)
+"""Exploit classes whose programs act only on the judge's Python (exceptions raised through
+it, objects that forge equality, shadowed names, constants, printed text, rebound helpers,
+looked-up expected values): whether a format's harness catches them is the same code in
+both modes, so root's run plays them in every format and the rerun in `calls` only (each
+class still meets the rootless jail once). The other classes (`early_exit`,
+`judge_overload`, `tampering`: exits and signals, floods and limits, files and daemons) act
+on the process and the jail, and the rerun plays them in every format, as it runs every
+format's harness. In the rerun these pairs cost ~90 s of CPU of its ~230 (at load 12)."""
+JAIL_CLASSES = ("early_exit", "judge_overload", "tampering")
+
+
+def judge_only_pairs() -> list[str]:
+    """The exploit-table tests the rerun leaves to root's run (`JUDGE_ONLY_CLASSES`)."""
+    return [f"{EXPLOIT_TABLE}[{f}-{c}]" for f in FORMATS_WITH_TEST_CODE for c in JUDGE_ONLY_CLASSES]
+
+
+def test_every_exploit_class_is_placed_for_the_rerun() -> None:
+    """A new class must be put in one list (in doubt: JAIL_CLASSES)."""
+    assert set(JUDGE_ONLY_CLASSES) | set(JAIL_CLASSES) == set(CLASSES)
+    assert not set(JUDGE_ONLY_CLASSES) & set(JAIL_CLASSES)
 
 
 def test_every_code_test_file_is_placed_for_the_rerun() -> None:
@@ -88,6 +128,7 @@ def test_sandbox_and_code_tests_pass_as_an_unprivileged_user() -> None:
         "--durations=15",  # printed below with the tail: where the rerun's time goes
         "tests/verifiers/sandbox",
         *(f"{CODE_TESTS}/{name}" for name in MODE_DEPENDENT),
+        *(f"--deselect={test}" for test in judge_only_pairs()),
     ]
     # No mode is forced: not root, the sandbox must choose rootless by itself.
     env = {k: v for k, v in os.environ.items() if k != "REWARDSMITH_SANDBOX_MODE"}
@@ -99,3 +140,5 @@ def test_sandbox_and_code_tests_pass_as_an_unprivileged_user() -> None:
     assert done.returncode == 0, tail
     passed = re.search(r"(\d+) passed", done.stdout)
     assert passed and int(passed[1]) > 200, tail  # the suites ran, not just skipped
+    # every pair left to root's run still exists (a renamed class or format fails here)
+    assert f"{len(judge_only_pairs())} deselected" in done.stdout, tail
