@@ -335,19 +335,21 @@ def solid_problems(
 def _spread_problems(
     verifier: MeshCompare, cand: dict[str, Any], reference: dict[str, Any]
 ) -> list[str]:
-    """The surface's spread along each principal axis (`sides.surface_spread`, pose free)
-    within the size tolerance of the reference's: a side made thinner under a few studs
-    that keep its bounding box spreads less (red team rt3d2, class C)."""
+    """The surface's spread along each principal axis (`sides.surface_spread`, pose free),
+    as a fraction of its longest side, within the size tolerance of the reference's: a
+    side made thinner under a few studs that keep its bounding box spreads less (red team
+    rt3d2, class C). As fractions, so a reference mesh in other units than the stated
+    dimensions compares too."""
     if "spread" not in cand or "spread" not in reference:
         return []
+    got_all = [x / max(max(cand["extents"]), 1e-300) for x in cand["spread"]]
+    want_all = [x / max(max(reference["extents"]), 1e-300) for x in reference["spread"]]
     problems = []
-    spreads = zip(("1st", "2nd", "3rd"), cand["spread"], reference["spread"], strict=True)
-    for rank, got, want in spreads:
-        slack = max(verifier.dimension_abs_tol, verifier.dimension_rel_tol * want)
-        if abs(got - want) > slack:
+    for rank, got, want in zip(("1st", "2nd", "3rd"), got_all, want_all, strict=True):
+        if abs(got - want) > verifier.dimension_rel_tol * want:
             problems.append(
-                f"the surface spreads {got:.4g} along its {rank} principal axis; the"
-                f" reference's {want:.4g} (a side made thinner or thicker than its box?)"
+                f"the surface spreads {got:.4g} of its longest side along its {rank} principal"
+                f" axis; the reference {want:.4g} (a side thinner or thicker than its box?)"
             )
     return problems
 
@@ -366,8 +368,8 @@ def _gate_problems(
     wanted = ref.get("dimensions")
     if wanted is None and verifier.check_scale:
         wanted = reference["extents"]
-        problems += _spread_problems(verifier, cand, reference)
     if wanted is not None:
+        problems += _spread_problems(verifier, cand, reference)
         got = figures["extents"]
         # A turned part's sides read long by what the rotation its principal axes leave
         # free can add (`sides.py`); the stated pose has none.

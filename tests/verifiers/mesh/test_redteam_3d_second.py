@@ -207,3 +207,14 @@ def test_c_a_thin_side_made_thinner_under_studs_earns_nothing(
     ref = _written(reference, tmp_path / "ref.stl")
     got = _judge(MeshCompare(align=align), tmp_path, candidate, ref)
     assert got.score == 0.0, f"{label}: {got.score} {got.feedback}"
+
+
+def test_c_studs_do_not_keep_a_stated_thin_side(tmp_path: Path) -> None:
+    """With stated dimensions (the bundled CAD tasks state theirs) the box is read from the
+    task, and the spread is held too."""
+    plate = _box(60, 40, 5)
+    ref = {"mesh": _written(plate, tmp_path / "ref.stl"), "dimensions": [60, 40, 5]}
+    verifier = MeshCompare()
+    wrong = _judge(verifier, tmp_path, padded_thin_side(plate, 0.3), ref)
+    assert wrong.score == 0.0 and "spreads" in wrong.feedback, wrong.feedback
+    assert _judge(verifier, tmp_path, plate, ref).status is Status.PASS
