@@ -22,7 +22,7 @@ outer face in place, so the surface ramps are 1, and its IoU of 0.02 only lowere
 to 0.667. Above the gate the material multiplies the score, as the feature ramps do: on a
 thin part the inner faces of a hollow lie within the Hausdorff pass level, and a 1.6 mm
 plate with 0.4 mm walls (half its material) earned 0.51 while the material was only one
-of three averaged ramps; now it earns 0.02, and a part earns at most its material ramp.
+of three averaged ramps; now a part earns at most its material ramp (0.024 there).
 
 **Calibration** (`benchmarks/mesh_calibration.py`, on six parts generated with CadQuery;
 table in docs/benchmarks.md): the same part (other tessellation, six other poses after
