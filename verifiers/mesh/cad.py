@@ -36,7 +36,12 @@ from typing import Any, ClassVar, Literal
 from rewardsmith.verifiers.blender.run import describe_failure
 from rewardsmith.verifiers.cad.run import EXIT_NO_SHAPE, CadRun, run_cad
 from rewardsmith.verifiers.exploits import Exploit
-from rewardsmith.verifiers.mesh.compare import MeshCompare, _reference, compare_files
+from rewardsmith.verifiers.mesh.compare import (
+    MeshCompare,
+    _reference,
+    compare_files,
+    with_material,
+)
 from rewardsmith.verifiers.mesh.load import FORMATS
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.sandbox import Limits, SandboxResult, run_python
@@ -293,7 +298,11 @@ def _with_brep_iou(verdict: Verdict, report: dict[str, Any], compare: MeshCompar
         problem = f"the B-rep overlaps the reference's volume by IoU {value:.3g}"
         updated = {**evidence, "problems": [problem], "iou_source": "brep"}
         return Verdict.failed(name, version, evidence=updated, feedback=problem)
-    figures = {**evidence["raw"], "iou": value}
+    figures = with_material(
+        {**evidence["raw"], "iou": value}, evidence["candidate"], evidence["reference"]
+    )
+    # Both are solids, so the exact IoU counts as material however the tessellation closed.
+    figures["material"] = min(value, figures["material"] if figures["material"] else 1.0)
     ramps = compare.thresholds.ramps(figures)
     score = compare.thresholds.score(ramps)
     updated = {**evidence, "ramps": ramps, "iou_source": "brep"}

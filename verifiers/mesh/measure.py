@@ -14,6 +14,7 @@ import trimesh
 from rewardsmith.verifiers.mesh.align import align_pair, normalise
 from rewardsmith.verifiers.mesh.load import MeshLoadError, load_mesh
 from rewardsmith.verifiers.mesh.metrics import surface_metrics
+from rewardsmith.verifiers.mesh.sides import aligned_sides, surface_spread
 from rewardsmith.verifiers.mesh.thresholds import Thresholds
 from rewardsmith.verifiers.mesh.topology import measure_topology
 from rewardsmith.verifiers.mesh.validity import check_validity
@@ -33,6 +34,7 @@ def _load(path: str, settings: dict[str, Any]) -> tuple[trimesh.Trimesh | None, 
         "validity": check_validity(mesh).to_dict(),
         "topology": measure_topology(mesh).to_dict(),
         "extents": mesh.extents.tolist(),
+        "spread": surface_spread(mesh),
     }
 
 
@@ -66,8 +68,11 @@ def measure_pair(candidate: str, reference: str, settings: dict[str, Any]) -> di
     where each side holds ``validity``, ``topology`` and ``extents`` (or ``load_error``),
     ``raw`` holds the metrics on the two meshes normalised in place, and ``aligned`` (when
     ``settings["align"]``) the metrics after alignment, with ``extents``: the candidate's
-    real size in the reference's axes once rotated onto it. The search is skipped
-    (``aligned`` None, ``align_skipped`` says why) when the stated pose passes already.
+    real size in the reference's axes once rotated onto it, and ``pose_slack``: how much
+    each may read long from the rotation its principal axes leave free (`sides.py`). The
+    search is skipped (``aligned`` None, ``align_skipped`` says why) when the stated pose
+    passes already. Each side also holds ``spread``: its surface's spread along each
+    principal axis (`sides.surface_spread`, pose free).
     """
     cand, cand_info = _load(candidate, settings)
     ref, ref_info = _load(reference, settings)
@@ -83,10 +88,13 @@ def measure_pair(candidate: str, reference: str, settings: dict[str, Any]) -> di
         result["align_skipped"] = "the stated pose passes every metric"
     elif settings["align"]:
         aligned = align_pair(cand, ref, seed=settings["seed"])
-        turned = cand.vertices @ aligned.rotation.T
+        level = Thresholds(**settings["thresholds"]).hausdorff_pass
+        sides = aligned_sides(cand, ref, aligned.rotation, slack_angle=level)
         result["aligned"] = {
             **_figures(aligned.candidate, aligned.reference, settings),
             "rotated": True,
-            "extents": (turned.max(axis=0) - turned.min(axis=0)).tolist(),
+            "extents": sides.extents,
+            "pose_slack": sides.slack,
+            "pinned_axes": sides.pinned,
         }
     return result
