@@ -123,7 +123,11 @@ def _comment(text: str, sample: Sample, rng: random.Random) -> str | None:
 
 
 def _blank_lines(text: str, sample: Sample, rng: random.Random) -> str:
-    return "\n" * rng.randrange(1, 3) + text.rstrip("\n") + "\n" * rng.randrange(2, 4)
+    """Blank lines around the program; a byte-order mark stays first (after a blank line it
+    is a stray character no interpreter accepts, not a mark)."""
+    bom = _BOM if text.startswith(_BOM) else ""
+    body = text[len(bom) :].rstrip("\n")
+    return bom + "\n" * rng.randrange(1, 3) + body + "\n" * rng.randrange(2, 4)
 
 
 def _fenced(text: str, sample: Sample, rng: random.Random) -> str | None:

@@ -262,3 +262,18 @@ def test_the_answer_key_relation_does_not_lift_a_wrong_program() -> None:
     made = RELATIONS["code/answer_key_read"](wrong, 0)
     assert made is not None
     assert (FAST(made).score or 0.0) <= (FAST(wrong).score or 0.0)
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("seed", range(3))
+def test_blank_lines_keep_a_byte_order_mark_first(seed: int) -> None:
+    """`audit --search --seed 9` chained `byte_order_mark` then `blank_lines` and reported
+    the right program failing: the mark after a blank line is a stray character Python
+    refuses (a false witness). The blank lines now go after the mark."""
+    marked = RELATIONS["code/byte_order_mark"](
+        Sample(id="b", completion=READ, reference=SUM_REF), 0
+    )
+    assert marked is not None
+    made = RELATIONS["code/blank_lines"](marked, seed)
+    assert made is not None and made.completion_text.startswith("\ufeff\n")
+    assert FAST(made).score == 1.0, FAST(made).feedback
