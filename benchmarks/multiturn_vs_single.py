@@ -14,6 +14,9 @@ equal in tests/environments/test_multiturn_vs_single.py):
   The feedback says only that the first answer was wrong, never what is right.
 - multi_turn_hint: the same, a wrong integer told "too high" or "too low" (`HigherLower`):
   more to go on, still never the answer.
+- multi_turn_per_turn: multi_turn trained with per-turn credit (`turn_credit: per_turn`,
+  GRPO's advantage per turn, `turn_discount` below 1): a first answer that needed the
+  retry earns less than a right first answer, so the first try learns on its own.
 - single_turn: `train` (the single-turn trainer) on the same sums, each prompt the chat
   template's rendering of the same message, so its token ids are the multi-turn prompt's
   (checked); one try.
@@ -79,11 +82,12 @@ TRY_TOKENS = 3
 PROMPT_TOKENS = 12
 ROW_TOKENS = TRY_TOKENS + 1 + len(f"U:{RETRY_TEXT}\nA:") + TRY_TOKENS
 """A multi-turn row: a try, a cut try's end-of-turn token, the feedback, the second try."""
-ARMS = ("multi_turn", "multi_turn_hint", "single_turn", "one_turn_env")
+ARMS = ("multi_turn", "multi_turn_hint", "multi_turn_per_turn", "single_turn", "one_turn_env")
 """multi_turn: retry_arithmetic, two tries, "wrong, try again". multi_turn_hint: the same,
-told "too high" or "too low" (`HigherLower`). single_turn: `train`, one try. one_turn_env:
-the control, `train_multiturn` on retry_arithmetic with one turn (the multi-turn trainer's
-code path with the single-turn arm's game)."""
+told "too high" or "too low" (`HigherLower`). multi_turn_per_turn: multi_turn with GRPO
+advantages per turn (`turn_credit: per_turn`, `Budget.turn_discount`). single_turn:
+`train`, one try. one_turn_env: the control, `train_multiturn` on retry_arithmetic with one
+turn (the multi-turn trainer's code path with the single-turn arm's game)."""
 
 
 class HigherLower(RetryArithmetic):
@@ -110,6 +114,8 @@ class Budget:
     """Steps at the end whose batch rewards are averaged into `train_reward`."""
     eval_samples: int = 4
     """Episodes per task when a trained policy is measured (400 in all)."""
+    turn_discount: float = 0.5
+    """multi_turn_per_turn's `turn_discount`, chosen on seeds 10-12 (docs/benchmarks.md)."""
 
 
 @dataclass(frozen=True)
@@ -207,7 +213,7 @@ def train_arm(arm: str, model: str, out: Path, budget: Budget, seed: int, lr: fl
         key = "reward/mean"
     else:
         env = environment(arm, tries=1 if arm == "one_turn_env" else 2)
-        cfg = config(model, out, budget, seed, lr, max_new_tokens=ROW_TOKENS)
+        cfg = config(model, out, budget, seed, lr, max_new_tokens=ROW_TOKENS, **credit(arm, budget))
         try:
             train_multiturn(cfg, env, sums(), TurnSettings(TRY_TOKENS, chat_template=True))
         finally:
@@ -221,6 +227,13 @@ def train_arm(arm: str, model: str, out: Path, budget: Budget, seed: int, lr: fl
     )
     final = two if arm.startswith("multi_turn") else one
     return RunFigure(arm, seed, lr, final, one, two, train_reward, seconds)
+
+
+def credit(arm: str, budget: Budget) -> dict[str, Any]:
+    """The config that gives an arm its turn credit (the default, final, for all but one)."""
+    if arm != "multi_turn_per_turn":
+        return {}
+    return {"turn_credit": "per_turn", "turn_discount": budget.turn_discount}
 
 
 def evaluate(model: Path, env: RetryArithmetic, seed: int, samples: int) -> float:
@@ -285,6 +298,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=Budget.steps)
     parser.add_argument("--lr", type=float, default=Budget.lr)
     parser.add_argument("--window", type=int, default=Budget.window)
+    parser.add_argument("--turn-discount", type=float, default=Budget.turn_discount)
     parser.add_argument("--arms", nargs="+", choices=ARMS, default=list(ARMS))
     parser.add_argument("--no-lr0", action="store_true", help="Skip the lr 0 runs.")
     parser.add_argument(
@@ -303,7 +317,12 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    budget = Budget(steps=args.steps, lr=args.lr, window=min(args.window, args.steps))
+    budget = Budget(
+        steps=args.steps,
+        lr=args.lr,
+        window=min(args.window, args.steps),
+        turn_discount=args.turn_discount,
+    )
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     with tempfile.TemporaryDirectory() as folder:
         result = compare(budget, args.seeds, Path(folder), args.arms, lr0=not args.no_lr0)

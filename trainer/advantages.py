@@ -24,8 +24,10 @@ from rewardsmith.trainer.losses import masked_whiten
 __all__ = [
     "AdaptiveKLController",
     "FixedKLController",
+    "TurnReturns",
     "discounted_returns",
     "grpo_advantages",
+    "per_turn_grpo_advantages",
     "reinforce_pp_advantages",
     "rloo_advantages",
 ]
@@ -66,6 +68,48 @@ def grpo_advantages(
         std = torch.where(count > 1, var.sqrt(), torch.ones_like(var))
         centred = centred / (std + eps)
     return centred.reshape(-1)
+
+
+@dataclass(frozen=True)
+class TurnReturns:
+    """A multi-turn batch's turns, token by token. Shapes (B, T)."""
+
+    turn: Tensor
+    """Long: the model turn each action token belongs to (0, 1, ...); -1 elsewhere."""
+    value: Tensor
+    """Each action token's turn return, G_k = r_k + turn_discount * G_{k+1} (the last
+    turn's G the episode's final reward); NaN elsewhere and where there is no reward."""
+
+
+def per_turn_grpo_advantages(
+    returns: TurnReturns, group_size: int, scale_by_std: bool = True, eps: float = 1e-6
+) -> Tensor:
+    """GRPO per turn: turn k's tokens get `grpo_advantages` of the turn-k returns G_k,
+    compared with the same group's episodes that reached turn k (the others are left out
+    of that turn's mean and std, as NaN scores are). Turn-level credit as in MT-GRPO
+    (Zeng et al. 2025, "Reinforcing multi-turn reasoning in LLM agents via turn-level
+    credit assignment"), with the return's discount in place of their turn-reward weight.
+
+    With one turn per episode it is `grpo_advantages` on every token. With a discount
+    below 1, a first answer that needed a retry to succeed earns less than a right first
+    answer (G_0 = discount * 1 against 1), which an episode-level advantage cannot tell
+    apart. Shapes: (B, T) -> (B, T).
+
+        >>> turn = torch.tensor([[0, 0, -1, 1], [0, -1, -1, -1]])
+        >>> value = torch.tensor([[0.5, 0.5, float("nan"), 1.0], [1.0] + [float("nan")] * 3])
+        >>> per_turn_grpo_advantages(TurnReturns(turn, value), 2, scale_by_std=False)
+        tensor([[-0.2500, -0.2500,  0.0000,  0.0000],
+                [ 0.2500,  0.0000,  0.0000,  0.0000]])
+    """
+    advantages = torch.zeros_like(returns.value)
+    turns = int(returns.turn.max()) + 1 if returns.turn.numel() else 0
+    for k in range(turns):
+        at_k = returns.turn == k
+        count = at_k.sum(-1)
+        total = torch.where(at_k, returns.value, 0.0).sum(-1)
+        g_k = torch.where(count > 0, total / count.clamp(min=1), torch.nan)
+        advantages += at_k * grpo_advantages(g_k, group_size, scale_by_std, eps).unsqueeze(-1)
+    return advantages
 
 
 def rloo_advantages(scores: Tensor, group_size: int) -> Tensor:

@@ -92,8 +92,15 @@ class TrainConfig:
     """Multi-turn episodes: `final` credits only the episode's final reward, at its last
     action token; `per_turn` also credits each earlier turn's reward (the environment's
     per-step shaping) at the last token of that turn's action, so a turn's tokens are not
-    credited with what earlier turns earned. Token-level algorithms only (ppo,
-    reinforce_pp)."""
+    credited with what earlier turns earned. ppo and reinforce_pp place the rewards on
+    tokens; grpo gives each turn's tokens an advantage of their own, the turn's return
+    against the same group's episodes at that turn (see `turn_discount`). Not rloo."""
+    turn_discount: float = 1.0
+    """grpo with `turn_credit: per_turn`: a turn's return is its reward plus this times the
+    next turn's return (the last turn's is the final reward). Below 1, an answer that is
+    right only after a retry credits the turns before it less than a right first answer,
+    so the first turn learns to be right on its own; 1 credits every turn with the final
+    reward. ppo and reinforce_pp discount per token instead (`gamma`)."""
     kl_coef: float = 0.01
     """Initial KL coefficient beta. 0 disables the reference model."""
     kl_estimator: Literal["k1", "k3"] | None = None
@@ -225,10 +232,18 @@ def _problems(c: TrainConfig) -> list[str]:
             "gradient there is zero, so it would not hold the policy near the reference. "
             "Leave kl_estimator unset (the loss uses k3 weighted by the importance ratio)"
         )
-    if c.turn_credit == "per_turn" and c.algorithm not in ("ppo", "reinforce_pp"):
+    if c.turn_credit == "per_turn" and c.algorithm == "rloo":
         problems.append(
-            f"turn_credit='per_turn' needs a token-level algorithm (ppo or reinforce_pp); "
-            f"{c.algorithm} gives one advantage per sequence. Use turn_credit='final'"
+            "turn_credit='per_turn' needs a token-level algorithm (ppo or reinforce_pp) or "
+            "grpo's per-turn groups; rloo gives one advantage per sequence. Use "
+            "turn_credit='final'"
+        )
+    if not 0 <= c.turn_discount <= 1:
+        problems.append(f"turn_discount must be in [0, 1], got {c.turn_discount}")
+    elif c.turn_discount != 1 and (c.turn_credit, c.algorithm) != ("per_turn", "grpo"):
+        problems.append(
+            "turn_discount discounts grpo's per-turn returns: set turn_credit='per_turn' "
+            "and algorithm='grpo' (ppo and reinforce_pp discount per token: gamma)"
         )
     if not 0 <= c.gamma <= 1 or not 0 <= c.gae_lambda <= 1:
         problems.append("gamma and gae_lambda must be in [0, 1]")

@@ -47,13 +47,18 @@ def compute_targets(
     scores: Tensor,
     kl_coef: float,
     turn_rewards: Tensor | None = None,
+    turn_returns: adv.TurnReturns | None = None,
 ) -> Targets:
     """Advantages for the configured algorithm. `scores` (B,) may hold NaN for no reward:
     such rows are out of the loss, of group baselines and of batch whitening.
     `turn_rewards` (B, T), token-level algorithms only: earlier turns' rewards at their
-    turns' last tokens (`losses.place_turn_rewards`), credited besides the final score."""
+    turns' last tokens (`losses.place_turn_rewards`), credited besides the final score.
+    `turn_returns`, grpo only: each turn's return, for advantages per turn
+    (`advantages.per_turn_grpo_advantages`) in place of one per sequence."""
     if turn_rewards is not None and cfg.algorithm not in ("ppo", "reinforce_pp"):
         raise ValueError(f"per-turn rewards need ppo or reinforce_pp, not {cfg.algorithm}")
+    if turn_returns is not None and cfg.algorithm != "grpo":
+        raise ValueError(f"per-turn returns are grpo's, not {cfg.algorithm}'s")
     valid = ~torch.isnan(scores)
     keep = valid.float()
     if cfg.mask_truncated:
@@ -75,6 +80,8 @@ def compute_targets(
             )
             if cfg.whiten_advantages:
                 advantages = losses.masked_whiten(advantages, loss_mask)
+    elif cfg.algorithm == "grpo" and turn_returns is not None:
+        advantages = adv.per_turn_grpo_advantages(turn_returns, cfg.group_size, cfg.scale_by_std)
     elif cfg.algorithm == "grpo":
         per_seq = adv.grpo_advantages(scores, cfg.group_size, cfg.scale_by_std)
         advantages = per_seq.unsqueeze(-1) * loss_mask

@@ -30,7 +30,7 @@ import torch
 from rewardsmith.environments.protocol import Environment, resumable
 from rewardsmith.trainer import checkpoint as ckpt
 from rewardsmith.trainer import learn
-from rewardsmith.trainer.advantages import FixedKLController
+from rewardsmith.trainer.advantages import FixedKLController, TurnReturns
 from rewardsmith.trainer.collect import score_rollout
 from rewardsmith.trainer.config import TrainConfig
 from rewardsmith.trainer.data import prompt_indices, rank_slice, sample_seed
@@ -72,6 +72,7 @@ __all__ = [
     "run_episodes",
     "step_cost",
     "train_multiturn",
+    "turn_returns",
 ]
 
 
@@ -151,10 +152,12 @@ def train_multiturn(
 ) -> TrainResult:
     """Train `cfg.model` on `env`'s episodes of `tasks` (GRPO, RLOO, REINFORCE++ or PPO
     over the final reward; with `turn_credit="per_turn"`, PPO and REINFORCE++ also credit
-    each earlier turn's reward at the end of that turn), with either engine (`cfg.engine`)
-    and `cfg.reward_overlap` (see the module doc). Checkpoints every `checkpoint_every`
-    steps and at the end (with the batch carried to the next step), the policy in
-    ``output_dir/model``, and `resume` as in single-turn training."""
+    each earlier turn's reward at the end of that turn, and GRPO gives each turn an
+    advantage of its own from the turn's return, discounted by `turn_discount`), with
+    either engine (`cfg.engine`) and `cfg.reward_overlap` (see the module doc).
+    Checkpoints every `checkpoint_every` steps and at the end (with the batch carried to
+    the next step), the policy in ``output_dir/model``, and `resume` as in single-turn
+    training."""
     _check_resumable(cfg, env)
     ctx = init_distributed(cfg.device)
     torch.manual_seed(cfg.seed)
@@ -276,10 +279,15 @@ def _learn(
     local = torch.tensor([_episode_stats(e) for e in episodes], device=ctx.device)
     batch = rollout.map(lambda t: all_gather_cat(t, ctx))
     stats = all_gather_cat(local, ctx)
-    placed = None
-    if cfg.turn_credit == "per_turn":
+    placed = returns = None
+    if cfg.turn_credit == "per_turn" and cfg.algorithm == "grpo":
+        mine = turn_returns(episodes, cfg.max_new_tokens, cfg.turn_discount, ctx.device)
+        returns = TurnReturns(all_gather_cat(mine.turn, ctx), all_gather_cat(mine.value, ctx))
+    elif cfg.turn_credit == "per_turn":
         placed = all_gather_cat(earlier_turn_rewards(episodes, cfg.max_new_tokens, ctx.device), ctx)
-    targets = learn.compute_targets(cfg, batch, stats[:, 0], kl_coef, turn_rewards=placed)
+    targets = learn.compute_targets(
+        cfg, batch, stats[:, 0], kl_coef, turn_rewards=placed, turn_returns=returns
+    )
     losses = learn.update(
         cfg,
         models.trainable,
@@ -325,6 +333,32 @@ def earlier_turn_rewards(
             rewards[row, turn] = math.nan if value is None else float(value)
             ends[row, turn] = episode.turn_ends[turn]
     return place_turn_rewards(rewards, ends, width).to(device)
+
+
+def turn_returns(
+    episodes: Sequence[Episode], width: int, discount: float, device: torch.device
+) -> TurnReturns:
+    """Each action token's turn, and that turn's return G_k = r_k + discount * G_{k+1}:
+    r_k the step's reward (none: 0), the last turn's G the final reward (NaN: none, and the
+    row is out of the loss), as `earlier_turn_rewards` credits them. Shapes (B, width)."""
+    turn = torch.full((len(episodes), width), -1, dtype=torch.long)
+    value = torch.full((len(episodes), width), math.nan)
+    for row, episode in enumerate(episodes):
+        start, ret = 0, math.nan
+        returns = [math.nan] * len(episode.turn_ends)
+        for k in reversed(range(len(episode.turn_ends))):
+            last = k == len(episode.turn_ends) - 1
+            reward = episode.turn_rewards[k] if k < len(episode.turn_rewards) else None
+            ret = episode.final_value if last else (reward or 0.0) + discount * ret
+            returns[k] = ret
+        for k, end in enumerate(episode.turn_ends):
+            if end < 0:
+                continue
+            actions = torch.tensor(episode.action_mask[start : end + 1], dtype=torch.bool)
+            turn[row, start : end + 1][actions] = k
+            value[row, start : end + 1][actions] = returns[k]
+            start = end + 1
+    return TurnReturns(turn.to(device), value.to(device))
 
 
 def _episode_stats(episode: Episode) -> list[float]:

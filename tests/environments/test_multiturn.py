@@ -27,6 +27,7 @@ from rewardsmith.trainer.multiturn import (
     episode_rollout,
     run_episodes,
     train_multiturn,
+    turn_returns,
 )
 from rewardsmith.trainer.tiny import ARITHMETIC_ALPHABET, build_tiny_model
 from rewardsmith.trainer.turns import StepPool
@@ -223,10 +224,49 @@ def test_per_turn_credit_places_earlier_turns_rewards_and_leaves_the_final_to_th
     )
 
 
-def test_per_turn_credit_needs_a_token_level_algorithm(tmp_path: Path) -> None:
+def test_per_turn_credit_needs_token_level_advantages_or_grpo_groups(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="token-level algorithm"):
-        config("m", tmp_path, algorithm="grpo", turn_credit="per_turn")
+        config("m", tmp_path, algorithm="rloo", turn_credit="per_turn")
     config("m", tmp_path, algorithm="ppo", turn_credit="per_turn")
+    config("m", tmp_path, algorithm="grpo", turn_credit="per_turn", turn_discount=0.5)
+    with pytest.raises(ValueError, match="turn_discount discounts grpo"):
+        config("m", tmp_path, algorithm="grpo", turn_discount=0.5)  # final credit: unused
+    with pytest.raises(ValueError, match="turn_discount must be in"):
+        config("m", tmp_path, algorithm="grpo", turn_credit="per_turn", turn_discount=1.5)
+
+
+def test_turn_returns_discount_the_final_reward_back_to_each_turn(rollout_parts: Any) -> None:
+    cfg, _, episodes, rollout = rollout_parts
+    returns = turn_returns(episodes, cfg.max_new_tokens, 0.5, torch.device("cpu"))
+    assert torch.equal(returns.turn >= 0, rollout.action_mask > 0)  # every action token
+    two_turns = [(i, e) for i, e in enumerate(episodes) if len(e.turn_ends) == 2]
+    assert two_turns
+    for i, episode in enumerate(episodes):
+        final, ends = episode.final_value, episode.turn_ends
+        assert torch.allclose(returns.value[i, ends[-1]], torch.tensor(final), equal_nan=True)
+        if len(ends) == 2:
+            first = (episode.turn_rewards[0] or 0.0) + 0.5 * final
+            assert returns.value[i, : ends[0] + 1].tolist() == pytest.approx(
+                [first] * (ends[0] + 1)
+            )
+            assert (returns.turn[i, ends[0] + 1 : ends[1] + 1] != 0).all()
+
+
+def test_grpo_per_turn_credit_gives_the_first_turn_its_own_advantage(rollout_parts: Any) -> None:
+    cfg, _, episodes, rollout = rollout_parts
+    grpo = config(cfg.model, Path(cfg.output_dir), turn_credit="per_turn", turn_discount=0.0)
+    scores = torch.tensor([e.final_value for e in episodes])
+    returns = turn_returns(episodes, cfg.max_new_tokens, 0.0, torch.device("cpu"))
+    per_turn = learn.compute_targets(grpo, rollout, scores, 0.0, turn_returns=returns)
+    final = learn.compute_targets(grpo, rollout, scores, 0.0)
+    # Discount 0: turn 0's return is its own step's reward, whatever the retry earned.
+    own = learn.adv.grpo_advantages(
+        torch.tensor([e.turn_rewards[0] or 0.0 for e in episodes]), grpo.group_size
+    )
+    for i, episode in enumerate(episodes):
+        first = per_turn.advantages[i, : episode.turn_ends[0] + 1]
+        assert torch.allclose(first, own[i].expand_as(first), atol=1e-5), i
+    assert not torch.equal(per_turn.advantages, final.advantages)
 
 
 def test_a_per_turn_credit_run_trains_and_logs(retry_model: str, tmp_path: Path) -> None:

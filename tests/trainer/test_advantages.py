@@ -103,3 +103,38 @@ def test_fixed_kl_controller_stays() -> None:
     ctl = adv.FixedKLController(0.05)
     ctl.update(100.0, 1000)
     assert ctl.value == 0.05
+
+
+def _turns(rows: list[list[int]], values: list[list[float]]) -> adv.TurnReturns:
+    return adv.TurnReturns(T(rows), T(values))
+
+
+def test_per_turn_grpo_credits_a_first_answer_by_its_own_turns_return() -> None:
+    # A group of three two-token turns: right first (G_0 = 1), wrong then right with a
+    # turn discount of 0.5 (G_0 = 0.5, G_1 = 1), wrong twice (G_0 = 0, G_1 = 0). -1: an
+    # observation token or padding.
+    nan = math.nan
+    returns = _turns(
+        [[0, 0, -1, -1, -1], [0, 0, -1, 1, 1], [0, 0, -1, 1, 1]],
+        [[1.0, 1.0, nan, nan, nan], [0.5, 0.5, nan, 1.0, 1.0], [0.0, 0.0, nan, 0.0, 0.0]],
+    )
+    a = adv.per_turn_grpo_advantages(returns, 3, scale_by_std=False)
+    # turn 0 against the whole group (mean 0.5); turn 1 against the two that retried (0.5)
+    close(a, [[0.5, 0.5, 0, 0, 0], [0.0, 0.0, 0, 0.5, 0.5], [-0.5, -0.5, 0, -0.5, -0.5]])
+
+
+def test_per_turn_grpo_of_one_turn_episodes_is_grpo() -> None:
+    scores = T([1.0, 0.2, 0.0, 0.0, 1.0, 1.0, 0.0, 0.8])
+    turn = T([[0, 0, -1]] * 8)
+    value = torch.where(turn >= 0, scores.unsqueeze(-1), math.nan)
+    a = adv.per_turn_grpo_advantages(adv.TurnReturns(turn, value), 4)
+    expected = adv.grpo_advantages(scores, 4).unsqueeze(-1) * (turn >= 0)
+    assert torch.allclose(a, expected)
+
+
+def test_per_turn_grpo_leaves_a_row_without_reward_out() -> None:
+    nan = math.nan
+    returns = _turns([[0, -1], [0, -1], [0, -1]], [[1.0, nan], [nan, nan], [0.0, nan]])
+    close(
+        adv.per_turn_grpo_advantages(returns, 3, scale_by_std=False), [[0.5, 0], [0, 0], [-0.5, 0]]
+    )
