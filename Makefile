@@ -73,13 +73,12 @@ demo: $(VENV)/.installed-dev
 		--output build/demo/mixed-scored.jsonl --no-resume
 	$(BIN)/rewardsmith report build/demo/mixed-scored.jsonl --output build/demo/report.html
 
-# Three pytest-xdist workers on CI's two cores (TEST_WORKERS=0 runs in one process): with two,
-# the cores were busy 70% of an idle run (user+sys 31 of 2 x 22.4 min): the tests wait on
-# sleeps, wall limits, server starts and child processes, and a third worker runs meanwhile.
-# Each worker collects the suite once (~43 s of CPU) and holds about 1 GB. `loadgroup` keeps
-# the tests that share a fixed process marker or a module fixture on one worker, and
-# tests/conftest.py hands out the slow ungrouped tests before the others.
-TEST_WORKERS ?= 3
+# Two pytest-xdist workers (TEST_WORKERS=0 runs in one process). Three were tried: on two
+# idle cores the suite took 31 min (161% of a core busy, 50 CPU-min) against 22 min with two
+# (139%, 31 CPU-min) on a smaller tree; why was not measured (the torch tests slowed most).
+# `loadgroup` keeps the tests that share a fixed process marker or a module fixture on one
+# worker, and tests/conftest.py hands out the slow ungrouped tests before the others.
+TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
 # Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE, set

@@ -238,7 +238,9 @@ def test_math_changes_always_change_the_value(seed: int) -> None:
     for name in ("math/digit", "math/plus_one", "math/scale", "math/sign"):
         got = _math(name, "\\boxed{120}", "120", seed)
         assert got is not None and got != "\\boxed{120}"
-        assert int(got[7:-1]) != 120 and not got[7:-1].startswith("0")
+        number, _, word = got[7:-1].partition(" ")  # "120 thousand": the scale relation
+        scale = {"": 1, "thousand": 10**3, "million": 10**6, "billion": 10**9}[word]
+        assert int(number) * scale != 120 and not number.startswith("0")
 
 
 @pytest.mark.parametrize("name", [n for n in MATH if "hidden" in n or n.endswith("_gold")])
