@@ -254,15 +254,21 @@ def _parts_boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
     return f"So {said}."
 
 
+def _clean_answer(text: str, sample: Sample) -> str | None:
+    """The answer the verifier reads in `text`, where it reads one with no problem."""
+    gold = _gold(sample)
+    read = read_answer(text, gold) if gold is not None else None
+    return None if read is None or read.problem is not None else read.answer
+
+
 def _solutions_in_prose(text: str, sample: Sample, rng: random.Random) -> str | None:
     """A list answer of two to four plain values (``2, 3``, ``\\{-1, 4\\}``, ``\\pm 2``
     read as two) stated in prose, each named: "So $x = 2$ or $x = 3$."; a union of two rays
     as the inequalities joined by "or"."""
-    gold = _gold(sample)
-    read = read_answer(text, gold) if gold is not None else None
-    if read is None or read.answer is None or read.problem is not None:
+    answer = _clean_answer(text, sample)
+    if answer is None:
         return None
-    inner = re.sub(r"^\\\{(.*)\\\}$", r"\1", read.answer.strip().strip("$").strip())
+    inner = re.sub(r"^\\\{(.*)\\\}$", r"\1", answer.strip().strip("$").strip())
     union = _TWO_RAYS.fullmatch(inner)
     if union:  # (-\infty, 1] \cup (3, \infty): "$x \le 1$ or $x > 3$"
         below = "<" if union["below"] == ")" else r"\le"
@@ -278,11 +284,8 @@ def _solutions_in_prose(text: str, sample: Sample, rng: random.Random) -> str | 
 
 def _percent_restated(text: str, sample: Sample, rng: random.Random) -> str | None:
     """A ratio answer restated as a percentage after it ("1/4, or 25%.")."""
-    gold = _gold(sample)
-    read = read_answer(text, gold) if gold is not None else None
-    if read is None or read.answer is None or read.problem is not None:
-        return None
-    match = _FRACTION.fullmatch(read.answer.strip().strip("$"))
+    answer = _clean_answer(text, sample)
+    match = _FRACTION.fullmatch(answer.strip().strip("$")) if answer is not None else None
     if match is None or int(match.group(3) or match.group(6)) == 0:
         return None
     sign = match.group(1) or match.group(4) or ""
