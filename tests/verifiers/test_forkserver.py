@@ -36,7 +36,7 @@ def test_pools_of_one_kind_share_one_fork_server_which_ends_with_the_last():
         server = a["above"]
         assert all(w.proc.forked for w in one._backend._workers)  # type: ignore[union-attr]
         assert a["draw"] != b["draw"]  # the random state is not inherited as is
-    assert not running(server)
+    assert _ended({server})  # it exits on its own once the last pool closes, not at once
 
 
 def test_a_forked_worker_that_crashes_or_hangs_still_gives_a_verdict():
@@ -121,7 +121,13 @@ def test_the_fork_server_and_its_workers_end_when_their_caller_dies(tmp_path):
     found = json.loads(done.stdout.strip().splitlines()[-1])
     pids = {e["above"] for e in found} | {e["pid"] for e in found} | {e["warden"] for e in found}
     assert len({e["above"] for e in found}) == 1
-    deadline = time.monotonic() + 30
+    assert _ended(pids)
+
+
+def _ended(pids: set[int], within_s: float = 30.0) -> bool:
+    """Whether every process of `pids` ends within `within_s` (on loaded cores a fork
+    server's exit after its last client closes can lag)."""
+    deadline = time.monotonic() + within_s
     while any(running(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(running(pid) for pid in pids)
+    return not any(running(pid) for pid in pids)

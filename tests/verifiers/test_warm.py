@@ -33,6 +33,7 @@ from rewardsmith.verifiers.warm import (
     WarmSpec,
     allowance,
 )
+from rewardsmith.verifiers.warm import _tree as tree_module
 from rewardsmith.verifiers.warm import budget as budget_module
 from rewardsmith.verifiers.warm._frames import READ_BYTES, FrameReader, FrameWriter, encode
 from tests.support import warm_kit
@@ -66,6 +67,29 @@ def test_a_kill_takes_the_whole_tree(marker, kind):
     worker.send((pickle.dumps((warm_kit.spawn_then_hang, (kind, marker), {})), None))
     assert len(warm_kit.wait_for(marker, warm_kit.EXPECTED[kind])) >= warm_kit.EXPECTED[kind]
     worker.kill()
+    assert warm_kit.processes_with(marker) == []
+
+
+def test_a_process_hidden_from_the_stopping_reads_is_killed_all_the_same(marker, monkeypatch):
+    # A read of /proc is not atomic: a process that forks and exits while it is read hides
+    # its new child from that read (a churning tree did, once in a CI run). Played here by
+    # hiding a daemon from the two reads that stop the tree: it is the warden's (a child
+    # subreaper) by then, and the reads after the kill, the warden still alive, find it.
+    worker = WarmProcess(WarmSpec(KILLABLE))
+    assert worker.wait_ready() is None
+    worker.send((pickle.dumps((warm_kit.spawn_then_hang, ("daemon", marker), {})), None))
+    hidden = set(warm_kit.wait_for(marker, 1))
+    assert hidden
+    reads, real_descendants = [], tree_module.descendants
+
+    def racy_descendants(pid, table=None):
+        reads.append(pid)
+        found = real_descendants(pid, table)
+        return found - hidden if len(reads) <= 2 else found
+
+    monkeypatch.setattr(tree_module, "descendants", racy_descendants)
+    worker.kill()
+    assert len(reads) > 2  # the tree was read again after the kill
     assert warm_kit.processes_with(marker) == []
 
 

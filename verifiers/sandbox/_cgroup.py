@@ -44,6 +44,10 @@ class RunCgroup(Protocol):
 
     def stats(self) -> dict[str, int | bool]: ...
 
+    def processes_refused(self) -> bool:
+        """Whether a fork or a thread has been refused at ``pids.max`` this run."""
+        ...
+
     def recycle(self) -> None:
         """Ready for the next run (empty; v2: a fresh leaf)."""
         ...
@@ -133,8 +137,11 @@ class CgroupV1:
             "peak_memory_bytes": int(_pread(self._fds["peak"])),
             "cpu_ns": int(_pread(self._fds["usage"])),
             "oom": self._oom_kills() > self._before.get("oom", 0),
-            "pids_max_hit": self._pids_max_events() > self._before.get("pids", 0),
+            "pids_max_hit": self.processes_refused(),
         }
+
+    def processes_refused(self) -> bool:
+        return self._pids_max_events() > self._before.get("pids", 0)
 
     def _oom_kills(self) -> int:
         return _field(_pread(self._fds["oom"]), "oom_kill")
@@ -239,8 +246,11 @@ class CgroupV2:
             "peak_memory_bytes": peak,
             "cpu_ns": max(0, usage) * 1000,
             "oom": _field(_pread(self._fds["memory.events"]), "oom_kill") > 0,
-            "pids_max_hit": _field(_pread(self._fds["pids.events"]), "max") > 0,
+            "pids_max_hit": self.processes_refused(),
         }
+
+    def processes_refused(self) -> bool:
+        return _field(_pread(self._fds["pids.events"]), "max") > 0
 
     def recycle(self) -> None:
         self.remove()
@@ -276,6 +286,9 @@ class NoCgroup:
 
     def stats(self) -> dict[str, int | bool]:
         return {"peak_memory_bytes": 0, "cpu_ns": 0, "oom": False, "pids_max_hit": False}
+
+    def processes_refused(self) -> bool:
+        return False  # the watchdog counts the tasks (`_runs.Run.sample`)
 
     def recycle(self) -> None:
         pass

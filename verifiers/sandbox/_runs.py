@@ -27,6 +27,10 @@ from _forker import Forker
 _HEADER = struct.Struct("!Q")
 WATCH_INTERVAL_S = 0.01
 """How often the watchdog samples a cgroup-less run's resident memory."""
+PIDS_CHECK_S = 0.05
+"""How often a run in a cgroup is checked for a fork refused at ``pids.max``: a program
+that meets its process limit is stopped then, not left to spin (a fork bomb retrying
+forever) until its time runs out. The verdict was a process-limit failure either way."""
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -120,7 +124,7 @@ class Run:
         err_r, err_w = os.pipe()
         self.start = time.monotonic()
         self.deadline = self.start + self.limits["wall_s"]
-        self.next_watch = self.start + WATCH_INTERVAL_S
+        self.next_watch = self.start + (WATCH_INTERVAL_S if watch else PIDS_CHECK_S)
         io_fds = [in_r, out_w, err_w] + ([peer_fd] if peer_fd is not None else [])
         try:
             zygote.send(spec, io_fds)
@@ -192,6 +196,18 @@ class Run:
                 self.sample()  # how many processes were there when time ran out
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)  # PID 1: the kernel takes the whole namespace
+
+    def check(self) -> None:
+        """The periodic look at a live run: the watchdog's sample (no cgroup), or whether
+        the cgroup has refused a process (then it is killed: see `PIDS_CHECK_S`)."""
+        if self.watch:
+            self.sample()
+            self.next_watch = time.monotonic() + WATCH_INTERVAL_S
+        else:
+            with contextlib.suppress(OSError):
+                if self.zygote.cgroup.processes_refused():
+                    self.kill("processes")
+            self.next_watch = time.monotonic() + PIDS_CHECK_S
 
     def sample(self) -> None:
         """The watchdog (no cgroup): the tree's resident memory and task count, read from

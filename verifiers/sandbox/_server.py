@@ -36,7 +36,7 @@ import _root
 import _seccomp
 from _forker import Forker
 from _frames import read_frame, write_frame
-from _runs import WATCH_INTERVAL_S, Run, Zygote
+from _runs import Run, Zygote
 
 _WARM_STDLIB = ("ast", "base64", "json", "math", "traceback")
 """Imported by every server: the harness programs use them, so no child pays for them."""
@@ -160,10 +160,9 @@ class Server:
             for run in live:
                 if now >= run.deadline and run.killed_for is None:
                     run.kill("wall_time")
-                elif run.watch and now >= run.next_watch and run.killed_for is None:
-                    run.sample()
-                    run.next_watch = now + WATCH_INTERVAL_S
-            soonest = min(min(r.deadline, r.next_watch) if r.watch else r.deadline for r in live)
+                elif now >= run.next_watch and run.killed_for is None:
+                    run.check()
+            soonest = min(min(r.deadline, r.next_watch) for r in live)
             timeout = max(0.0, soonest - now) if all(r.killed_for is None for r in live) else 0.05
             for key, _ in live[0].sel.select(timeout):
                 run, what = key.data

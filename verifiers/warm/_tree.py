@@ -6,8 +6,8 @@ Why stop before killing: a tree cannot be killed by one signal to one pid. Killi
 first lets their children escape to a reaper; killing children first lets a parent fork
 new ones. So every process found is sent SIGSTOP, the tree is read again (a process stopped
 after a fork shows its new child in the next read), and only when a read finds nothing new
-is every process sent SIGKILL. A stopped process cannot fork, so this ends, and nothing
-the tree held is reparented out of reach before the kill.
+is every process sent SIGKILL, the root last. A stopped process cannot fork, so this ends,
+and nothing the tree held is reparented out of reach before the kill.
 """
 
 from __future__ import annotations
@@ -58,7 +58,29 @@ def descendants(pid: int, table: dict[int, int] | None = None) -> set[int]:
 
 def kill_tree(pid: int, *, include_root: bool = True) -> set[int]:
     """SIGKILL ``pid`` (unless ``include_root`` is False) and all its descendants, stopping
-    them first so that none escapes. Returns the pids signalled."""
+    them first so that none escapes. Returns the pids signalled.
+
+    The root dies last. A read of /proc is not atomic: a process that forks and exits
+    while it is read can hide its child from that read. Where the root is a child
+    subreaper (a warden), such a child is the root's by the time the tree is killed, so the
+    tree is read again after each kill until nothing below the root is left running."""
+    signalled = _stop_tree(pid, include_root)
+    below = signalled - {pid}
+    for _ in range(MAX_ROUNDS):
+        for member in below:
+            _signal(member, signal.SIGKILL)
+        wait_gone(below)
+        below = {member for member in descendants(pid) if running(member)}
+        if not below:
+            break
+        signalled |= below
+    if include_root:
+        _signal(pid, signal.SIGKILL)
+    return signalled
+
+
+def _stop_tree(pid: int, include_root: bool) -> set[int]:
+    """SIGSTOP every process of the tree, reading it again until a read finds no new one."""
     stopped: set[int] = set()
     for _ in range(MAX_ROUNDS):
         tree = descendants(pid)
@@ -70,8 +92,6 @@ def kill_tree(pid: int, *, include_root: bool = True) -> set[int]:
         for member in new:
             _signal(member, signal.SIGSTOP)
         stopped |= new
-    for member in stopped:
-        _signal(member, signal.SIGKILL)
     return stopped
 
 

@@ -296,6 +296,27 @@ def test_each_limit_is_enforced_and_named(code: str, limits: Limits, hit: LimitH
     assert not r.ok
 
 
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import os\nwhile True:\n    try: os.fork()\n    except OSError: pass",
+        "import threading, time\nwhile True:\n    try: threading.Thread(target=time.sleep,"
+        " args=(60,)).start()\n    except RuntimeError: pass",
+    ],
+    ids=["fork-bomb", "thread-bomb"],
+)
+def test_a_program_refused_a_process_is_stopped_there_not_at_its_deadline(code: str) -> None:
+    # With a cgroup, a fork refused at pids.max ends the run (checked every 50 ms): a bomb
+    # that retries forever used to spin until its wall clock, a minute here. Rootless
+    # mode has no such counter and still runs to its (here short) deadline.
+    cgroup = run(["python3", "-I", "-c", "pass"], limits=QUICK).mode == "privileged"
+    limits = QUICK.replace(wall_s=60 if cgroup else 3, cpu_s=60, processes=16)
+    r = run(["python3", "-I", "-c", code], limits=limits)
+    assert r.limit_hit is LimitHit.PROCESSES, r
+    if cgroup:
+        assert r.wall_s < 20, r
+
+
 def test_output_is_capped_and_flagged() -> None:
     r = py("import sys\nsys.stdout.write('y' * 100000)", limits=QUICK.replace(output_bytes=1000))
     assert len(r.stdout) == 1000 and r.stdout_truncated and r.limit_hit is LimitHit.OUTPUT
