@@ -20,9 +20,9 @@ across two turns where an answer ends the episode (dressing). Per environment:
   feature (hole, cut, fillet) removed, built and answered (changing); a flood of builds,
   a wrong part built first (dressing).
 - ``blender_scene``: an inspection or preview first, a turn's scripts reordered or split
-  (preserving); a dimension scaled, a light's energy changed, the lighting script dropped
-  (changing); a flood of calls, an object added then removed (dressing: shaping must not
-  pay for the round trip).
+  (preserving); a dimension scaled, a light's energy changed, the lighting script dropped,
+  a material layer the dump does not read (changing); a flood of calls, an object added
+  then removed (dressing: shaping must not pay for the round trip).
 
 Changing relations apply to expert episodes only (`episode_relations.right_only`);
 rewrites that drop or replace part of the answer, to unchanged expert episodes only
@@ -87,6 +87,9 @@ def tool_output(env: Any, replace: bool) -> Relation:
         calls = [c for c in calls if not c.error]
         if index is None or not calls:
             return None
+        if not replace and not re.search(r"\d", actions[index]):
+            return None  # after an answer with no value in it ("\b", half of one), pasting
+            # the tool's printed answer gives the answer: no dressing of what was there
         call = calls[-1]
         tool = next(t for t in env.tools if t.name == call.name)
         output = str(tool.function(**call.arguments))
@@ -351,6 +354,16 @@ def _lights_dropped(code: str, rng: random.Random) -> str | None:
     return "" if "bpy.data.lights.new" in code else None
 
 
+def _unread_layer(code: str, rng: random.Random) -> str | None:
+    """The script that makes the materials, then a layer the scene dump does not read (a
+    green sheen, transmission, a displacement: `exploits_render.UNREAD`) on all of them."""
+    from rewardsmith.verifiers.blender.exploits_render import PRINCIPLED_HEAD, UNREAD
+
+    if "bpy.data.materials.new" not in code:
+        return None
+    return code + "\n" + PRINCIPLED_HEAD + rng.choice(sorted(UNREAD.values()))
+
+
 def _blender(env: Any) -> list[Relation]:
     turns = env.limits.max_turns
 
@@ -365,6 +378,7 @@ def _blender(env: Any) -> list[Relation]:
         _on(env, "dimension_scaled", "changing", _on_scripts(size), "the first size x1.5, x0.5"),
         _on(env, "light_energy", "changing", _on_scripts(energy), "a light's energy x4, x0.1"),
         _on(env, "lights_dropped", "changing", _on_scripts(_lights_dropped), "no lighting"),
+        _on(env, "unread_layer", "changing", _on_scripts(_unread_layer), "a sheen, displacement"),
         *tool_relations(env.name, turns, look),
         write_then_undo(env.name, turns, round_trip),
     ]

@@ -244,3 +244,25 @@ def test_audit_env_search_on_the_command_line(tmp_path: Path) -> None:
     payload = json.loads(out.read_text())["finance_document"]
     assert payload["ok"] and payload["references"] == 6 and payload["relations"]
     assert (tmp_path / "env-finance_document.jsonl").exists()
+
+
+@pytest.mark.blender
+@pytest.mark.sandbox
+def test_a_material_layer_the_dump_does_not_read_loses_the_blender_reward() -> None:
+    """`blender_scene/unread_layer`: the expert's materials under a green sheen, with
+    transmission, or displaced earned the expert's full return before the truth render
+    compared each material with itself as read (`_truth.as_read_renders`)."""
+    pytest.importorskip("bpy")
+    env = make_environment("blender_scene")
+    try:
+        relation = {r.name: r for r in relations_for_environment(env)}["blender_scene/unread_layer"]
+        task = bundled_tasks("blender_scene", 1)[0]
+        actions = POLICIES["blender_scene"].expert(task) or []
+        expert = play(env, task, actions)
+        layered = [made for seed in range(3) if (made := relation(episode_sample(
+            env.name, task, actions, "expert"), seed)) is not None]  # fmt: skip
+        assert layered
+        for made in layered:
+            assert play(env, task, actions_of(made)) < expert
+    finally:
+        env.close()

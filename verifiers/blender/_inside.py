@@ -33,28 +33,23 @@ import bpy
 from mathutils import Vector
 
 from rewardsmith.verifiers.blender._truth import (
+    as_read_renders,
     index_render,
     luminance_render,
     truth_size,
     truth_stats,
 )
-from rewardsmith.verifiers.blender._view import camera_of, in_frame, light_of, render_of, vec
+from rewardsmith.verifiers.blender._view import (
+    PRINCIPLED_INPUTS,
+    camera_of,
+    in_frame,
+    light_of,
+    render_of,
+    vec,
+)
 
 EXIT_SCRIPT_ERROR = 3
 EXIT_SYNTAX_ERROR = 4
-_PRINCIPLED_INPUTS = (
-    "Base Color",
-    "Metallic",
-    "Roughness",
-    "IOR",
-    "Alpha",
-    "Emission Color",
-    "Emission Strength",
-    "Transmission Weight",
-    "Coat Weight",
-    "Coat Tint",
-    "Subsurface Weight",
-)
 
 
 def _warm_cycles() -> None:
@@ -350,7 +345,7 @@ def _material(mat: Any) -> dict[str, Any]:
                 "value": _value(node.inputs[name].default_value),
                 "linked": node.inputs[name].is_linked,
             }
-            for name in _PRINCIPLED_INPUTS
+            for name in PRINCIPLED_INPUTS
             if name in node.inputs
         }
     out["diffuse_color"] = vec(mat.diffuse_color)
@@ -476,11 +471,12 @@ def inspect_blends(
     camera, shape = scene.camera, truth_size(scene, truth_size_px)
     seen = final is not None and camera is not None and camera.type == "CAMERA" and truth_size_px
     luminance = luminance_render(shape, truth_samples) if seen else None
+    colours = as_read_renders(shape, truth_samples) if seen else None
     if preview_size and final is not None:
         rendered = _preview(preview_size, preview_samples, "/box/preview.png")
         _render_views(json.loads(views), preview_size, preview_samples)
     if luminance is not None and final is not None:
-        final["truth"] = truth_stats(luminance, *index_render(shape, camera))  # last
+        final["truth"] = truth_stats(luminance, *index_render(shape, camera), colours)  # last
     with open("/box/scene.json", "w", encoding="utf-8") as handle:
         # NaN coordinates (a hostile scene can hold them) go out as NaN tokens, which the
         # trusted side reads and fails every comparison on.

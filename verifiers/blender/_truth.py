@@ -25,15 +25,19 @@ and the mean luminance of the whole frame (pixels a crop border leaves out count
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from typing import Any
 
 import bpy
 import cv2
 import numpy as np
 
-__all__ = ["index_render", "luminance_render", "truth_size", "truth_stats"]
+from rewardsmith.verifiers.blender._view import PRINCIPLED_INPUTS
+
+__all__ = ["as_read_renders", "index_render", "luminance_render", "truth_size", "truth_stats"]
 
 _LUMA = np.array([0.2126, 0.7152, 0.0722])
 _MAX_INDEX = 30000
@@ -113,6 +117,81 @@ def luminance_render(shape: tuple[int, int], samples: int) -> np.ndarray:
     return rgba[..., :3] @ _LUMA
 
 
+def as_read_renders(shape: tuple[int, int], samples: int) -> tuple[np.ndarray, np.ndarray]:
+    """(display RGB (h, w, 3) of the scene camera's render as it is, the same with every
+    material as the dump reads it): each material's copy has the Principled BSDF inputs
+    the dump does not read put back to their defaults and nothing feeding the output's
+    volume or displacement. The two differ where something the checks never see changes
+    what renders (a green sheen on a red cube, a displacement that moves its faces)."""
+    scene = bpy.context.scene
+    kept = _snapshot(scene)
+    try:
+        _setup(scene, shape, samples)
+        scene.render.image_settings.color_depth = "16"
+        rendered = _render_png(scene)[..., :3]
+        with _materials_as_read(scene):
+            read = _render_png(scene)[..., :3]
+    finally:
+        for owner, name, value in kept:
+            setattr(owner, name, value)
+    return rendered, read
+
+
+@contextlib.contextmanager
+def _materials_as_read(scene: Any) -> Iterator[None]:
+    """Every material slot of the scene's objects holds its as-read copy meanwhile."""
+    copies: dict[str, Any] = {}
+    slots = [slot for obj in scene.objects for slot in getattr(obj, "material_slots", ())]
+    originals = [slot.material for slot in slots]
+    defaults = _principled_defaults()
+    try:
+        for slot in slots:
+            if slot.material is not None:
+                if slot.material.name not in copies:
+                    copies[slot.material.name] = _as_read(slot.material, defaults)
+                slot.material = copies[slot.material.name]
+        yield
+    finally:
+        for slot, original in zip(slots, originals, strict=True):
+            slot.material = original
+
+
+def _principled_defaults() -> dict[str, Any]:
+    """A fresh Principled BSDF's input values, by name."""
+    mat = bpy.data.materials.new("_RewardsmithDefaults")
+    mat.use_nodes = True
+    node = mat.node_tree.nodes.new("ShaderNodeBsdfPrincipled")
+    found = {i.name: _copied(i.default_value) for i in node.inputs if hasattr(i, "default_value")}
+    bpy.data.materials.remove(mat)
+    return found
+
+
+def _copied(value: Any) -> Any:
+    return tuple(value) if hasattr(value, "__len__") else value
+
+
+def _as_read(material: Any, defaults: dict[str, Any]) -> Any:
+    """A copy of `material` with what the dump does not read put back to its default."""
+    copy = material.copy()
+    tree = copy.node_tree
+    if tree is None:
+        return copy
+    copy.displacement_method = "BUMP"
+    for node in tree.nodes:
+        if node.type == "BSDF_PRINCIPLED":
+            for socket in node.inputs:
+                if socket.name in PRINCIPLED_INPUTS or socket.name not in defaults:
+                    continue
+                for link in list(socket.links):
+                    tree.links.remove(link)
+                socket.default_value = defaults[socket.name]
+        elif node.type == "OUTPUT_MATERIAL":
+            for name in ("Volume", "Displacement"):
+                for link in list(node.inputs[name].links):
+                    tree.links.remove(link)
+    return copy
+
+
 def _index_material() -> Any:
     """Emission of colour ``(i mod 256, i div 256, 0) / 255`` for pass index i."""
     mat = bpy.data.materials.new("_RewardsmithIndex")
@@ -173,18 +252,30 @@ def index_render(shape: tuple[int, int], camera: Any) -> tuple[np.ndarray, dict[
     return codes.astype(np.int64), names
 
 
-def truth_stats(luminance: np.ndarray, index: np.ndarray, names: dict[int, str]) -> dict[str, Any]:
-    """Per-object pixels and mean luminance; the frame's mean luminance."""
+def truth_stats(
+    luminance: np.ndarray,
+    index: np.ndarray,
+    names: dict[int, str],
+    colours: tuple[np.ndarray, np.ndarray] | None = None,
+) -> dict[str, Any]:
+    """Per-object pixels and mean luminance (and, with `colours` from `as_read_renders`,
+    mean display RGB as rendered and as read); the frame's mean luminance."""
     height, width = luminance.shape
     objects = {}
     if index.shape == luminance.shape:
         for value in np.unique(index):
             if int(value) in names:
                 mask = index == value
-                objects[names[int(value)]] = {
+                found: dict[str, Any] = {
                     "pixels": int(mask.sum()),
                     "luminance": round(float(luminance[mask].mean()), 6),
                 }
+                if colours is not None and colours[0].shape[:2] == index.shape:
+                    found["colour"] = [round(float(c), 6) for c in colours[0][mask].mean(axis=0)]
+                    found["colour_as_read"] = [
+                        round(float(c), 6) for c in colours[1][mask].mean(axis=0)
+                    ]
+                objects[names[int(value)]] = found
     return {
         "size": [width, height],
         "luminance": round(float(luminance.mean()), 6),

@@ -10,7 +10,24 @@ from typing import Any
 from bpy_extras.object_utils import world_to_camera_view
 from mathutils import Vector
 
-__all__ = ["camera_of", "in_frame", "light_of", "render_of", "vec"]
+__all__ = ["PRINCIPLED_INPUTS", "camera_of", "in_frame", "light_of", "render_of", "vec"]
+
+PRINCIPLED_INPUTS = (
+    "Base Color",
+    "Metallic",
+    "Roughness",
+    "IOR",
+    "Alpha",
+    "Emission Color",
+    "Emission Strength",
+    "Transmission Weight",
+    "Coat Weight",
+    "Coat Tint",
+    "Subsurface Weight",
+)
+"""The Principled BSDF inputs the scene dump reads (and the checks can judge). Every other
+input, and what feeds the material output's volume and displacement, must not change what
+renders (`_truth.as_read_renders`)."""
 
 
 def vec(v: Any) -> list[float]:

@@ -15,9 +15,12 @@ object-index render) says what does. From its statistics and the dump:
 - **geometry**: a named mesh no pixel shows, while the camera shows something (occluded by
   another object, or out of frame), fails its checks;
 - **materials**: some object using the material must be in the picture (and no view-layer
-  material override replaces it); a material that is
-  see-through (alpha under 0.5) or glows (emission above `GLOW_MAX`, unless the task asks
-  for emission) fails its checks.
+  material override replaces it); a material that is see-through (alpha under 0.5, or
+  transmission over 0.5, unless the task asks for it) or glows (emission above `GLOW_MAX`,
+  unless the task asks for emission) fails its checks, and so does one whose objects
+  render more than `AS_READ_MAX_SHIFT` away from the same render with every material as
+  the dump reads it (`_truth.as_read_renders`): what the checks never read (a sheen, a
+  displacement) must not change what renders.
 
 `render_problems` checks the render settings against the task or sane bounds (one
 ``render settings`` check in the render stage): the output size after
@@ -70,6 +73,9 @@ def material_problem(found: dict[str, Any], asked: set[str]) -> str | None:
     alpha = _unlinked(principled, "Alpha")
     if "Alpha" not in asked and isinstance(alpha, int | float) and alpha < 0.5:
         return f"alpha {alpha:g}: the surface is see-through"
+    clear = _unlinked(principled, "Transmission Weight")
+    if "Transmission Weight" not in asked and isinstance(clear, int | float) and clear > 0.5:
+        return f"transmission {clear:g}: the surface is see-through"
     coat = _coat_problem(principled, asked)
     if coat:
         return coat
@@ -239,8 +245,32 @@ def gate_on_truth(checks: list[Any], dump: dict[str, Any], spec: Any) -> list[An
             name = _material_of(check.what, spec)
             if name is not None and not _pixels(truth, users.get(name, []))[0]:
                 why = f"no object showing {name!r} is in the render"
+            elif name is not None:
+                why = _rendered_unlike_read(truth, users.get(name, []))
         out.append(replace(check, ok=False, detail=why) if why and check.ok else check)
     return out
+
+
+AS_READ_MAX_SHIFT = 0.1
+"""How far (display RGB, 0-1, per channel) an object's mean colour may move between the
+render and the render with its materials as the dump reads them."""
+
+
+def _rendered_unlike_read(truth: dict[str, Any], names: list[str]) -> str | None:
+    """Why the objects showing a material render unlike its values, or None: something the
+    dump does not read (a sheen, a thin film, a displacement, a volume) moved their colour."""
+    for name in names:
+        shown = truth.get("objects", {}).get(name) or {}
+        colour, read = shown.get("colour"), shown.get("colour_as_read")
+        if not colour or not read:
+            continue
+        shift = max(abs(float(a) - float(b)) for a, b in zip(colour, read, strict=False))
+        if shift > AS_READ_MAX_SHIFT:
+            return (
+                f"{name!r} renders {shift:.2f} away from its material's values: "
+                "something they do not hold changes its colour"
+            )
+    return None
 
 
 def _object_of(what: str, spec: Any) -> str | None:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_docs import skip_without_shared_data
+
 DOC = Path(__file__).resolve().parents[3] / "docs" / "3d.md"
 MODULES = [
     "rewardsmith.verifiers.mesh.load",
@@ -46,6 +48,7 @@ def test_docs_page_examples_run(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(DOC.parents[1])  # the examples use paths relative to the repo root
+    skip_without_shared_data(DOC.read_text(), f"the examples of {DOC.name}")
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.DOTALL)
     assert len(blocks) == 4
     for block in blocks:

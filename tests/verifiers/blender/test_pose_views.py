@@ -115,6 +115,7 @@ RENDER_TRUTH = {
     "blender/dark_render",
     "blender/render_settings",
     "blender/glowing_material",
+    "blender/unread_material",
     "blender/hidden_from_render",
     "blender/dark_lights",
     "blender/decoy_material",
