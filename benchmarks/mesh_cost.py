@@ -12,23 +12,54 @@ pair, interleaved, for scale. cProfile slows Python-heavy stages more than NumPy
 ones, and a stage called inside another counts in both: read the shares, and
 `mesh_verdicts.py` for the totals.
 
-Run: ``cd benchmarks && ../.venv/bin/python mesh_cost.py [--skip-cad]``. Prints the load.
+With ``--aligned ROUNDS``, instead: the aligned case alone, every pair whose candidate is
+the same part in the same pose as its reference (the bundled parts' copies, scored with
+the defaults; CadQuery's examples and generated parts against their own meshes, cadrille
+preset; and each bundled part against itself subdivided, the same surface retessellated),
+timed in interleaved rounds: per pair, the plain Chamfer (`plain_chamfer_s`, the anchor
+every ratio divides by), the Chamfer as scipy users write it (default trees, queries in
+sample order), `--base`'s code, then today's with the reference cache emptied ("cold": a
+task's first sample) and again with it kept ("warm"), then the next pair; every round is
+printed, the table gives the median and range of the per-round ratios, none dropped.
+Each is timed for the distances and the pose check (`surface_metrics` and the ramps the
+skip reads), then with IoU and the volume ratio (`measure._figures`, "+IoU"). Pairs are
+grouped by whether the two meshes are the same arrays (`distance.same_mesh`: the CAD
+kernel's own tessellation) or not.
+
+Run: ``cd benchmarks && ../.venv/bin/python mesh_cost.py [--skip-cad] [--aligned 5
+[--base f4abc85]]``. Prints the load.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib
 import os
 import pstats
+import statistics
 import tempfile
+import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from mesh_verdicts import EXAMPLES, plain_chamfer_s
+import numpy as np
+from mesh_verdicts import EXAMPLES, REPO, plain_chamfer_s
+from scipy.spatial import cKDTree
 
-from rewardsmith.verifiers.mesh import compare, measure
-from rewardsmith.verifiers.mesh.verdict_pairs import SETTINGS, bundled_pairs, cadquery_pairs
+from rewardsmith.verifiers.mesh import compare, measure, metrics
+from rewardsmith.verifiers.mesh.align import normalise
+from rewardsmith.verifiers.mesh.distance import same_mesh
+from rewardsmith.verifiers.mesh.load import load_mesh
+from rewardsmith.verifiers.mesh.thresholds import Thresholds
+from rewardsmith.verifiers.mesh.verdict_pairs import (
+    SETTINGS,
+    Pair,
+    base_code,
+    bundled_pairs,
+    cadquery_pairs,
+)
 
 STAGES = {
     "load + gates": ("measure.py", "_load"),
@@ -54,11 +85,149 @@ def stage_seconds(profile: cProfile.Profile) -> dict[str, float]:
     return out
 
 
+def aligned_pairs(scratch: Path, skip_cad: bool) -> list[tuple[Pair, str]]:
+    """(pair, setting) for every aligned pair (see the module docstring)."""
+    chosen = [(p, "default") for p in bundled_pairs(scratch) if p.id.endswith("/copy")]
+    for pair, _ in list(chosen):
+        finer = scratch / Path(pair.candidate).name.replace("_copy", "_subdivided")
+        load_mesh(pair.reference["mesh"]).subdivide().export(finer)
+        chosen.append(
+            (
+                Pair(
+                    pair.id.replace("/copy", "/subdivided"),
+                    str(finer),
+                    pair.reference,
+                    ("default",),
+                ),
+                "default",
+            )
+        )
+    if not skip_cad:
+        for pair in cadquery_pairs(scratch, EXAMPLES):
+            name = pair.id.removeprefix("cadquery/")
+            if (EXAMPLES / f"{name}.py").exists() or "-" not in name:
+                chosen.append((pair, "cadrille"))  # an example or a part, against itself
+    return chosen
+
+
+def scipy_chamfer_s(pair: Pair, setting: str) -> float:
+    """The plain Chamfer as scipy users write it (default trees, queries in sample order)."""
+    n = compare.MeshCompare(**SETTINGS[setting]).n_points
+    a, b = normalise(load_mesh(pair.candidate)), normalise(load_mesh(pair.reference["mesh"]))
+    start = time.perf_counter()
+    p, _ = metrics.sample_with_faces(a, n, 0)
+    q, _ = metrics.sample_with_faces(b, n, 1)
+    d_pq, _ = cKDTree(q).query(p)
+    d_qp, _ = cKDTree(p).query(q)
+    float(np.mean(d_pq**2) + np.mean(d_qp**2))
+    return time.perf_counter() - start
+
+
+def _timed(code: tuple[Any, Any], a: Any, b: Any, settings: dict[str, Any], whole: bool) -> float:
+    """Seconds of `code`'s (metrics, measure) distances and pose check (with IoU and the
+    volume ratio when `whole`), on fresh copies (the anchor loads its meshes afresh)."""
+    measuring, measuring_pair = code
+    a, b = a.copy(), b.copy()  # without trimesh's caches: as loaded for each sample
+    start = time.perf_counter()
+    if whole:
+        figures = measuring_pair._figures(a, b, settings)
+        measuring_pair._passes(figures, settings)
+    else:
+        levels = Thresholds(**settings["thresholds"])
+        found = measuring.surface_metrics(
+            a,
+            b,
+            n_points=settings["n_points"],
+            seed=settings["seed"],
+            threshold=settings["fscore_tau"],
+            levels=levels,
+        )
+        [levels.ramp(m, getattr(found, m)) for m in ("chamfer", "hausdorff", "p95", "fscore")]
+    return time.perf_counter() - start
+
+
+def _row(
+    pair: Pair, setting: str, a: Any, b: Any, base: tuple[Any, Any] | None
+) -> dict[str, float]:
+    """One pair's seconds, each column in turn (see the module docstring)."""
+    settings = compare.MeshCompare(**SETTINGS[setting]).settings()
+    today = (metrics, measure)
+    row = {"plain": plain_chamfer_s(pair, setting), "scipy": scipy_chamfer_s(pair, setting)}
+    if base is not None:
+        row["base"] = _timed(base, a, b, settings, whole=False)
+        row["base+IoU"] = _timed(base, a, b, settings, whole=True)
+    metrics._reference_surfaces.clear()  # a task's first sample
+    row["cold"] = _timed(today, a, b, settings, whole=False)
+    row["warm"] = _timed(today, a, b, settings, whole=False)
+    metrics._reference_surfaces.clear()
+    row["cold+IoU"] = _timed(today, a, b, settings, whole=True)
+    row["warm+IoU"] = _timed(today, a, b, settings, whole=True)
+    return row
+
+
+def aligned(rounds: int, skip_cad: bool, base_commit: str | None) -> None:
+    with tempfile.TemporaryDirectory(prefix="mesh-cost-") as scratch:
+        base = None
+        if base_commit:
+            compared = base_code(base_commit, Path(scratch), REPO)
+            base = (importlib.import_module("rs_base_mesh.metrics"), compared[1])
+        meshes = Path(scratch) / "meshes"
+        meshes.mkdir()
+        loaded = []
+        for pair, setting in aligned_pairs(meshes, skip_cad):
+            a = normalise(load_mesh(pair.candidate))
+            b = normalise(load_mesh(pair.reference["mesh"]))
+            group = "same mesh" if same_mesh(a, b) else "retessellated"
+            loaded.append((pair, setting, a, b, group))
+        print(f"{len(loaded)} pairs, load {os.getloadavg()}", flush=True)
+        per_round: dict[str, list[dict[str, float]]] = {}
+        for k in range(rounds):
+            sums: dict[str, dict[str, float]] = {}
+            for pair, setting, a, b, group in loaded:
+                row = _row(pair, setting, a, b, base)
+                total = sums.setdefault(group, dict.fromkeys(row, 0.0))
+                for column, seconds in row.items():
+                    total[column] += seconds
+            for group, total in sums.items():
+                per_round.setdefault(group, []).append(total)
+                ratios = " ".join(
+                    f"{c} {t / total['plain']:.2f}x" for c, t in total.items() if c != "plain"
+                )
+                print(
+                    f"round {k + 1} {group}: plain {total['plain']:.2f} s, {ratios}, "
+                    f"load {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
+        print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load {os.getloadavg()}")
+        columns = [c for c in next(iter(per_round.values()))[0] if c != "plain"]
+        print(
+            "| tessellation | pairs | plain Chamfer s/round | "
+            + " | ".join(f"{c} / plain" for c in columns)
+            + " |"
+        )
+        print("| --- | ---: | ---: | " + " | ".join("---:" for _ in columns) + " |")
+        for group, rows in per_round.items():
+            n = sum(1 for *_, g in loaded if g == group)
+            cells = []
+            for c in columns:
+                ratios = [r[c] / r["plain"] for r in rows]
+                cells.append(
+                    f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+                )
+            plain = statistics.median(r["plain"] for r in rows)
+            print(f"| {group} | {n} | {plain:.2f} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-cad", action="store_true")
+    parser.add_argument("--aligned", type=int, metavar="ROUNDS")
+    parser.add_argument("--base", help="with --aligned: also time this commit's mesh code")
     args = parser.parse_args()
     print(f"load at start {os.getloadavg()}", flush=True)
+    if args.aligned:
+        aligned(args.aligned, args.skip_cad, args.base)
+        return
     with tempfile.TemporaryDirectory(prefix="mesh-cost-") as scratch:
         sets = {"bundled": list(bundled_pairs(Path(scratch)))}
         if not args.skip_cad:

@@ -6,12 +6,15 @@ large as a missing fillet or a shifted hole. So the feature metrics (Hausdorff, 
 percentile) measure from each sample point to the other *triangles*: 0 up to rounding for
 the same surface, the real deviation where a feature differs.
 
-Every point first gets an upper bound (never below the true distance, since the true
-closest point is at most that close): its distance to the triangle that holds its nearest
-sample of the other side, and where that passes `refine_above`, to the triangles that hold
-its 8 nearest samples (each distinct point-triangle pair once). Points whose bound exceeds
-`refine_above` are then measured exactly, largest bound first, up to `max_exact` points.
-A point left unrefined keeps its upper bound, so a surface never looks closer than it is.
+A point drawn on a triangle the other mesh has too (the same three corners, bit for bit:
+`coincidence`; a CAD kernel tessellates a part the same way every time) lies on the other
+surface: its distance is 0, with no search. Every other point first gets an upper bound
+(never below the true distance, since the true closest point is at most that close): its
+distance to the triangle that holds its nearest sample of the other side, and where that
+passes `refine_above`, to the triangles that hold its 8 nearest samples (each distinct
+point-triangle pair once). Points whose bound exceeds `refine_above` are then measured
+exactly, largest bound first, up to `max_exact` points. A point left unrefined keeps its
+upper bound, so a surface never looks closer than it is.
 (Below `refine_above`, 1e-3 of the part, every pass level lies higher: the Hausdorff
 distance passes at 0.004, the 95th percentile at 0.002, the F-score counts under 0.02.)
 
@@ -42,7 +45,16 @@ import numpy as np
 import trimesh
 from scipy.spatial import cKDTree
 
-__all__ = ["NEIGHBOURS", "Surface", "farthest_vertex", "point_triangle_distances", "to_surface"]
+__all__ = [
+    "NEIGHBOURS",
+    "Coincidence",
+    "Surface",
+    "coincidence",
+    "farthest_vertex",
+    "point_triangle_distances",
+    "same_mesh",
+    "to_surface",
+]
 
 _PAIRS_PER_PASS = 1 << 19
 """(point, triangle) pairs measured at once: bounds the memory of one pass (about 100 MB)."""
@@ -62,6 +74,9 @@ _TINY = 1e-10
 this small (a point on the surface, found by `fan_bounds`) is searched at once, unshrunk."""
 
 _SizeClass = tuple[cKDTree, np.ndarray, np.ndarray]
+
+_MAX_KEYED_VERTICES = 1 << 21
+"""Vertices (both meshes together) whose sorted corner ids fit one int64 key per face."""
 
 
 def _dot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -142,6 +157,67 @@ def point_triangle_distances(points: np.ndarray, triangles: np.ndarray) -> np.nd
     if lost.any():
         out[lost] = _sliver_distances(points[lost], triangles[lost])
     return out
+
+
+def same_mesh(a: trimesh.Trimesh, b: trimesh.Trimesh) -> bool:
+    """Whether the two meshes are the same arrays (vertex for vertex, face for face)."""
+    return np.array_equal(a.faces, b.faces) and np.array_equal(a.vertices, b.vertices)
+
+
+@dataclass(frozen=True)
+class Coincidence:
+    """What two meshes share point for point. A triangle of one whose three corners are the
+    corners of a triangle of the other *is* that triangle, so every point drawn on it lies on
+    the other surface: its distance is 0 (exactly, not a bound); so is a vertex that is a
+    corner of one of the other's triangles. A CAD kernel tessellates a part the same way
+    every time, so a right answer made like the reference shares all its triangles; a
+    retessellated one shares none and is measured as before."""
+
+    faces_a: np.ndarray
+    """Mask over a's faces: triangles b has too."""
+    faces_b: np.ndarray
+    vertices_a: np.ndarray
+    """Mask over a's vertices: corners of b's triangles."""
+    vertices_b: np.ndarray
+
+
+def _corners(mesh: trimesh.Trimesh) -> np.ndarray:
+    """Mask over the vertices: corners of some face."""
+    used = np.zeros(len(mesh.vertices), dtype=bool)
+    used[mesh.faces.reshape(-1)] = True
+    return used
+
+
+def coincidence(a: trimesh.Trimesh, b: trimesh.Trimesh) -> Coincidence:
+    """The triangles and vertices `a` and `b` share (see `Coincidence`): equal coordinates,
+    bit for bit (after ``+ 0.0``, so -0 is 0); nothing where a coordinate is not finite."""
+    if same_mesh(a, b) and np.isfinite(a.vertices).all():
+        corners = _corners(a)
+        return Coincidence(
+            np.ones(len(a.faces), dtype=bool), np.ones(len(b.faces), dtype=bool), corners, corners
+        )
+    rows = np.concatenate([a.vertices, b.vertices]).astype(np.float64) + 0.0
+    if len(rows) >= _MAX_KEYED_VERTICES or not np.isfinite(rows).all():
+        return Coincidence(*(np.zeros(n, dtype=bool) for n in _sizes(a, b)))
+    _, ids = np.unique(rows.view(np.dtype((np.void, 24))).ravel(), return_inverse=True)
+    ids_a, ids_b = ids[: len(a.vertices)], ids[len(a.vertices) :]
+    keys_a, keys_b = _face_keys(ids_a[a.faces], len(rows)), _face_keys(ids_b[b.faces], len(rows))
+    return Coincidence(
+        np.isin(keys_a, keys_b),
+        np.isin(keys_b, keys_a),
+        np.isin(ids_a, ids_b[_corners(b)]),
+        np.isin(ids_b, ids_a[_corners(a)]),
+    )
+
+
+def _sizes(a: trimesh.Trimesh, b: trimesh.Trimesh) -> tuple[int, int, int, int]:
+    return len(a.faces), len(b.faces), len(a.vertices), len(b.vertices)
+
+
+def _face_keys(corner_ids: np.ndarray, n_ids: int) -> np.ndarray:
+    """One int64 per face from its corners' ids, whatever their order."""
+    low, mid, high = np.sort(corner_ids.reshape(-1, 3).astype(np.int64), axis=1).T
+    return (low * n_ids + mid) * n_ids + high
 
 
 def _per_point_min(owner: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
@@ -409,6 +485,7 @@ def farthest_vertex(
     limit: int = 20_000,
     max_exact: int = 2000,
     exact_above: float = 0.0,
+    on_other: np.ndarray | None = None,
 ) -> float:
     """The largest distance from `mesh`'s vertices to the `other` surface, or `floor` if
     that is larger (`Surface.farthest`: the Hausdorff distance needs only the maximum).
@@ -418,8 +495,10 @@ def farthest_vertex(
     the farthest point of any spike is one, so the Hausdorff distance also reads the
     vertices. Past `limit` vertices, the `limit` farthest from the other side's samples
     are taken (that distance is never below the distance to the surface). `exact_above`:
-    see `Surface.farthest` (the Hausdorff pass level, for a verdict)."""
-    vertices = mesh.vertices[np.unique(mesh.faces)] if len(mesh.faces) else mesh.vertices[:0]
+    see `Surface.farthest` (the Hausdorff pass level, for a verdict). `on_other`: a mask
+    over `mesh`'s vertices that lie on the other surface (`Coincidence`), left out."""
+    measured = _corners(mesh) if on_other is None else _corners(mesh) & ~on_other
+    vertices = mesh.vertices[measured]
     if not len(vertices):
         return floor
     if len(vertices) > limit:

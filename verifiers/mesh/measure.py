@@ -7,6 +7,10 @@ worker. It is module-level so it pickles by name, and it returns plain JSON-read
 
 from __future__ import annotations
 
+import copy
+import hashlib
+from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 import trimesh
@@ -36,6 +40,36 @@ def _load(path: str, settings: dict[str, Any]) -> tuple[trimesh.Trimesh | None, 
         "extents": mesh.extents.tolist(),
         "spread": surface_spread(mesh),
     }
+
+
+_REFERENCES = 4
+"""References kept loaded and gated per worker process (`_load_reference`)."""
+
+_references: OrderedDict[tuple[Any, ...], tuple[trimesh.Trimesh | None, dict[str, Any]]]
+_references = OrderedDict()
+
+
+def _load_reference(
+    path: str, settings: dict[str, Any]
+) -> tuple[trimesh.Trimesh | None, dict[str, Any]]:
+    """`_load` for the reference, kept for the next call: a task's reference file is the
+    same for every sample scored against it, and the worker stays warm between samples.
+    Keyed on the file's bytes (every accepted format holds its geometry in the one file),
+    its name (the loader and the messages read it) and the limits, so a changed file is
+    loaded again. The mesh is shared: nothing here modifies it (each
+    use copies it first: `normalise`); the figures are copied out."""
+    file = Path(path)
+    if not file.is_file() or file.stat().st_size > settings["max_file_bytes"]:
+        return _load(path, settings)  # let `load_mesh` say what is wrong
+    digest = hashlib.sha256(file.read_bytes()).digest()
+    key = (digest, file.name, settings["max_file_bytes"], settings["max_faces"])
+    if key not in _references:
+        _references[key] = _load(path, settings)
+        while len(_references) > _REFERENCES:
+            _references.popitem(last=False)
+    _references.move_to_end(key)
+    mesh, info = _references[key]
+    return mesh, copy.deepcopy(info)
 
 
 def _figures(a: trimesh.Trimesh, b: trimesh.Trimesh, settings: dict[str, Any]) -> dict[str, Any]:
@@ -75,7 +109,7 @@ def measure_pair(candidate: str, reference: str, settings: dict[str, Any]) -> di
     principal axis (`sides.surface_spread`, pose free).
     """
     cand, cand_info = _load(candidate, settings)
-    ref, ref_info = _load(reference, settings)
+    ref, ref_info = _load_reference(reference, settings)
     result: dict[str, Any] = {"candidate": cand_info, "reference": ref_info}
     result["raw"] = result["aligned"] = None
     if cand is None or ref is None:

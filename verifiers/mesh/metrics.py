@@ -36,19 +36,22 @@ each point keeps the normal of the face it lies on. With ``d(p, Q) = min_{q in Q
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import trimesh
 from scipy.spatial import cKDTree
 
-from rewardsmith.verifiers.mesh.distance import Surface, farthest_vertex
+from rewardsmith.verifiers.mesh.distance import Surface, coincidence, farthest_vertex
 from rewardsmith.verifiers.mesh.thresholds import Thresholds
 
 __all__ = [
     "SurfaceMetrics",
     "chamfer_from_distances",
     "nearest_both_ways",
+    "reference_surface",
     "sample_points",
     "surface_metrics",
 ]
@@ -175,10 +178,10 @@ def _settle(b: _Side, a: _Side, levels: Thresholds, tau: float) -> None:
     passes (every bound under the pass levels) or clearly fails settles at once; the
     others (a CAD part's bound can be a whole face wide, on its neighbouring slivers)
     measure as many points as the verdict needs, without a cap."""
-    while not _decided(b, a, levels, tau):
+    while True:
         upper = np.concatenate([b.upper, a.upper])
         open_ = np.flatnonzero(upper > np.concatenate([b.lower, a.lower]))
-        if not len(open_):
+        if not len(open_) or _decided(b, a, levels, tau):
             return
         chosen = open_[np.argsort(upper[open_], kind="stable")[::-1][:_BATCH]]
         for side, at in ((b, chosen[chosen < len(b.points)]), (a, chosen[chosen >= len(b.points)])):
@@ -187,15 +190,54 @@ def _settle(b: _Side, a: _Side, levels: Thresholds, tau: float) -> None:
 
 
 def _distances(
-    surface: Surface, points: np.ndarray, nearest: np.ndarray, order: np.ndarray
+    surface: Surface,
+    points: np.ndarray,
+    nearest: np.ndarray,
+    order: np.ndarray,
+    on_surface: np.ndarray,
 ) -> _Side:
-    """`points`' intervals to `surface`, the `_FIRST_EXACT` loosest measured exactly."""
-    upper = surface.bounds(points, nearest=nearest, order=order)
+    """`points`' intervals to `surface`: 0 for those drawn on a triangle it shares
+    (`on_surface`, see `Coincidence`), the others bounded and the `_FIRST_EXACT` loosest
+    measured exactly."""
+    upper = np.zeros(len(points))
+    rest = ~on_surface
+    if rest.any():
+        # The others, still queried in their cloud's leaf order (`Surface.nearest_samples`).
+        rank = np.cumsum(rest) - 1
+        in_order = rank[order[rest[order]]]
+        upper[rest] = surface.bounds(points[rest], nearest=nearest[rest], order=in_order)
     side = _Side(surface, points, upper, np.zeros(len(points)))
     first = Surface.loosest(upper, 1e-3, _FIRST_EXACT, np.inf)
     if len(first):
         side.measure(first)
     return side
+
+
+_REFERENCES = 4
+"""Reference surfaces kept per process (`reference_surface`)."""
+
+_reference_surfaces: OrderedDict[bytes, Surface] = OrderedDict()
+
+
+def reference_surface(mesh: trimesh.Trimesh, n: int, seed: int) -> Surface:
+    """`mesh`'s `Surface` on `n` points drawn with `seed`, kept for the next call.
+
+    A task's reference is the same mesh for every sample scored against it (and the
+    comparison's worker process stays warm between samples), so its samples, their
+    KD-tree, its triangles' size classes and vertex fans are built once: keyed on the
+    mesh's content, so an equal mesh finds them whatever object holds it. The last
+    `_REFERENCES` are kept."""
+    digest = hashlib.sha256(f"{n} {seed} {mesh.vertices.shape} {mesh.faces.shape}".encode())
+    digest.update(np.ascontiguousarray(mesh.vertices, dtype=np.float64).tobytes())
+    digest.update(np.ascontiguousarray(mesh.faces, dtype=np.int64).tobytes())
+    key = digest.digest()
+    found = _reference_surfaces.get(key)
+    if found is None:
+        found = _reference_surfaces[key] = Surface(mesh, *sample_with_faces(mesh, n, seed))
+        while len(_reference_surfaces) > _REFERENCES:
+            _reference_surfaces.popitem(last=False)
+    _reference_surfaces.move_to_end(key)
+    return found
 
 
 def surface_metrics(
@@ -212,32 +254,41 @@ def surface_metrics(
     `levels`: the pass and fail levels the verdict reads (default `Thresholds()`). The
     point-to-surface figures (Hausdorff, p95, F-score) are measured exactly wherever an
     upper bound could move their ramps (`_settle`); elsewhere a figure may read an upper
-    bound (never closer than the surface is), which the verdict cannot tell apart."""
+    bound (never closer than the surface is), which the verdict cannot tell apart. A point
+    on a triangle both meshes have reads 0, and so does a vertex of the other's
+    (`distance.coincidence`). `b` is the reference: its surface is kept for the next call
+    (`reference_surface`)."""
     levels = Thresholds() if levels is None else levels
-    pa, fa = sample_with_faces(a, n_points, seed)
-    pb, fb = sample_with_faces(b, n_points, seed + 1)  # a different stream: a == b must not
-    na, nb = a.face_normals[fa], b.face_normals[fb]  # match point for point by construction
-    sa, sb = Surface(a, pa, fa), Surface(b, pb, fb)
+    sa = Surface(a, *sample_with_faces(a, n_points, seed))
+    # A different stream: a == b must not match point for point by construction.
+    sb = reference_surface(b, n_points, seed + 1)
+    pa, fa, pb, fb = sa.samples, sa.sample_faces, sb.samples, sb.sample_faces
+    na, nb = a.face_normals[fa], b.face_normals[fb]
+    shared = coincidence(a, b)
     # One query a side serves both the Chamfer and the point-to-surface distances' upper
     # bounds (the nearest sample's triangle), in each cloud's leaf order.
     order_a, order_b = sa.sample_tree.indices, sb.sample_tree.indices
     near_ab, index_ab = sb.nearest_samples(pa, 1, order_a)
     near_ba, index_ba = sa.nearest_samples(pb, 1, order_b)
     d_ab, i_ab, d_ba, i_ba = near_ab[:, 0], index_ab[:, 0], near_ba[:, 0], index_ba[:, 0]
-    side_b = _distances(sb, pa, index_ab, order_a)
-    side_a = _distances(sa, pb, index_ba, order_b)
+    side_b = _distances(sb, pa, index_ab, order_a, shared.faces_a[fa])
+    side_a = _distances(sa, pb, index_ba, order_b, shared.faces_b[fb])
     _settle(side_b, side_a, levels, threshold)
     to_b, to_a = side_b.upper, side_a.upper
     # Hausdorff reads the vertices too; only a vertex farther than the samples matters,
     # and past the pass level (where the ramp starts) it is measured exactly.
     exact_above = levels.hausdorff_pass
     floor = float(max(to_b.max(), to_a.max()))
-    hausdorff = farthest_vertex(a, sb, floor=floor, exact_above=exact_above)
-    hausdorff = farthest_vertex(b, sa, floor=hausdorff, exact_above=exact_above)
+    hausdorff = farthest_vertex(
+        a, sb, floor=floor, exact_above=exact_above, on_other=shared.vertices_a
+    )
+    hausdorff = farthest_vertex(
+        b, sa, floor=hausdorff, exact_above=exact_above, on_other=shared.vertices_b
+    )
     f, precision, recall = fscore(to_b, to_a, threshold)
     consistency = 0.5 * (
-        np.mean(np.abs(np.sum(na * nb[i_ab], axis=1)))
-        + np.mean(np.abs(np.sum(nb * na[i_ba], axis=1)))
+        np.mean(np.abs(np.einsum("ij,ij->i", na, nb[i_ab])))
+        + np.mean(np.abs(np.einsum("ij,ij->i", nb, na[i_ba])))
     )
     return SurfaceMetrics(
         chamfer=chamfer_from_distances(d_ab, d_ba),

@@ -11,7 +11,9 @@ along one axis, its thinnest side grown by a few percent and (where the verifier
 turned a quarter (the pose's slack must not hide it; red team rt3d, class A), or hollowed
 to about half its material with walls a quarter of its thinnest side (inside the
 Hausdorff pass level on a thin part: it earns at most its material ramp; class B), or
-its thinnest side made 5-20 % thinner under studs that keep its box (class C); a
+its thinnest side made 5-20 % thinner under studs that keep its box (class C), or made a
+thin skin layered a hundred times into one shell that passes through itself, so its signed
+volume is the part's (red team rt3d3: `hollow.layered_skin`); a
 second object beside it, a loose piece inside it or a second copy over it must not lift a
 wrong part.
 
@@ -214,6 +216,16 @@ def _thin_hollowed(mesh: Any, rng: random.Random) -> Any:
     return shell if shell.volume <= THIN_HOLLOW_MOST * mesh.volume else None
 
 
+def _layered_skin(mesh: Any, rng: random.Random) -> Any:
+    """A skin 0.3-0.5 % of the part's size deep, layered until its signed volume is the
+    part's, as one self-overlapping shell (red team rt3d3)."""
+    from rewardsmith.verifiers.mesh.hollow import layered_skin
+
+    if not mesh.is_volume or len(mesh.faces) > 2_000:
+        return None
+    return layered_skin(mesh, inner=rng.choice((0.997, 0.995)))
+
+
 def _filled(mesh: Any, rng: random.Random) -> Any:
     hull = mesh.convex_hull
     return hull if mesh.is_volume and hull.volume > 1.05 * mesh.volume else None
@@ -266,6 +278,7 @@ def relations(verifier: object) -> list[Relation]:
         ("filled", "changing", _filled),
         ("stretched", "changing", _stretched),
         ("thin_hollowed", "changing", _thin_hollowed),
+        ("layered_skin", "changing", _layered_skin),
         ("object_beside", "dressing", _beside),
         ("piece_inside", "dressing", _inside),
         ("doubled", "dressing", _doubled),
@@ -283,6 +296,7 @@ def relations(verifier: object) -> list[Relation]:
     limits = {
         "hollowed": 0.0,
         "thin_hollowed": 0.25,
+        "layered_skin": 0.0,
         "stretched": sized,
         "thin_side_grown": 0.0,
         "thin_side_padded": 0.0,

@@ -23,11 +23,17 @@ Never ``mesh.contains()`` on a grid: at 64^3 it exhausted 24 GB here.
 
 from __future__ import annotations
 
+import hashlib
+import itertools
+from typing import NamedTuple
+
 import numpy as np
 import trimesh
 from scipy.ndimage import binary_fill_holes
 
-__all__ = ["iou", "iou_exact", "iou_voxel", "solid", "volume_ratio"]
+from rewardsmith.verifiers.mesh.distance import same_mesh
+
+__all__ = ["enclosed_share", "iou", "iou_exact", "iou_voxel", "solid", "volume_ratio"]
 
 
 def iou_exact(a: trimesh.Trimesh, b: trimesh.Trimesh) -> float:
@@ -35,8 +41,17 @@ def iou_exact(a: trimesh.Trimesh, b: trimesh.Trimesh) -> float:
     a, b = solid(a), solid(b)
     inter = trimesh.boolean.intersection([a, b], engine="manifold", check_volume=True)
     shared = float(inter.volume) if len(inter.faces) else 0.0
+    if shared > (1 + OVERLAP_SLACK) * min(float(a.volume), float(b.volume)):
+        # Booleans assume surfaces that do not pass through themselves; one that does (a
+        # layered skin) has its space counted as often, and its IoU read 9.35.
+        raise ValueError("the intersection is larger than a mesh: a surface passes through itself")
     union = float(a.volume) + float(b.volume) - shared
     return shared / union if union > 0 else 0.0
+
+
+OVERLAP_SLACK = 1e-6
+"""How much larger than the smaller mesh an intersection may read (rounding) before the
+exact IoU is refused."""
 
 
 MAX_SHELLS = 64
@@ -117,25 +132,168 @@ def iou_voxel(a: trimesh.Trimesh, b: trimesh.Trimesh, resolution: int = 64) -> f
 
 
 def iou(a: trimesh.Trimesh, b: trimesh.Trimesh, resolution: int = 64) -> tuple[float, str]:
-    """(IoU, method): exact when both meshes are volumes, voxel otherwise."""
+    """(IoU, method): exact when both meshes are volumes and the boolean holds, voxel
+    otherwise. A volume against the same mesh (a CAD answer made like its reference) is 1,
+    without booleans."""
+    if a.is_volume and same_mesh(a, b):
+        return 1.0, "exact"
     if a.is_volume and b.is_volume:
         try:
             return iou_exact(a, b), "exact"
-        except Exception:  # manifold3d refuses some near-manifold input: measure anyway
+        except Exception:  # manifold3d refuses some input, or its answer cannot hold
             pass
     return iou_voxel(a, b, resolution), "voxel"
 
 
 def volume_ratio(a: trimesh.Trimesh, b: trimesh.Trimesh) -> float | None:
-    """``min(V_a, V_b) / max(V_a, V_b)`` by the divergence theorem, or None unless both are
-    closed (watertight, consistently wound) with a positive volume. Independent of the
-    boolean engine and of any voxel grid: a shell whose vent is narrower than a voxel
-    fills solid on the grid, but its volume is what it is."""
+    """``min(V_a, V_b) / max(V_a, V_b)`` of the volumes each encloses (`enclosed_volume`),
+    or None unless both are closed (watertight, consistently wound) with a positive
+    volume; 0 for a part whose signed volume is positive but which encloses nothing (its
+    material is none, not unmeasured). Independent of the boolean engine and of any voxel
+    grid: a shell whose vent is narrower than a voxel fills solid on the grid, but its
+    volume is what it is."""
     if not (a.is_watertight and b.is_watertight and a.is_winding_consistent):
         return None
     if not b.is_winding_consistent:
         return None
-    va, vb = float(a.volume), float(b.volume)
+    va, vb = enclosed_volume(a), enclosed_volume(b)
+    if float(a.volume) > 0 and va <= 0 < vb:
+        return 0.0  # closed and outward, yet enclosing nothing the rays can find
     if not (va > 0 and vb > 0):
         return None
     return min(va, vb) / max(va, vb)
+
+
+def enclosed_volume(mesh: trimesh.Trimesh) -> float:
+    """The volume of the space `mesh` encloses at least once: its signed volume (the
+    divergence theorem, exact) times `enclosed_share`. The two agree on a surface that
+    never passes through itself; on one that does, the signed volume counts space
+    enclosed `k` times `k` times (a skin layered 100 times read as the whole part, red
+    team rt3d3)."""
+    signed = float(mesh.volume)
+    return signed * enclosed_share(mesh) if signed > 0 else signed
+
+
+RAYS = 64
+"""Rays along the longest side of the grid `enclosed_share` casts along each axis."""
+MAX_HITS = 2_000_000
+"""Ray-triangle pairs tested per axis at most: a mesh of many large triangles gets a
+coarser grid (the pairs grow with the square of the rays), not minutes of work."""
+
+
+def enclosed_share(mesh: trimesh.Trimesh, rays: int = RAYS) -> float:
+    """The share of the signed volume that is space enclosed at least once, measured on
+    grids of parallel rays along each axis: per ray, the length where the winding number
+    is positive over the integral of the winding number (the signed volume's share of
+    that ray). Exactly 1 when every ray meets winding numbers 0 and 1 only (a surface
+    that does not pass through itself); otherwise the lowest of the three axes' shares
+    (a wall layered `k` times is crossed across by the rays of the axis it faces)."""
+    shifts = _shifts(mesh)
+    shares = [_axis_share(mesh, axis, rays, shifts[axis]) for axis in range(3)]
+    return min(shares)
+
+
+def _shifts(mesh: trimesh.Trimesh) -> np.ndarray:
+    """Where each axis's rays sit within a grid cell, (3, 2) fractions drawn from a hash of
+    the mesh: the same mesh always meets the same rays, yet a surface shaped to slip
+    between known rays (winding 1 where they cross, layered elsewhere) moves them by
+    being shaped so. A surface that does not pass through itself reads 1 wherever they sit."""
+    digest = hashlib.sha256(np.ascontiguousarray(mesh.vertices, dtype=np.float64).tobytes())
+    digest.update(np.ascontiguousarray(mesh.faces, dtype=np.int64).tobytes())
+    words = np.frombuffer(digest.digest()[:24], dtype=np.uint32)
+    return (0.05 + 0.9 * words / 2.0**32).reshape(3, 2)
+
+
+def _axis_share(mesh: trimesh.Trimesh, axis: int, rays: int, shift: np.ndarray) -> float:
+    """`enclosed_share` along one axis (1.0 where the rays meet nothing unusual)."""
+    across = [k for k in range(3) if k != axis]
+    triangles = np.asarray(mesh.triangles, dtype=float)
+    flat = triangles[:, :, across]
+    low, high = flat.reshape(-1, 2).min(axis=0), flat.reshape(-1, 2).max(axis=0)
+    size = float((high - low).max())
+    if size <= 0:
+        return 1.0
+    pairs = float(np.sum(np.prod((flat.max(axis=1) - flat.min(axis=1)) * rays / size + 1, axis=1)))
+    if pairs > MAX_HITS:
+        rays = max(2, int(rays * (MAX_HITS / pairs) ** 0.5))
+    pitch = size / rays
+    # Off any round coordinate, so a ray meets an edge with probability 0.
+    origin = low + pitch * shift
+    ray, along, sign = _hits(triangles, flat, axis, origin, pitch)
+    if len(ray) == 0:
+        return 1.0
+    order = np.lexsort((along, ray))
+    ray, along, sign = ray[order], along[order], sign[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(ray)) + 1]
+    winding = np.cumsum(sign)
+    winding -= np.repeat(winding[starts] - sign[starts], np.diff(np.r_[starts, len(ray)]))
+    if np.all((winding == 0) | (winding == 1)):
+        return 1.0  # the usual case, kept exact
+    span = np.diff(along, append=along[-1])  # the length to the next hit on the same ray
+    last = np.r_[starts[1:] - 1, len(ray) - 1]
+    span[last] = 0.0
+    signed = float(np.sum(winding * span))
+    enclosed = float(np.sum((winding > 0) * span))
+    return enclosed / signed if signed > 0 else 0.0
+
+
+class _Grid(NamedTuple):
+    """One axis's rays and the range of them each triangle's shadow covers."""
+
+    triangles: np.ndarray
+    flat: np.ndarray  # the triangles' corners across the axis
+    axis: int
+    origin: np.ndarray
+    pitch: float
+    lo: np.ndarray  # the first and last ray index each triangle may cover, per dimension
+    hi: np.ndarray
+    counts: np.ndarray  # rays in each triangle's range
+    width: int
+
+
+CHUNK = 2_000_000
+"""Ray-triangle pairs tested at once: bounds the memory whatever the triangles."""
+
+
+def _hits(
+    triangles: np.ndarray, flat: np.ndarray, axis: int, origin: np.ndarray, pitch: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where each ray of the grid crosses each triangle: (ray id, coordinate along the
+    axis, +1 entering / -1 leaving), the ray running toward +axis."""
+    lo = np.ceil((flat.min(axis=1) - origin) / pitch).astype(np.int64)
+    hi = np.floor((flat.max(axis=1) - origin) / pitch).astype(np.int64)
+    counts = np.prod(np.clip(hi - lo + 1, 0, None), axis=1)
+    width = int(np.max(hi[:, 1])) + 2
+    grid = _Grid(triangles, flat, axis, origin, pitch, lo, hi, counts, width)
+    ends = np.searchsorted(np.cumsum(counts), np.arange(CHUNK, int(counts.sum()) + CHUNK, CHUNK))
+    bounds = np.unique(np.r_[0, np.clip(ends, 1, len(triangles)), len(triangles)])
+    found = [_hits_of(grid, np.arange(f, t)) for f, t in itertools.pairwise(bounds)]
+    ray, along, sign = (np.concatenate(parts) for parts in zip(*found, strict=True))
+    return ray, along, sign
+
+
+def _hits_of(grid: _Grid, index: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_hits` for the triangles `index`."""
+    n = grid.counts[index]
+    tri = np.repeat(index, n)
+    offset = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+    columns = np.clip(grid.hi[tri, 1] - grid.lo[tri, 1] + 1, 1, None)
+    i = grid.lo[tri, 0] + offset // columns
+    j = grid.lo[tri, 1] + offset % columns
+    point = grid.origin + grid.pitch * np.stack([i, j], axis=1)
+    a, b, c = grid.flat[tri, 0], grid.flat[tri, 1], grid.flat[tri, 2]
+    area = _cross2(b - a, c - a)
+    # Barycentric weights of the ray's point: the areas opposite a, b and c.
+    u, v, w = _cross2(c - b, point - b), _cross2(a - c, point - c), _cross2(b - a, point - a)
+    inside = (area != 0) & (((u >= 0) & (v >= 0) & (w >= 0)) | ((u <= 0) & (v <= 0) & (w <= 0)))
+    tri, u, v, w, area = tri[inside], u[inside], v[inside], w[inside], area[inside]
+    corners = grid.triangles[tri, :, grid.axis]
+    along = (u * corners[:, 0] + v * corners[:, 1] + w * corners[:, 2]) / area
+    edges = grid.triangles[tri, 1:] - grid.triangles[tri, :1]
+    facing = np.cross(edges[:, 0], edges[:, 1])[:, grid.axis]
+    sign = -np.sign(facing).astype(np.int64)  # facing against the ray: entering
+    return i[inside] * grid.width + j[inside], along, sign
+
+
+def _cross2(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    return p[:, 0] * q[:, 1] - p[:, 1] * q[:, 0]

@@ -238,3 +238,23 @@ def test_the_reference_under_another_name_is_refused(tmp_path: Path, how: str) -
         got = ref
     verdict = MeshCompare()(Sample(id="k", completion=str(got), reference=str(ref)))
     assert verdict.score == 0.0 and "reference mesh itself" in verdict.feedback
+
+
+def test_a_reference_rewritten_in_place_is_loaded_again(tmp_path: Path) -> None:
+    """The worker keeps a task's reference loaded and gated between samples (keyed on the
+    file's bytes): a file changed under the same name is read again, not taken from the
+    kept one, and a caller changing the figures it got back changes nothing kept."""
+    from rewardsmith.verifiers.mesh import measure
+
+    settings = MeshCompare(n_points=500).settings()
+    reference = tmp_path / "reference.stl"
+    trimesh.creation.box(extents=[1, 1, 1]).export(reference)
+    first, info = measure._load_reference(str(reference), settings)
+    info["extents"][0] = -1.0
+    again, info = measure._load_reference(str(reference), settings)
+    assert again is first and info["extents"] == [1.0, 1.0, 1.0]
+    trimesh.creation.box(extents=[2, 1, 1]).export(reference)
+    changed, info = measure._load_reference(str(reference), settings)
+    assert changed is not first and info["extents"] == [2.0, 1.0, 1.0]
+    (tmp_path / "broken.stl").write_bytes(b"solid nothing\nendsolid\n")
+    assert "load_error" in measure._load_reference(str(tmp_path / "broken.stl"), settings)[1]

@@ -12,6 +12,7 @@ from rewardsmith.verifiers.mesh.align import normalise
 from rewardsmith.verifiers.mesh.metrics import (
     chamfer_from_distances,
     nearest_both_ways,
+    reference_surface,
     surface_metrics,
 )
 from rewardsmith.verifiers.mesh.volume import iou, iou_exact, iou_voxel
@@ -101,14 +102,15 @@ def test_a_part_of_overlapping_shells_is_the_region_they_enclose() -> None:
     a part read an IoU of 1.485 against itself. A cavity shell is cut out."""
     pieces = trimesh.util.concatenate([_box([0, 0, 0], [2, 1, 1]), _box([1, 0, 0], [3, 1, 1])])
     whole = _box([0, 0, 0], [3, 1, 1])
-    assert iou(pieces, pieces.copy()) == (pytest.approx(1.0), "exact")
+    assert iou_exact(pieces, pieces.copy()) == pytest.approx(1.0)  # `iou` skips a copy
+    assert iou(pieces, pieces.copy()) == (1.0, "exact")
     assert iou(pieces, whole) == (pytest.approx(1.0), "exact")
     assert iou(pieces, _box([0, 0, 0], [2, 1, 1]))[0] == pytest.approx(2 / 3)
     cavity = _box([1, 1, 1], [3, 3, 3])
     cavity.invert()
     hollow = trimesh.util.concatenate([_box([0, 0, 0], [4, 4, 4]), cavity])
     assert iou(hollow, _box([0, 0, 0], [4, 4, 4]))[0] == pytest.approx(56 / 64)
-    assert iou(hollow, hollow.copy())[0] == pytest.approx(1.0)
+    assert iou_exact(hollow, hollow.copy()) == pytest.approx(1.0)
 
 
 def test_voxel_iou_approximates_exact_iou() -> None:
@@ -166,3 +168,22 @@ def test_normalise_fits_the_unit_cube() -> None:
     m = normalise(trimesh.creation.box(bounds=[[10, 20, 30], [50, 30, 35]]))
     assert m.extents.max() == pytest.approx(1.0)
     assert np.allclose(m.bounds.mean(axis=0), 0.0)
+
+
+def test_the_reference_surface_is_built_once_per_content() -> None:
+    """A task's reference is measured against every sample: its surface is kept, keyed on
+    the mesh's content (an equal mesh in another object finds it; a changed one does not),
+    and the metrics are the same with it kept as built afresh."""
+    part = normalise(trimesh.creation.annulus(r_min=0.2, r_max=0.5, height=0.3))
+    candidate = normalise(trimesh.creation.cylinder(radius=0.5, height=0.3))
+    first = surface_metrics(candidate, part, n_points=2000, seed=5)
+    kept = reference_surface(part.copy(), 2000, 6)
+    assert reference_surface(part, 2000, 6) is kept
+    assert surface_metrics(candidate, part.copy(), n_points=2000, seed=5) == first
+    moved = part.copy()
+    moved.vertices[0] += 1e-9
+    assert reference_surface(moved, 2000, 6) is not kept
+    assert reference_surface(part, 2000, 7) is not kept
+    for k in range(8):  # others push it out: the cache is bounded
+        reference_surface(part, 100, k)
+    assert reference_surface(part, 2000, 6) is not kept
