@@ -21,7 +21,11 @@ Refinements for ways real completions end: a "Final Answer: The final answer is 
 after the last box overrides the boxes (they were intermediate results); a prose answer
 after a phrase that states one plain number answers that number; a concluding
 "Therefore ..." sentence with one plain number after the last math of a paragraph-long
-last line answers that number.
+last line answers that number. A number inside a term ("3\\sqrt{2}", "\\log_2 8") is read
+as the whole term; a value alone in parentheses after another ("1/4 (25%)") restates it;
+a check that only computes and a check mark after the answer are no answer; a closing
+sentence with no digits that spells one value after "is", "has", ... answers it ("She has
+twelve apples."); a retraction in number words is read in digits.
 
 `strict=True` keeps only rule 1 (and the reasoning and turn rules). Every step is a linear
 scan, so a megabyte of hostile text costs milliseconds, not a hang; callers cap the size
@@ -42,10 +46,17 @@ from dataclasses import dataclass
 
 from rewardsmith.verifiers.math.boxes import box_starts, from_boxes, hedge_key, matching_braces
 from rewardsmith.verifiers.math.endings import cut_at_turn_end, final_text, finished
-from rewardsmith.verifiers.math.fast import choice_letter
-from rewardsmith.verifiers.math.numerals import words_to_digits
+from rewardsmith.verifiers.math.fast import as_number, choice_letter
+from rewardsmith.verifiers.math.numerals import spelled_values, words_to_digits
 from rewardsmith.verifiers.math.stance import QUESTION_AFTER, negated, not_a_result, offered
-from rewardsmith.verifiers.math.tails import RETRACTING, retracted, stated_after
+from rewardsmith.verifiers.math.tails import (
+    RETRACTING,
+    checks_dropped,
+    retracted,
+    retractions_in_digits,
+    stated_after,
+)
+from rewardsmith.verifiers.math.words import as_words
 
 __all__ = [
     "Extraction", "extract_answer", "has_several_items", "matching_braces", "stated_answer"
@@ -61,7 +72,7 @@ _FINAL_MATH = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+)\$
 # A scale or fraction word is part of its number: "3 thousand" is 3000 and "3 tenths" 0.3,
 # never the gold 3.
 _NUMBER = re.compile(
-    r"(?<![A-Za-z\d.])(?:-?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+)"
+    r"(?<![A-Za-z\d.])(?:-?\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+)"
     r"(?:\s+(?:hundred|thousand|million|billion|trillion|lakh|crore|dozen|mil|factorial|"
     r"(?:ten|hundred|thousand|million)ths?)s?\b)?"
 )
@@ -120,7 +131,9 @@ _HEDGED_NUMBER = re.compile(
     r"roughly|near|multiple|twice|thrice|double|triple|fold|except|guess|probably|likely|"
     r"maybe|perhaps|possibly|otherwise|assuming|unless|if|rounded|less|more|percent|page|"
     r"problem|question|step|attempts?|confidence|lub|albo|veya|atau|misschien|vielleicht|"
-    r"quizás?|forse|возможно|либо|или|أو)\b|n't\b|\d(?:st|nd|rd|th)\b|或|可能|かも|또는|या",
+    r"quizás?|forse|возможно|либо|или|أو|approx\w*|circa|ca|estimated?|ballpark|up|upwards?|"
+    r"above|below|beyond|between|range)\b|n't\b|\d(?:st|nd|rd|th)\b|(?<=\d)ish\b|^~\s*\d|"
+    r"或|可能|かも|또는|या",
     re.IGNORECASE,
 )
 # A last line that concludes: only there are number words read as the answer.
@@ -134,7 +147,7 @@ _ITEM_EVENTS = re.compile(r"\\[{}]|\\pm|\\mp|[()\[\]{},;]|\s(?:or|and)\s")
 _OR_AFTER = re.compile(
     r"(?:\s|\\(?:quad|qquad|[,;: !]))*[,;.]?\s*\(?\s*(?:\\text\{\s*)?"
     r"(?:or|alternatively|otherwise)\b\s*\}?"
-    r"(?:\s+(?:maybe|possibly|perhaps|equivalently|simply|just|in other words|i\.e\.),?)?\s*"
+    r"(?:\s*(?:maybe|possibly|perhaps|equivalently|simply|just|in other words|i\.e\.)(?!\w),?)?\s*"
     r"(?:\$([^$]{1,500})\$|\\\((.{1,500}?)\\\)"
     r"|([^\n$]{1,300}?)(?=\s*(?:\)\s*(?:[.;!?]|\n|$)|[.;!?](?:\s|$)|\n|$)))",
     re.IGNORECASE,
@@ -156,6 +169,20 @@ _OR_BETWEEN = re.compile(
 # What closes the expression a number ends ("31^{9} or 9", "f(2) or 3"): the value before
 # the "or" is that expression, still an answer offered beside the last one.
 _CLOSERS = re.compile(r"^(?:\s|[)\]}!%']|\\right\s*\S|\\[})\]])*")
+# What makes the number after it an argument, not a value of its own: a command, a root
+# or function name, a power, an index or a product ("\sqrt{2}", "√2", "sqrt(2)", "π·2").
+_ARGUMENT_OF = re.compile(
+    r"(?:\\[A-Za-z]+(?:_\{?\w{1,4}\}?)?|[√∛∜π·×^_]|\b(?:sqrt|cbrt|log|ln|exp|sin|cos|tan|times|over))"
+    r"\s*[{(\[]?\s*$"
+)
+# Where that term starts: the run of math back to a space, and a coefficient before it.
+_TERM_START = re.compile(r"(?:-?\d+(?:\.\d+)?\s+)?(?:\b(?:times|over)\s+)?[^\s$]*$")
+# A value alone in parentheses after another ("1/4 (25%)", "(or 25%)", "(i.e. 25%)").
+_ASIDE_OPENS = re.compile(r"\s*[,:]?\s*\(\s*(?:or|i\.\s?e\.,?|that\s+is,?)?\s*", re.I)
+_ASIDE_CLOSES = re.compile(r"\s*\)")
+# A check mark after an answer says it was checked: no part of the answer.
+_CHECK_MARKS = re.compile(r"\s*[✓✔☑]\ufe0f?(?=\s*$)", re.MULTILINE)
+_PERCENT_ASIDE = re.compile(r"\d\s+\(\s*(?:or\s+|i\.\s?e\.,?\s*)?-?[\d.]+\s*\\?%\s*\)$")
 _UNIT_BEFORE_POWER = re.compile(r"\\(?:text|textrm|mathrm|mbox)\s*\{[^{}]*\}\s*\^\s*\{?\s*$")
 _CLOSING = re.compile(r"(?:[)\]}]|\\right\s*[)\]}|.])*")
 # A line that goes on offering answers after the line before it ("2\n or 3", left where a
@@ -186,6 +213,8 @@ def _alternative(rest: str) -> str | None:
     if match is None:
         return None
     answer = next(g for g in match.groups() if g is not None).strip()
+    if answer.count("(") > answer.count(")") and rest[match.end() :].lstrip().startswith(")"):
+        answer += ")"  # "or (3, 5)": the tuple's own parenthesis, not an aside's
     return answer if match.group(3) is None or _value_like(answer) else None
 
 
@@ -211,8 +240,12 @@ def _from_boxes(text: str) -> Extraction | None:
     if boxes is None:
         return None
     found = Extraction(boxes.answer, "boxed", boxes.problem, boxes.candidates)
-    if boxes.problem is None and boxes.answer is not None:
-        return _last_word(text[boxes.last_end :][:20_000], found)
+    offered = _last_number(boxes.answer) if boxes.answer and boxes.problem is None else None
+    if offered is not None and offered.problem == "hedged":  # \boxed{9 or possibly 9}
+        found = Extraction(boxes.answer, "boxed", "hedged", offered.candidates)
+    if found.problem is None and boxes.answer is not None:
+        tail = _EMPTY_GROUP.sub("", text[boxes.last_end :][:20_000])  # hidden text was there
+        return _last_word(retractions_in_digits(tail), found)
     return found
 
 
@@ -256,6 +289,10 @@ def _after_phrase(text: str) -> Extraction | None:
     if " is " in line:  # "Final Answer: The volume of $V$ is 120" answers 120
         line = line.rsplit(" is ", 1)[1]
     line = _QUOTES.sub("", line.strip().strip("*").strip())  # 'is "$12$ and $13$".'
+    line = re.sub(r"^~(?=\s*[\d.])", "≈", line)  # in prose a tilde means "about", not TeX's space
+    chained = _last_number(line)
+    if chained is not None and chained.problem == "hedged":  # "1/4, or 25%": two statements
+        return Extraction(chained.answer, "answer_phrase", "hedged", chained.candidates)
     answer = _number_in_prose(line) or line
     if not answer:
         return None
@@ -394,11 +431,20 @@ def _or_chain(matches: list[re.Match[str]], line: str) -> tuple[str, ...]:
     for before, after in zip(reversed(matches[:-1]), reversed(matches[1:]), strict=True):
         gap = line[before.end() : after.start()]
         closers = _CLOSERS.match(gap).group().rstrip()  # type: ignore[union-attr]
-        if not _OR_BETWEEN.fullmatch(gap[len(closers) :]):
+        joined = _OR_BETWEEN.fullmatch(gap[len(closers) :])
+        if not (joined or _restated_aside(gap[len(closers) :], line[after.end() :])):
             break
-        expression = _trailing_expression(line[: before.end() + len(closers)], before)
-        chained.insert(0, expression.group().strip() if expression else _value(before))
+        closed = before.end() + len(closers)
+        value = _trailing_expression(line[:closed], before) or before
+        value = _enclosing_term(line, value, closed) or value  # "3√6. or 6": 3√6 and 6
+        chained.insert(0, value.group().strip() if value is not before else _value(before))
     return tuple(chained)
+
+
+def _restated_aside(gap: str, rest: str) -> bool:
+    """Whether a value stands alone in parentheses right after another ("1/4 (25%)",
+    "3000 (or 3 thousand)"): a second statement of the answer, compared like any other."""
+    return bool(_ASIDE_OPENS.fullmatch(gap) and _ASIDE_CLOSES.match(rest))
 
 
 def _final_math(line: str) -> Extraction | None:
@@ -420,7 +466,22 @@ def _last_number(line: str) -> Extraction | None:
     expression = _trailing_expression(line[:closed], numbers[-1]) if numbers else None
     if expression is not None:  # the expression is the answer, read whole
         numbers = [n for n in numbers if n.end() <= expression.start()] + [expression]
+    term = _enclosing_term(line, numbers[-1], closed) if numbers else None
+    if term is not None:  # "3\sqrt{2}" is the answer, never its radicand 2
+        numbers = [n for n in numbers if n.end() <= term.start()] + [term]
     return _last_of(numbers, line, "last_number")
+
+
+def _enclosing_term(line: str, last: re.Match[str], closed: int) -> re.Match[str] | None:
+    """The term the last value is an argument of, read whole ("3\\sqrt{2}", "3 sqrt(2)",
+    "π·2", "\\log_2 8", "3 times 2"); None where the value stands alone."""
+    before = line[: last.start()]
+    if not _ARGUMENT_OF.search(before):
+        return None
+    start = _TERM_START.search(before.rstrip())  # "\\sin 30": from "\\sin" on
+    assert start is not None  # it matches the empty string at the end
+    end = max(closed, last.end())
+    return re.compile(re.escape(line[start.start() : end])).search(line, start.start())
 
 
 def _unit_power(line: str, number: re.Match[str]) -> bool:
@@ -465,6 +526,8 @@ def _bare_expression(line: str) -> str | None:
     line = line.lstrip("=").strip()  # "= 42" is 42
     if len(line) > 200 or _NUMBER.fullmatch(line) or not _OPERATOR.search(line):
         return None  # a plain number (or a number and its unit) is the last-number rule's
+    if _PERCENT_ASIDE.search(line):  # "1/4 (25%)" restates 1/4: no product
+        return None
     words = _COMMAND.sub(" ", line)
     if _WORD.search(words) or _SMALL_WORDS.search(words):
         return None
@@ -494,8 +557,12 @@ def _trailing_expression(line: str, number: re.Match[str]) -> re.Match[str] | No
 
 def _fallback(text: str) -> Extraction:
     """Rules 3 and 4 and the concluding sentence: the answer read off the end of the text."""
-    line = _GSM8K_MARK.sub("", _answer_line(text))  # "#### 72" answers 72
+    marked = _answer_line(text)
+    line = _GSM8K_MARK.sub("", marked)  # "#### 72" answers 72
+    if line != marked and as_words(line):  # "#### \text{no}" answers no
+        return Extraction(line.strip(), "final_math")
     line = _EMPTY_GROUP.sub("", line)  # left where hidden text was: no operator
+    line = checks_dropped(line)  # "So, $x = 3$. Let me double-check: $3 + 3 = 6$." is 3
     concluded = _conclusion(line)
     if concluded:
         answer, tail = concluded
@@ -512,7 +579,46 @@ def _fallback(text: str) -> Extraction:
         spelled = words_to_digits(line)  # "So, five." and a last line that is "twelve"
         if _CONCLUDES.match(line) or re.fullmatch(r"\d+", spelled.strip().rstrip(".!")):
             found = _last_number(spelled)
+        else:
+            found = _spelled_statement(line, text[: text.rfind(line)])
     return found or _last_number(line) or Extraction(None, "none")
+
+
+def _spelled_statement(line: str, before: str) -> Extraction | None:
+    """The one value the closing sentence of a line with no digits spells ("She has
+    twelve apples.", "The probability is one half."), where no number comes before it or
+    it restates the last one ("4 x 3 = 12.\nShe has twelve apples."): after "So we get 12.",
+    "There are two cases to check." is a remark. Not a lone "one" (a pronoun as often as a
+    number); none where the sentence spells two values, asks, or qualifies its value
+    ("not five", "about five")."""
+    sentence = re.split(r"(?<=[.!?])\s+", line.strip())[-1]
+    runs = spelled_values(sentence)
+    if len(runs) != 1 or sentence.rstrip().endswith("?"):
+        return None
+    match, value = runs[0]
+    rest = f"{sentence[: match.start()]} {sentence[match.end() :]}"
+    if match.group().lower() == "one" or _HEDGED_NUMBER.search(rest):
+        return None
+    if not _STATES_BEFORE.search(sentence[: match.start()]):  # "I give up after twelve tries."
+        return None
+    earlier = _NUMBER.findall(before[-20_000:])
+    if earlier and _number_value(earlier[-1]) != _number_value(value):
+        return None
+    return Extraction(value, "last_number")
+
+
+# A value stated: right after a verb of being or having ("There are five ways.", "She has
+# twelve apples.", "The probability is one half.").
+_STATES_BEFORE = re.compile(
+    r"\b(?:is|are|was|were|be|has|have|had|equals?|makes?|gets?|needs?|takes?|costs?|"
+    r"weighs?|totals?|comes\s+to)\s+(?:exactly\s+|only\s+|just\s+)?$",
+    re.IGNORECASE,
+)
+
+
+def _number_value(text: str) -> object:
+    number = as_number(text.replace(",", ""))
+    return text if number is None else number.value
 
 
 def extract_answer(text: str, *, strict: bool = False) -> Extraction:
@@ -520,7 +626,7 @@ def extract_answer(text: str, *, strict: bool = False) -> Extraction:
     text, reasoning = final_text(cut_at_turn_end(text))
     if reasoning == "unclosed":
         return Extraction(None, "none", "reasoning_only")
-    found = _extract(text, strict)
+    found = _extract(_CHECK_MARKS.sub("", text), strict)  # "Answer: 5 ✓" answers 5
     if reasoning and found.answer is None and found.problem is None:
         return Extraction(None, "none", "reasoning_only")
     return found
@@ -533,4 +639,5 @@ def _extract(text: str, strict: bool) -> Extraction:
         return stated or boxed
     if boxed is not None or strict:
         return boxed if boxed is not None else Extraction(None, "none")
+    text = retractions_in_digits(text)  # "42. On second thought, forty-four." ends in 44
     return _after_phrase(text) or _fallback(text)

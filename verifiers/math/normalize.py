@@ -80,13 +80,40 @@ _REALS = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?(?![A-Za-z^_])")
 # TeX's "{3 \over 4}" is \frac{3}{4}; "\over" splits its whole group.
 _OVER_GROUP = re.compile(r"\{([^{}]*)\\over(?![A-Za-z])([^{}]*)\}")
 _OVER_WHOLE = re.compile(r"([^{}]*)\\over(?![A-Za-z])([^{}]*)")
-_MIXED_NUMBER = re.compile(r"(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}")
+# A mixed number is a whole value: the whole answer, or an item of a tuple, set or interval,
+# or the value after a relation sign ("x = 4\frac{2}{3}", "(1\frac12, 3)"). Written in TeX
+# (braced or with digit arguments, "4\frac23") or in plain text with a proper fraction
+# ("4 2/3"; "4 5/3" is not a mixed number and stays unread).
+_ITEM_START = r"(?:^|(?<=[=,;(\[<>])|(?<=\\le)|(?<=\\ge)|(?<=\\leq)|(?<=\\geq))"
+_ITEM_END = r"(?=\s*(?:$|[,;)\]<>=]|\\[lg]e))"
+_MIXED_NUMBER = re.compile(
+    _ITEM_START
+    + r"(\s*)(-?)(\d+)(?:\s*\\frac(?:\{(\d+)\}\{(\d+)\}|(\d)(\d))| (\d+)/(\d+))"
+    + _ITEM_END
+)
 
 
 _PUNCTURED = re.compile(
     r"\(\s*-\s*\\infty\s*,\s*\\infty\s*\)\s*\\(?:setminus|backslash)\s*\\\{([^{}]{1,200})\\\}"
     r"|[a-z]\s*(?:\\neq?|!=)\s*(-?\d+(?:\.\d+)?)"
 )
+
+
+# "{x | x > 2}", "\{x \in \mathbb{R} \mid 1 \le x < 3\}": the set of the variable's values
+# where a condition of inequalities holds is that condition (read as an interval). A
+# condition with an equation ("x^2 = 4") is left alone: its set is not read off the text.
+_SET_BUILDER = re.compile(
+    r"\\\{\s*([a-zA-Z])\s*(?:\\in\s*(?:\\mathbb\s*\{?\s*R\s*\}?|\\R)\s*)?"
+    r"(?:\\mid|\||:|\\vert)\s*([^{}]*?(?:<|>|\\[lg]eq?|\\neq?)[^{}]*?)\s*\\\}"
+)
+
+
+def _set_builder(text: str) -> str:
+    match = _SET_BUILDER.fullmatch(text.strip())
+    if match is None or "=" in match[2].replace("\\leq", "").replace("\\geq", ""):
+        return text
+    letters = set(re.findall(r"(?<!\\)\b[a-zA-Z]\b", match[2]))
+    return match[2] if letters == {match[1]} else text
 
 
 def _punctured_line(text: str) -> str:
@@ -140,6 +167,7 @@ def normalise(text: str) -> Normalised:
     text = _strip_delimiters(text)
     text = repeating_decimals(text)  # "x = 0.\overline{3}": numerals.py
     text = _E_NOTATION.sub(r"\1 \\times 10^{\2}", text)
+    text = _set_builder(text)  # {x | x > 2} is x > 2
     text = _REALS.sub(r"(-\\infty, \\infty)", text)  # the real line is an interval
     text = _punctured_line(text)  # R \ {1} and x \ne 1 are (-oo, 1) U (1, oo)
     text = split_unit(text).value  # a trailing unit says nothing about the value (units.py)
@@ -164,8 +192,15 @@ def normalise(text: str) -> Normalised:
     text = _SPACES.sub(" ", text).strip().rstrip(".").strip()
     if _SPACE_THOUSANDS.fullmatch(text):  # a whole answer "1 000 000"
         text = text.replace(" ", "")
-    mixed = _MIXED_NUMBER.fullmatch(text)
-    if mixed:  # a whole answer "4\frac{1}{2}" is the mixed number 4 1/2, not 4 * 1/2
-        sign, whole, top, bottom = mixed.groups()
-        text = f"{sign}({whole}+\\frac{{{top}}}{{{bottom}}})"
+    text = _MIXED_NUMBER.sub(_mixed_as_sum, text)  # "4\frac{1}{2}" is 4 1/2, not 4 * 1/2
     return Normalised(text, percent)
+
+
+def _mixed_as_sum(match: re.Match[str]) -> str:
+    space, sign, whole, *fraction = match.groups()
+    pairs = zip(fraction[::2], fraction[1::2], strict=True)  # braced, digit arguments, plain
+    top, bottom = next((t, b) for t, b in pairs if t is not None)
+    plain = fraction[4] is not None
+    if plain and int(top) >= int(bottom):
+        return match.group(0)  # "4 5/3" is no mixed number: left for the parser to refuse
+    return f"{space}{sign}({whole}+\\frac{{{top}}}{{{bottom}}})"

@@ -30,7 +30,15 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["Based", "as_plain", "based", "in_base", "repeating_decimals", "words_to_digits"]
+__all__ = [
+    "Based",
+    "as_plain",
+    "based",
+    "in_base",
+    "repeating_decimals",
+    "spelled_values",
+    "words_to_digits",
+]
 
 _ONES = [
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
@@ -44,7 +52,8 @@ _DENOMINATORS = {
     "half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4,
     "fourth": 4, "fourths": 4, "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6,
     "seventh": 7, "sevenths": 7, "eighth": 8, "eighths": 8, "ninth": 9, "ninths": 9,
-    "tenth": 10, "tenths": 10,
+    "tenth": 10, "tenths": 10, "hundredth": 100, "hundredths": 100, "thousandth": 1000,
+    "thousandths": 1000, "millionth": 10**6, "millionths": 10**6,
 }  # fmt: skip
 _TEXT = re.compile(
     r"^\$*\s*(?:\\(?:text|textbf|textrm|mathrm|mbox)\s*\{([^{}]*)\}|([^\\$]*))\s*\$*$"
@@ -207,6 +216,22 @@ _NUMBER_WORD = "|".join([*_ONES, *_TENS, "hundred", "thousand", "million", "bill
 _WORD_RUN = re.compile(
     rf"\b(?:{_NUMBER_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_NUMBER_WORD}))*\b", re.IGNORECASE
 )
+
+
+_DENOMINATOR_WORD = "|".join(_DENOMINATORS)
+# A run of number words, or a fraction in words ("one half", "a third", "three quarters").
+_SPELLED = re.compile(
+    rf"\b(?:(?:a|an)[\s-]+(?:{_DENOMINATOR_WORD})|(?:{_NUMBER_WORD})"
+    rf"(?:(?:[\s-]+|\s+and\s+)(?:{_NUMBER_WORD}))*(?:[\s-]+(?:{_DENOMINATOR_WORD}))?)\b",
+    re.IGNORECASE,
+)
+
+
+def spelled_values(line: str) -> list[tuple[re.Match[str], str]]:
+    """Each run of number words in `line` and its value as digits ("five" 5, "one half"
+    1/2, "a third" 1/3)."""
+    found = ((m, _words(m.group())) for m in _SPELLED.finditer(line))
+    return [(m, value) for m, value in found if value is not None]
 
 
 def words_to_digits(line: str) -> str:

@@ -13,8 +13,10 @@
    for ``(3, 5)``), in order and not joined by "or", are that tuple or list.
 5. A choice gold accepts a letter alone on the last line (``**C**``, ``(C)``, the
    content of ``<answer>C</answer>``); a completion
-   that disowns its answer ("this is likely incorrect", "I cannot determine ...", "if
-   forced") gives none (``problem="negated"``).
+   that disowns its answer ("this is likely incorrect", "Scratch that.", "I cannot
+   determine ...", "if forced") after its last statement of a value, or states it in a
+   clause that denies or supposes it ("It is false that the answer is 5"), gives none
+   (``problem="negated"``).
 6. A box among the hidden fragments that differs from the visible answer is a hedge.
 
     >>> read_answer(r"So a = \\boxed{3} and b = \\boxed{5}.", "(3, 5)").answer
@@ -33,20 +35,52 @@ from rewardsmith.verifiers.math.extract import Extraction, extract_answer, has_s
 from rewardsmith.verifiers.math.fast import choice_letter
 from rewardsmith.verifiers.math.quotes import drop_echoed_instructions, unquote_boxes
 from rewardsmith.verifiers.math.rendered import render
+from rewardsmith.verifiers.math.stance import framed_as_untrue
 from rewardsmith.verifiers.math.tails import OFFERS, RETRACTS, TENTATIVE
+from rewardsmith.verifiers.math.words import as_words
 
 __all__ = ["read_answer"]
 
 _OR = re.compile(r"\bor\b|/", re.IGNORECASE)
 _EMPTY = re.compile(r"\s*")
+# A choice stated in words on the last line, for a choice gold: "The correct option is B.",
+# "Option (B) is correct.", "(D) is the answer.", "I choose B.", "Hence option (A).". The
+# verb must state it ("Option B is incorrect", "is not B" state nothing), and a second
+# letter in the same sentence is a hedge ("B or C").
+_CHOICE_STATED = re.compile(
+    r"\b(?i:correct|right|best|final)\s+(?i:option|choice|answer)\s+(?i:is)\s*:?\s*\(?([A-J])\)?(?![\w'])"
+    r"|\b(?i:option|choice)\s*\(?([A-J])\)?\s+(?i:is\s+(?:the\s+)?(?:correct|right|best))\b"
+    r"|(?:^|[\s,:])\(?([A-J])\)?\s+(?i:is\s+the\s+(?:correct\s+|right\s+|best\s+)?(?:answer|option|choice))\b"
+    r"|\bI\s+(?i:choose|pick|select)\s+(?i:option\s+)?\(?([A-J])\)?(?![\w'])"
+    r"|\b(?i:hence|so|therefore|thus)\s*,?\s+(?i:option)\s+\(?([A-J])\)?(?![\w'])",
+)
+# Another letter in the sentence: a choice ("or C", "(C)"), not the article ("A careful").
+_OTHER_LETTER = re.compile(r"(?<![\w'])\(?([A-J])\)?(?![\w'])(?!\s+[a-z])")
 # A choice letter alone on the last line, bold or not ("**C**", "(B)", "<answer>B</answer>").
 _LETTER_LINE = re.compile(r"(?:#{4})?\s*(\*\*)?\s*\(?([A-J])\)?\.?\s*(?(1)\*\*)\.?")
-# The completion disowns the answer it gives ("Note: this is likely incorrect.").
+# The completion disowns the answer it gives ("Note: this is likely incorrect.", "This
+# claim is false.", "Scratch that.", "(just kidding)"), at or after its last statement of
+# a value: a disowning before a corrected answer ("\boxed{5}. That's wrong. The answer is
+# 6.") was about the value it corrected.
 _DISOWNED = re.compile(
-    r"\b(?:this|that|it|my\s+answer|the\s+answer(?:\s+above)?)\s+(?:is|may\s+be|might\s+be|"
-    r"could\s+be)\s+(?:likely\s+|probably\s+)?(?:incorrect|wrong)(?=\s*(?:[.!]|$))"
-    r"|\bI\s+(?:cannot|can't|could\s+not|couldn't)\s+(?:determine|solve|find)\b|\bif\s+forced\b",
+    r"\b(?:this|that|it|my\s+answer|the\s+answer(?:\s+above)?|this\s+claim|the\s+claim|the\s+above|"
+    r"all\s+of\s+this|everything\s+above)\s*(?:is|was|'s|’s|may\s+be|might\s+be|could\s+be)\s+"
+    r"(?:likely\s+|probably\s+|definitely\s+|certainly\s+|totally\s+|all\s+)?"
+    r"(?:incorrect|wrong|false|untrue|not\s+(?:right|correct|true)|a\s+(?:guess|joke|lie))"
+    r"(?=\s*(?:[.!)]|$))"
+    r"|\bI\s+(?:cannot|can't|could\s+not|couldn't)\s+(?:determine|solve|find)\b|\bif\s+forced\b"
+    r"|\b(?:scratch\s+that|just\s+kidding|(?:i'm|i\s+am)\s+(?:just\s+)?(?:kidding|joking)|jk|"
+    r"(?:ignore|disregard)\s+(?:the\s+above|that|this|everything(?:\s+above)?|my\s+answer|all\s+of\s+"
+    r"(?:that|this|the\s+above)))\b[\s.!)]*$"
+    r"|[—–]\s*(?:false|wrong|incorrect)\b[\s.!]*$",
     re.IGNORECASE,
+)
+# A sentence that states a value: a disowning counts from the last one on.
+_STATES_VALUE = re.compile(r"\d|\\boxed|\$\s*[^$\s]")  # not "$ $", where a crossed box was
+# Where a final statement starts: an answer phrase or a box (the clause before it may deny,
+# doubt or suppose what it states: `stance.framed_as_untrue`).
+_STATEMENT = re.compile(
+    r"\b(?:final\s+)?answer\b|\bsolution\b|\bresult\b|\boption\b|\bchoice\b|\\boxed\b", re.I
 )
 _TURN = re.compile(r"\b(?:but|thought|instead|not)\b", re.IGNORECASE)
 _NAME_BEFORE = re.compile(r"([A-Za-z])\s*=\s*\$?\s*$")
@@ -55,7 +89,8 @@ _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 # formula, or a token with a digit, each maybe named "x ="), joined by a bare "or" or "and"
 # only. Anything else between two values ("or maybe", "Actually,") makes the second a hedge
 # or a retraction, and the line no list.
-_NAMED = r"(?:\b[A-Za-z](?:_\{?\w{1,3}\}?)?\s*=\s*)?"  # "x =", "x_1 ="
+# "x =", "x_1 =", and for a union of rays "x <", "x \ge"
+_NAMED = r"(?:\b[A-Za-z](?:_\{?\w{1,3}\}?)?\s*(?:[=<>≤≥]=?|\\[lg]eq?(?![A-Za-z]))\s*)?"
 # Each value and join matches one way only (possessive): a hostile line cannot make the
 # search backtrack through the ways of splitting its tokens.
 _TOKEN = r"(?=[^\s$]{0,200}\d)[^\s$]{1,200}+"  # with a digit in it
@@ -116,14 +151,12 @@ def _parts(text: str, found: Extraction, gold: str) -> Extraction:
     """Boxes one per value of a list or set gold (a hedge still fails: the list then has
     values the gold does not), or one per part of a tuple gold, in order and not joined
     by "or": together they are the answer."""
-    if found.problem != "hedged" or found.method in ("restated", "hidden"):
+    if found.method in ("restated", "hidden"):
         return found
-    if found.method != "boxed":  # "x = 2 or x = 3" for the two roots the gold lists
-        union = bool(_UNION.search(gold))  # "$x < 1$ or $x > 3$" for a union of intervals
-        values = _listed(text) if union or has_several_items(gold) else None
-        if not values:
-            return found
-        return Extraction((r" \text{ or } " if union else ", ").join(values), "listed")
+    if found.method != "boxed":
+        return _prose_list(text, found, gold)
+    if found.problem != "hedged":
+        return found
     if has_several_items(gold):
         return Extraction(", ".join(found.candidates), "boxed_list")
     spans = _boxes(text)
@@ -132,6 +165,31 @@ def _parts(text: str, found: Extraction, gold: str) -> Extraction:
     if _tuple_items(gold) != len(contents) or joined_by_or or _not_parts(text, spans):
         return found
     return Extraction(f"({', '.join(contents)})", "boxed_parts")
+
+
+def _prose_list(text: str, found: Extraction, gold: str) -> Extraction:
+    """The values of a list gold stated in prose: "x = 2 or x = 3" (read as a hedge) and
+    "$x = 1$ and $x = 2$ and $x = 3$" (read as its last formula) for the roots the gold
+    lists; "$x < 1$ or $x > 3$" for a union of intervals."""
+    union = bool(_UNION.search(gold))
+    several = union or has_several_items(gold)
+    # "x \ge 5" qualifies a lone value (read as negated), and is a ray of a union
+    read_off = found.problem in ((None, "negated") if several else (None,))
+    if found.problem != "hedged" and not (read_off and found.method in _LAST_VALUE_READERS):
+        return found
+    values = _listed(text)
+    if not values:
+        return found
+    if not several:  # one value asked, one name given several
+        names = {v.split("=")[0].strip() for v in values}
+        offered = len(names) == 1 and "=" in values[0] and len(set(values)) > 1
+        return Extraction(None, "listed", "hedged", tuple(values)) if offered else found
+    return Extraction((r" \text{ or } " if union else ", ").join(values), "listed")
+
+
+# The rules that read the last value of a line: where the gold is a list, the line's
+# list is the answer.
+_LAST_VALUE_READERS = frozenset({"final_math", "last_number"})
 
 
 def _listed(text: str) -> list[str] | None:
@@ -181,6 +239,74 @@ def _against_hidden(found: Extraction, hidden: tuple[str, ...]) -> Extraction:
     return Extraction(found.answer, "hidden", "hedged", (found.answer, other))
 
 
+# A yes-or-no answer said plainly: a sentence that opens with the word ("Yes.", "No, it
+# cannot.", "So yes, ..."), first or last in the completion.
+_VERDICT_WORDS = frozenset({"yes", "no", "true", "false"})
+_OPENS_WITH_VERDICT = re.compile(
+    r"\s*(?:(?:so|therefore|thus|hence|in\s+conclusion|in\s+short)\b\s*,?\s*)?"
+    r"(?:\*\*)?(yes|no|true|false)(?:\*\*)?\s*(?:[.,!;:]|$)",
+    re.IGNORECASE,
+)
+# The word said as an answer anywhere ("No, wait: yes." says both).
+_VERDICT_SAID = re.compile(r"\b(yes|no|true|false)\b(?:\*\*)?\s*(?:[.,!;:]|$)", re.I | re.M)
+
+
+# The rules that read a number or formula off the end of the text: for a yes-or-no gold,
+# a number there is part of the reasons, never the answer.
+_READ_OFF_THE_END = frozenset({"none", "last_number", "final_math"})
+
+
+def _yes_or_no(text: str, gold: str) -> Extraction | None:
+    """For a gold that is yes, no, true or false: the word a sentence opens with, first or
+    last in the text; a hedge when the text says the word of both sides."""
+    if as_words(gold) not in _VERDICT_WORDS:
+        return None
+    sentences = [s for s in _SENTENCES.split(text.strip()[-5_000:]) if s.strip()]
+    if not sentences:
+        return None
+    said = {m.group(1).lower() for m in _VERDICT_SAID.finditer(text[-5_000:])}
+    opened = [_OPENS_WITH_VERDICT.match(s) for s in (sentences[0], sentences[-1])]
+    answers = {m.group(1).lower() for m in opened if m is not None}
+    last_line = as_words(text.strip().rsplit("\n", 1)[-1])  # "\text{no}" on a line
+    answers |= {last_line} if last_line in _VERDICT_WORDS else set()
+    if not answers:
+        return None
+    if len(said) > 1 or len(answers) > 1:
+        return Extraction(None, "yes_no", "hedged", tuple(sorted(said | answers)))
+    return Extraction(answers.pop(), "yes_no")
+
+
+# A text answer closing the last sentence after "is" ("The function is odd."), stated
+# plainly: none of the words that deny, offer or doubt it.
+_IS_WORDS = re.compile(
+    r"\b(?:is|are|was|were)\s+(?:an?\s+|the\s+)?([A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z'-]+){0,3})"
+    r"\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+_NOT_PLAIN = re.compile(
+    r"\b(?:not|no|or|nor|neither|either|maybe|probably|perhaps|possibly|likely)\b|n't\b", re.I
+)
+
+
+def _stated_words(text: str, gold: str) -> Extraction | None:
+    """For a gold that is words (not yes or no), where nothing else was read as the
+    answer: a last line that is a few words, or the words after "is" that end the last
+    sentence."""
+    if as_words(gold) in (None, *_VERDICT_WORDS):
+        return None
+    sentence = _SENTENCES.split(text.strip()[-2_000:])[-1]
+    if _NOT_PLAIN.search(sentence):
+        return None
+    stated = _IS_WORDS.search(sentence)
+    if stated is not None and as_words(stated.group(1)) is not None:
+        return Extraction(stated.group(1), "stated_words")
+    line = text.strip().rsplit("\n", 1)[-1].strip()
+    alone = as_words(line)  # "<answer>\text{odd}</answer>", a last line "odd"
+    if alone is None or len(alone.split()) > 3 or line.endswith(("!", "?")):
+        return None
+    return Extraction(line, "stated_words")
+
+
 def read_answer(text: str, gold: str, *, strict: bool = False) -> Extraction:
     """The final answer of `text` for a question whose gold answer is `gold`."""
     shown = render(text)
@@ -188,10 +314,41 @@ def read_answer(text: str, gold: str, *, strict: bool = False) -> Extraction:
         return Extraction(None, "rendered", "refused", (shown.refused,))
     visible = _drop_retracted(unquote_boxes(drop_echoed_instructions(shown.visible)))
     found = _parts(visible, extract_answer(visible, strict=strict), gold)
-    if found.answer is None and not strict and choice_letter(gold, alone=True):
+    if not strict and choice_letter(gold, alone=True):
         line = visible.strip().rsplit("\n", 1)[-1]
-        letter = _LETTER_LINE.fullmatch(line.strip())
-        found = Extraction(letter.group(2), "choice_line") if letter else found  # "**C**"
-    if found.answer is not None and _DISOWNED.search(visible[-400:]):
+        if found.answer is None:
+            letter = _LETTER_LINE.fullmatch(line.strip())
+            found = Extraction(letter.group(2), "choice_line") if letter else found  # "**C**"
+        if found.answer is None or found.method in _READ_OFF_THE_END:
+            found = _choice_stated(line) or found  # "23 is prime. The correct option is B."
+    if found.method in _READ_OFF_THE_END and found.problem is None and not strict:
+        found = _yes_or_no(visible, gold) or found  # "Yes. Since 3 is odd, ..."
+    if found.method == "none" and found.problem is None and not strict:
+        found = _stated_words(visible, gold) or found  # "The function is odd."
+    if found.answer is not None and _disowned(visible[-400:]):
         return Extraction(None, found.method, "negated")
     return _against_hidden(found, shown.hidden)
+
+
+def _disowned(tail: str) -> bool:
+    """Whether the text, from its last sentence that states a value on, disowns that value
+    or frames its statement as untrue ("It is false that the answer is 5.")."""
+    sentences = [x for x in _SENTENCES.split(tail) if x.strip()]
+    last = max((i for i, x in enumerate(sentences) if _STATES_VALUE.search(x)), default=0)
+    stating = sentences[last] if sentences else ""
+    starts = [m.start() for m in _STATEMENT.finditer(stating)]
+    framed = bool(starts) and framed_as_untrue(stating[: starts[-1]])
+    return framed or any(_DISOWNED.search(x) for x in sentences[last:])
+
+
+def _choice_stated(line: str) -> Extraction | None:
+    """The choice the last sentence of `line` states in words, if one and only one."""
+    sentence = [x for x in _SENTENCES.split(line.strip()) if x.strip()][-1:] or [""]
+    stated = list(_CHOICE_STATED.finditer(sentence[0]))
+    if not stated:
+        return None
+    letter = next(g for g in stated[-1].groups() if g is not None)
+    letters = {m.group(1) for m in _OTHER_LETTER.finditer(sentence[0])}
+    if letters - {letter, "I"} or _OR.search(sentence[0]):
+        return Extraction(letter, "choice_line", "hedged", (letter, *sorted(letters - {letter})))
+    return Extraction(letter, "choice_line")

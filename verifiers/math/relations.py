@@ -3,7 +3,9 @@ r"""Metamorphic relations of the `math` verifier (see `rewardsmith.verifiers.met
 The final answer is the content of the last ``\boxed{}``, or else the last number. Its
 forms (``\boxed``, ``<answer>`` tags, ``#### X``, a sentence, ``$..$``, ``12.0``,
 ``1{,}234``, ``twelve``, fullwidth digits, zero-width characters, a check after the box,
-the instruction echoed, a set in another order) must keep the verdict; a digit, a sign, a
+the instruction echoed, a set in another order, a ratio restated as a percentage after
+it or in parentheses, the roots or rays of a list answer in prose, a yes-or-no answer
+said as a sentence) must keep the verdict; the other side of a yes-or-no answer, a digit, a sign, a
 scale, one more, a retraction to another value, two tuple entries swapped, an undelimited
 expression that ends in the gold (``<answer>22 - 5</answer>`` for 5), a false equation
 before the right number (``\boxed{6 = 5}``), an expression in x times ``|x|/x`` (equal for
@@ -23,14 +25,18 @@ lift a wrong one.
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Callable
 from decimal import Decimal
 
+from rewardsmith.verifiers.math.fast import choice_letter
 from rewardsmith.verifiers.math.reading import read_answer
 from rewardsmith.verifiers.math.rendered import render
 from rewardsmith.verifiers.math.tails import RETRACTS
+from rewardsmith.verifiers.math.unevaluated import restated_question
+from rewardsmith.verifiers.math.words import as_words
 from rewardsmith.verifiers.metamorphic import Kind, Relation, Rewrite, rewritten, text_rewrite
 from rewardsmith.verifiers.types import Sample
 
@@ -93,21 +99,37 @@ def _read(text: str, span: tuple[int, int], sample: Sample) -> bool:
     return found.answer is not None and _PROBE in found.answer
 
 
-def _on_answer(change: Callable[[str, random.Random], str | None]) -> Rewrite:
+def _read_span(text: str, sample: Sample) -> tuple[int, int] | None:
+    """The box or number the verifier reads as the final answer."""
+    numbers = [(m.start(), m.end()) for m in _NUMBER.finditer(text)][::-1][:_CANDIDATES]
+    spans = _answer_spans(text) + numbers  # a quoted box: the number after it is read
+    return next((s for s in spans if _read(text, s, sample)), None)
+
+
+def _on_answer(
+    change: Callable[[str, random.Random], str | None],
+    whole: bool = False,
+    keeps_value: bool = False,
+) -> Rewrite:
     """A rewrite of the final answer's text only: the last box or number the verifier reads
     as the answer (rewriting a struck-out or quoted one would change nothing it decides on,
     and a search chain that first adds one would report a right answer kept right as a
-    hole)."""
+    hole). With `whole`, only where that number is the whole answer; with `keeps_value`
+    (another form of the same value), not of the question restated, which fails for its
+    form where another form of its value is an answer."""
 
     def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
         text = sample.completion
         if not isinstance(text, str):
             return None
-        numbers = [(m.start(), m.end()) for m in _NUMBER.finditer(text)][::-1][:_CANDIDATES]
-        spans = _answer_spans(text) + numbers  # a quoted box: the number after it is read
-        span = next((s for s in spans if _read(text, s, sample)), None)
+        span = _read_span(text, sample)
         if span is None:
             return None
+        read = _clean_answer(text, sample) or ""
+        if whole and read.strip() != text[span[0] : span[1]].strip():
+            return None  # "(3, \infty)" as "(three, \infty)" is no form of the answer
+        if keeps_value and restated_question(read, _gold(sample) or "", sample.question):
+            return None  # "4/14" for "Simplify 4/14." as 0.285714...: a value, no restatement
         new = change(text[span[0] : span[1]], rng)
         if new is None or new == text[span[0] : span[1]]:
             return None
@@ -229,7 +251,8 @@ def _repeating(answer: str, rng: random.Random) -> str | None:
     fixed, cycle = "".join(digits[:start]), "".join(digits[start:])
     if rng.random() < 0.5:
         return f"{sign}{whole}.{fixed}\\overline{{{cycle}}}"
-    return f"{sign}{whole}.{fixed}{cycle * max(1, 3 // len(cycle) + 1)}\\ldots"
+    # The cycle shown twice at least: "0.285714..." alone does not say where 2/7 repeats.
+    return f"{sign}{whole}.{fixed}{cycle * max(2, 3 // len(cycle) + 1)}\\ldots"
 
 
 def _frac_style(answer: str, rng: random.Random) -> str | None:
@@ -241,14 +264,50 @@ def _frac_style(answer: str, rng: random.Random) -> str | None:
     )
 
 
+def _mixed_number(answer: str, rng: random.Random) -> str | None:
+    """An improper fraction as a mixed number, in TeX or plain (``14/3`` as ``4\\frac{2}{3}``,
+    ``4\\tfrac23`` or ``4 2/3``)."""
+    match = _FRACTION.fullmatch(answer)
+    if match is None:
+        return None
+    sign, p, q = match.group(1, 2, 3) if match.group(2) else match.group(4, 5, 6)
+    whole, rest = divmod(int(p), int(q))
+    if whole == 0 or rest == 0:
+        return None
+    forms = [f"{sign}{whole}\\frac{{{rest}}}{{{q}}}", f"{sign}{whole} {rest}/{q}"]
+    if rest < 10 and int(q) < 10:
+        forms.append(f"{sign}{whole}\\tfrac{rest}{q}")
+    return rng.choice(forms)
+
+
+_INTERVAL = re.compile(r"\s*([\[(])\s*(-\\infty|-?\d+)\s*,\s*(\\infty|-?\d+)\s*([\])])\s*")
+
+
+def _set_builder(answer: str, rng: random.Random) -> str | None:
+    """An interval as the set of the x where its inequalities hold (``[1, 3)`` as
+    ``\\{x \\mid 1 \\le x < 3\\}``). Only an interval no tuple could be: a bracket or an
+    infinite end."""
+    match = _INTERVAL.fullmatch(answer)
+    if match is None or (match[1] + match[4] == "()" and "infty" not in answer):
+        return None
+    opening, low, high, closing = match.groups()
+    parts = [] if "infty" in low else [low, "\\le" if opening == "[" else "<"]
+    parts.append("x")
+    parts += [] if "infty" in high else ["\\le" if closing == "]" else "<", high]
+    bar = rng.choice(("\\mid", "|", ":"))
+    return f"\\{{x {bar} {' '.join(parts)}\\}}"
+
+
 def _parts_boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
-    """A tuple answer stated part by part, each part boxed (``a = \\boxed{3}`` and ...)."""
-    span = _answer_span(text)
+    """A tuple answer stated part by part, each part boxed (``a = \\boxed{3}`` and ...). It
+    states the answer afresh, so only of a text that reads cleanly (rewriting a hedge's box
+    would drop the hedge)."""
+    span = _read_span(text, sample) if _clean_answer(text, sample) is not None else None
     inner = None if span is None else text[span[0] : span[1]]
     match = None if inner is None else re.fullmatch(r"\s*(?:\\left)?\((.*)(?:\\right)?\)\s*", inner)
     parts = None if match is None else [p.strip() for p in match.group(1).split(",")]
-    if parts is None or not 2 <= len(parts) <= 4:
-        return None
+    if parts is None or not 2 <= len(parts) <= 4 or any(set(p) & set("()") for p in parts):
+        return None  # "(-\infty, 1) \cup (3, \infty)" is no tuple
     names = "abcd"
     said = " and ".join(f"${names[i]} = \\boxed{{{p}}}$" for i, p in enumerate(parts))
     return f"So {said}."
@@ -273,7 +332,10 @@ def _solutions_in_prose(text: str, sample: Sample, rng: random.Random) -> str | 
     if union:  # (-\infty, 1] \cup (3, \infty): "$x \le 1$ or $x > 3$"
         below = "<" if union["below"] == ")" else r"\le"
         above = ">" if union["above"] == "(" else r"\ge"
-        return f"So $x {below} {union['a']}$ or $x {above} {union['b']}$."
+        said = (f"$x {below} {union['a']}$", f"$x {above} {union['b']}$")
+        if rng.random() < 0.5:  # undelimited, as plain prose writes them
+            said = (said[0].strip("$"), said[1].strip("$"))
+        return f"So {said[0]} or {said[1]}."
     plus_minus = re.fullmatch(r"\\pm\s*(\d+)", inner)
     values = [plus_minus[1], f"-{plus_minus[1]}"] if plus_minus else inner.split(",")
     if not 2 <= len(values) <= 4 or not all(_PLAIN_VALUE.fullmatch(v) for v in values):
@@ -294,7 +356,52 @@ def _percent_restated(text: str, sample: Sample, rng: random.Random) -> str | No
     if percent != percent.quantize(Decimal("0.01")):
         return None
     said = format(percent.normalize(), "f")
-    return f"{text.rstrip().rstrip('.')}{rng.choice((', or ', ', i.e. ', ' or '))}{sign}{said}%."
+    opens, closes = rng.choice(_RESTATEMENTS)
+    return f"{text.rstrip().rstrip('.')}{opens}{sign}{said}%{closes}."
+
+
+_RESTATEMENTS = ((", or ", ""), (", i.e. ", ""), (" or ", ""), (" (", ")"), (" (or ", ")"))
+
+
+def _yes_no_said(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A yes-or-no answer said as a sentence ("Yes.", "So, no.", "No. Since ..."),
+    first or last."""
+    word = _verdict_word(text, sample)
+    return None if word is None else rng.choice(_VERDICT_SENTENCES).format(word.capitalize())
+
+
+def _yes_no_flipped(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The other side of a yes-or-no answer, said as a sentence."""
+    word = _verdict_word(text, sample)
+    if word is None:
+        return None
+    return rng.choice(_VERDICT_SENTENCES).format(_OTHER_SIDE[word].capitalize())
+
+
+def _words_stated(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A text answer (not yes or no) closing a sentence after "is": "The function is odd."."""
+    answer = _clean_answer(text, sample)
+    words = None if answer is None else as_words(answer)
+    if words is None or words in _OTHER_SIDE or len(words.split()) > 3:
+        return None
+    return rng.choice(("It is {}.", "Therefore, the function is {}.", "So it is {}!")).format(words)
+
+
+def _verdict_word(text: str, sample: Sample) -> str | None:
+    """The yes, no, true or false the verifier reads in `text`, where it reads one."""
+    answer = _clean_answer(text, sample)
+    word = None if answer is None else as_words(answer)
+    return word if word in _OTHER_SIDE else None
+
+
+_OTHER_SIDE = {"yes": "no", "no": "yes", "true": "false", "false": "true"}
+_VERDICT_SENTENCES = (
+    "{}.",
+    "Therefore, {}.",
+    "{}. Checking every case above confirms it.",
+    "We check the cases one by one.\nEach of them agrees.\n{}",
+    "**{}**",
+)
 
 
 _TWO_RAYS = re.compile(
@@ -361,8 +468,10 @@ def _phrase(text: str, sample: Sample, rng: random.Random) -> str | None:
 def _boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
     """A bare answer (one short line, nothing boxed) in a box."""
     bare = text.strip()
-    if "\\boxed" in bare or "\n" in bare or len(bare) > 40:
-        return None
+    if "\\boxed" in bare or "\n" in bare or len(bare) > 40 or bare.startswith(("#", "<")):
+        return None  # "#### 42" and "<answer>42</answer>" mark an answer: no answer to box
+    if (_clean_answer(text, sample) or "").strip() != bare.rstrip(".").strip():
+        return None  # a sentence ("So x < 1 or x > 3."): the box would hold its words too
     style = rng.choice(("", "", "\\displaystyle ", "\\textstyle "))  # switches show nothing
     return f"\\boxed{{{style}{bare}}}"
 
@@ -382,6 +491,21 @@ def _verified(text: str, sample: Sample, rng: random.Random) -> str | None:
     if read is None or read.answer is None or read.problem is not None:
         return None
     return f"{text}\n\nWait, let me verify: the result is {read.answer}. Yes, that checks out."
+
+
+def _check_computed(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A check that only computes, after an answer read off the end of the text ("So,
+    $x = 3$. Let me double-check: $2 + 4 = 6$."): its result is no answer. Its value is
+    never the gold, so a reader that took it would fail the right answer."""
+    if _clean_answer(text, sample) is None or "\\boxed" in text:
+        return None
+    a, b = rng.randrange(2, 9), rng.randrange(2, 9)
+    if str(a + b) == str(sample.reference).strip():
+        a += 1
+    mark = rng.choice(("", " ✓"))
+    check = rng.choice(("Let me double-check: ${} + {} = {}${}.", "Check: {} + {} = {}{}."))
+    said = text.rstrip() if text.rstrip().endswith((".", "!", "?")) else f"{text.rstrip()}."
+    return f"{said} {check.format(a, b, a + b, mark)}"
 
 
 def _echoed(text: str, sample: Sample, rng: random.Random) -> str:
@@ -441,6 +565,59 @@ def _retracted(text: str, sample: Sample, rng: random.Random) -> str | None:
     return f"{text}\n\nOn second thought, it is {gold + rng.choice((1, 2, -1))}."
 
 
+# A choice stated in words, as models write it when no box is asked for.
+_CHOICE_SENTENCES = (
+    "The correct option is {}.",
+    "Option ({}) is correct.",
+    "Therefore, ({}) is the answer.",
+    "I choose {}.",
+    "Hence option ({}).",
+    "So the best choice is ({}).",
+)
+
+
+def _choice_in_words(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The choice the text answers (not the gold: after a change it may be another one),
+    stated in words, where the gold is a choice."""
+    gold, read = _gold(sample), _clean_answer(text, sample)
+    if gold is None or read is None or choice_letter(gold, alone=True) is None:
+        return None
+    letter = choice_letter(read)
+    return None if letter is None else rng.choice(_CHOICE_SENTENCES).format(letter)
+
+
+# A statement of the answer only to deny, doubt or suppose it, and an answer disowned
+# after it is given: no answer either way.
+_UNTRUE_FRAMES = (
+    "It is false that the answer is {}.",
+    "I don't think the answer is {}.",
+    "Suppose the answer is {}.",
+    "A common mistake is to say the answer is {}.",
+    "It is not true that the final answer is {}.",
+)
+_DISOWNINGS = (
+    "This claim is false.",
+    "Scratch that.",
+    "(just kidding)",
+    "That's incorrect.",
+    "Ignore the above.",
+)
+
+
+def _framed_untrue(text: str, sample: Sample, rng: random.Random) -> str | None:
+    answer = _clean_answer(text, sample)
+    if answer is None:
+        return None
+    written = rng.choice((f"${answer}$", f"\\boxed{{{answer}}}", answer))
+    return rng.choice(_UNTRUE_FRAMES).format(written)
+
+
+def _disowned(text: str, sample: Sample, rng: random.Random) -> str | None:
+    if _clean_answer(text, sample) is None:
+        return None
+    return f"{text.rstrip()} {rng.choice(_DISOWNINGS)}"
+
+
 # An undelimited answer (the content of <answer> tags, GSM8K's "#### X", a bare last
 # line) is read whole: one that ends in the gold but is worth something else is wrong.
 _UNDELIMITED = ("<answer>{}</answer>", "#### {}", "So the result is\n\n{}")
@@ -458,12 +635,36 @@ def _ends_in_gold(text: str, sample: Sample, rng: random.Random) -> str | None:
     return rng.choice(_UNDELIMITED).format(expression)
 
 
+def _in_a_term(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The (integer) gold as the argument of a term worth something else, at the end of a
+    sentence: "The distance is 3√5." for 5 (a root, a logarithm, a product with pi)."""
+    gold = _integer(str(sample.reference))
+    if gold is None or gold < 2:
+        return None
+    form, value = rng.choice(_TERMS)
+    if math.isclose(value(gold), gold):  # 3√9 is 9
+        return None
+    return rng.choice(_TERM_SENTENCES).format(form.format(g=gold))
+
+
+_TERMS: tuple[tuple[str, Callable[[int], float]], ...] = (
+    ("3√{g}", lambda g: 3 * math.sqrt(g)),
+    ("3\\sqrt{{{g}}}", lambda g: 3 * math.sqrt(g)),
+    ("3 sqrt({g})", lambda g: 3 * math.sqrt(g)),
+    ("\\log_2 {g}", lambda g: math.log2(g)),
+    ("π·{g}", lambda g: math.pi * g),
+)
+_TERM_SENTENCES = ("The distance is {}.", "So the result is {}.", "That gives {}.")
+
+
 def _undelimited(text: str, sample: Sample, rng: random.Random) -> str | None:
     """The one boxed answer of a completion that ends with it, written undelimited
     (``\\boxed{(1, 2)}.`` as ``<answer>(1, 2)</answer>``, ``#### (1, 2)``)."""
     span = _boxed_span(text)
     if span is None or text.count("\\boxed") != 1 or text[span[1] + 1 :].strip(" $.\n"):
         return None
+    if _clean_answer(text, sample) is None:
+        return None  # "I don't think the answer is \boxed{13}.": no answer to write afresh
     return rng.choice(_UNDELIMITED).format(text[span[0] : span[1]].strip())
 
 
@@ -558,9 +759,13 @@ def _hiding(form: str) -> Callable[[str, Sample, random.Random], str | None]:
 
 
 def _hedged(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The gold offered after the answer. Not where nothing is read as the answer: there
+    the offer is the only value stated, an answer and no hedge."""
     gold = _gold(sample)
+    if gold is None or _clean_answer(text, sample) is None:
+        return None
     offers = ("or", "or possibly", "maybe", "lub", "veya", "atau", "也可能是", "возможно")
-    return None if gold is None else f"{text} {rng.choice(offers)} {gold}"
+    return f"{text} {rng.choice(offers)} {gold}"
 
 
 def relations(verifier: object) -> list[Relation]:
@@ -574,6 +779,8 @@ def relations(verifier: object) -> list[Relation]:
         ("set_order", "preserving", _set_order),
         ("repeating_decimal", "preserving", _repeating),
         ("fraction_style", "preserving", _frac_style),
+        ("mixed_number", "preserving", _mixed_number),
+        ("set_builder", "preserving", _set_builder),
         ("unit_converted", "preserving", _converted),
         ("digit", "changing", _digit),
         ("sign", "changing", _sign),
@@ -588,20 +795,36 @@ def relations(verifier: object) -> list[Relation]:
         ("answer_phrase", "preserving", _phrase),
         ("whitespace", "preserving", _whitespace),
         ("verified_after", "preserving", _verified),
+        ("check_computed_after", "preserving", _check_computed),
         ("instruction_echoed", "preserving", _echoed),
         ("parts_boxed", "preserving", _parts_boxed),
         ("solutions_in_prose", "preserving", _solutions_in_prose),
         ("percent_restated", "preserving", _percent_restated),
         ("undelimited", "preserving", _undelimited),
+        ("yes_no_said", "preserving", _yes_no_said),
+        ("words_stated", "preserving", _words_stated),
+        ("choice_in_words", "preserving", _choice_in_words),
+        ("yes_no_flipped", "changing", _yes_no_flipped),
         ("gold_as_last_number", "changing", _ends_in_gold),
+        ("gold_in_a_term", "changing", _in_a_term),
         ("retraction", "changing", _retracted),
+        ("framed_untrue", "changing", _framed_untrue),
+        ("disowned_after", "changing", _disowned),
         ("question_echoed", "changing", _question_echoed),
         ("false_equation", "changing", _false_equation),
         ("hedge_gold", "dressing", _hedged),
         *((name, "dressing", _hiding(form)) for name, form in _HIDINGS.items()),
     ]
-    made = [Relation(f"math/{n}", k, _on_answer(f), limit=_limit(k)) for n, k, f in answer]
+    made = [
+        Relation(f"math/{n}", k, _on_answer(f, n in _WHOLE_ONLY, k == "preserving"), _limit(k))
+        for n, k, f in answer
+    ]
     return made + [Relation(f"math/{n}", k, text_rewrite(f), limit=_limit(k)) for n, k, f in whole]
+
+
+# Forms of a number that stand for it only as a whole answer: "three" or "1,000" inside an
+# interval or a tuple is unreadable ("(1,000, 5)"), not the same answer.
+_WHOLE_ONLY = frozenset({"number_words", "thousands_separator"})
 
 
 def _limit(kind: Kind) -> float | None:

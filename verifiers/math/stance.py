@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["QUESTION_AFTER", "negated", "not_a_result", "offered"]
+__all__ = ["QUESTION_AFTER", "framed_as_untrue", "negated", "not_a_result", "offered"]
 
 # A value read off the end of the text that the text itself denies.
 _DENIED_BEFORE = re.compile(
-    r"\b(?:not|never|cannot|no\s+longer)\b|n't\b|(?:[<>≠]|\\(?:ne|neq|lt|gt|le|ge|leq|geq))\s*\$?\s*$",
+    r"\b(?:not|never|cannot|no\s+longer)\b|n't\b|(?:[<>≠≤≥]|\\(?:ne|neq|lt|gt|le|ge|leq|geq))\s*\$?\s*$",
     re.IGNORECASE,
 )
 _DENIED_AFTER = re.compile(
@@ -50,6 +50,28 @@ _NOT_RESULT = re.compile(
 # A name a result may be given: "x = 12", "Total = 12" (a word is a label, not an unknown).
 _NAME = re.compile(r"[A-Za-z]|[A-Za-z]{3,}")
 _EQUATION_LHS = re.compile(r"(?:^|[\s$(])([^\s=$(]*[A-Za-z][^\s=$]*)\s*=\s*$")
+
+
+# A clause that states an answer only to deny, doubt or suppose it: "It is false that the
+# answer is 5", "I don't think the answer is $5$", "Suppose the answer is \boxed{5}", "A
+# common mistake is to say the answer is 5". "No doubt", "without a doubt" assert.
+_UNTRUE_FRAME = re.compile(
+    r"\b(?:(?:it\s+is|it's|it\s+would\s+be|that\s+is|that's)\s+(?:false|untrue|not\s+true|"
+    r"not\s+the\s+case|wrong|incorrect|a\s+mistake|an\s+error)"
+    r"|(?:do|does|did)\s+not\s+(?:think|believe)|(?:don't|doesn't|didn't)\s+(?:think|believe)"
+    r"|(?<!\bno\s)(?<!\bwithout\s)(?<!\bwithout\sa\s)doubt(?:s|ful)?"
+    r"|nobody|no\s+one|(?:cannot|can't|could\s+not|couldn't)\s+(?:conclude|say|claim)"
+    r"|(?:common|typical|classic)\s+(?:mistake|error|misconception|trap)|mistaken(?:ly)?|wrongly|"
+    r"falsely|incorrectly|suppose|supposing|assume|assuming|pretend|imagine|hypothetically)\b",
+    re.IGNORECASE,
+)
+
+
+def framed_as_untrue(before: str) -> bool:
+    """Whether the clause before a final statement (the text of its sentence up to the
+    answer phrase or box) denies, doubts or supposes what it states."""
+    clause = re.split(r"[,;:](?:\s|$)", before)[-1]
+    return bool(_UNTRUE_FRAME.search(clause))
 
 
 def negated(line: str, since: int, start: int, end: int) -> bool:

@@ -42,9 +42,19 @@ import re
 
 from rewardsmith.verifiers.math.boxes import hedge_key
 from rewardsmith.verifiers.math.fast import choice_letter
+from rewardsmith.verifiers.math.numerals import words_to_digits
 from rewardsmith.verifiers.math.words import as_words
 
-__all__ = ["OFFERS", "RETRACTING", "RETRACTS", "TENTATIVE", "retracted", "stated_after"]
+__all__ = [
+    "OFFERS",
+    "RETRACTING",
+    "RETRACTS",
+    "TENTATIVE",
+    "checks_dropped",
+    "retracted",
+    "retractions_in_digits",
+    "stated_after",
+]
 
 _MAX_TAIL = 4_000
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -90,7 +100,10 @@ _MATH = re.compile(r"\$\$(.+?)\$\$|\$([^$]+)\$|\\\((.+?)\\\)|\*\*([^*]+)\*\*", r
 # A word of bare math: it has a digit or a command ("25\\%", "2^{10}", "\\frac{1}{2}"), or
 # is an operator joining two such words ("25\\% + 1" is one value, not 25 and 1).
 _MATH_WORD = re.compile(r"[^\sA-Za-z]*[\d\\]\S*|[-+*/=<>−×·÷]")
-_TEXT = re.compile(r"\\text(?:bf)?\{([^{}]*)\}")
+# A text macro is words, not a value; except a unit right after a number ("12\text{ cm}"),
+# kept with it as one value so that "120 mm" restated as "12 cm" is the same answer.
+_TEXT = re.compile(r"(?<!\d)\\text(?:bf)?\{([^{}]*)\}")
+_GLUED_UNIT = re.compile(r"(\d)\s*\\text\{\s*([A-Za-z]{1,12}(?:\^\d)?)\s*\}")
 _LETTER = re.compile(r"(?<![\w\\])\(?([A-J])\)?(?![\w'])")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _CLOSING = re.compile(r"^\s*(?:\$\$|\$|\\\)|\\\])")  # the delimiter closing the answer's math
@@ -111,7 +124,7 @@ def _value_like(value: str, answer: str) -> bool:
 def _values(sentence: str, answer: str) -> list[str]:
     """The values a sentence states, of the kinds the committed answer could be."""
     found = [next(g for g in m.groups() if g is not None).strip() for m in _MATH.finditer(sentence)]
-    bare = _MATH.sub(" ", sentence)
+    bare = _GLUED_UNIT.sub(r"\1\\text{\2}", _MATH.sub(" ", sentence))
     found += _bare_math(_TEXT.sub(" ", bare))
     if as_words(answer) is not None:
         found += [t.strip() for t in _TEXT.findall(bare)]
@@ -128,7 +141,14 @@ def _bare_math(text: str) -> list[str]:
             runs[-1].append(word)
         elif runs[-1]:
             runs.append([])
-    return [" ".join(run).strip(".,;:!?") for run in runs if run]
+    values = [" ".join(run).strip(".,;:!?") for run in runs if run]
+    return [v[:-1] if v.endswith(")") and _closes_more(v) else v for v in values]
+
+
+def _closes_more(value: str) -> bool:
+    """Whether `value` closes more brackets than it opens: "(it is 12)" ends a parenthesis,
+    while the half-open interval "[1, 3)" closes what its "[" opened."""
+    return value.count(")") + value.count("]") > value.count("(") + value.count("[")
 
 
 def _restates(value: str, key: str) -> bool:
@@ -188,3 +208,40 @@ def retracted(tail: str, value: str) -> bool:
         and not OFFERS.search(plain)
         and not (TENTATIVE.search(plain))
     )
+
+
+def retractions_in_digits(tail: str) -> str:
+    """`tail` with the number words of each retracting sentence in digits ("On second
+    thought, it is forty-four." names 44): a retraction in words takes the answer back
+    as surely as one in digits. Other sentences keep their words ("the only one")."""
+    parts = _SENTENCE_OR_END.split(tail)
+    return "".join(words_to_digits(p) if RETRACTS.search(p) else p for p in parts)
+
+
+_SENTENCE_OR_END = re.compile(r"((?<=[.!?])\s+|\n+)")
+
+
+def checks_dropped(line: str) -> str:
+    """`line` without the checks that end it: "So, $x = 3$. Let me double-check: $3 + 3 =
+    6$." answers 3. A check is a sentence with a checking word whose values all compute
+    (an operation beside the "="), with no retraction or offer. "Let me verify: $x = 4$."
+    states a value: no check."""
+    sentences = [s for s in _SENTENCE_END.split(line) if s.strip()]
+    while len(sentences) > 1 and _only_computes(sentences[-1]):
+        sentences.pop()
+    return " ".join(sentences) if sentences else line
+
+
+def _only_computes(sentence: str) -> bool:
+    plain = _MATH.sub(" ", sentence)
+    values = [next(g for g in m.groups() if g is not None) for m in _MATH.finditer(sentence)]
+    values += _bare_math(_TEXT.sub(" ", plain))
+    return (
+        bool(values and _CHECKS.search(sentence))
+        and not RETRACTS.search(plain)
+        and not OFFERS.search(plain)
+        and all(_COMPUTES.search(v) for v in values)
+    )
+
+
+_COMPUTES = re.compile(r"[-+*/×·÷^]\s*[^=]*=|=[^=]*[-+*/×·÷^]")

@@ -76,10 +76,12 @@ _PRODUCT = re.compile(r"\\(?:cdot|times|ast)(?![A-Za-z])|[×·∗]")
 _QUOTIENT = re.compile(r"\\div(?![A-Za-z])|÷")
 _DROPPED = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![A-Za-z])|\\[,;:! ]|\$")
 _SINGLE = re.compile(r"(\^|\\sqrt|\\frac\{[^{}]*\})\s*([A-Za-z0-9])(?![A-Za-z0-9])")
+_BARE_FRACTION = re.compile(r"\\frac\s*([A-Za-z0-9])\s*([A-Za-z0-9])(?![A-Za-z0-9])")  # \frac12
 _OPERATION_SIGN = re.compile(r"(?<!^)[-+*/^!÷]|^[^-].*[-+*/^!÷]|\\[A-Za-z]+")
 # Two literal numbers joined by + - *: a number with an optional power, or \frac{n}{m}. A
 # quotient is a fraction however written (3/4, 3 \div 4), as \frac{6}{8} is.
 _LITERAL = r"(?:\d+(?:\.\d+)?(?:\^\{?\d+\}?)?|\\frac\{\d+\}\{\d+\})"
+_DIGIT_FRACTION = re.compile(r"\\frac\{(\d+)\}\{(\d+)\}")
 _UNDONE = re.compile(rf"(?<![\w.\\{{^_]){_LITERAL}(?:[-+]|\*(?!10\^)){_LITERAL}(?![\w.^{{\\(!])")
 
 
@@ -88,9 +90,10 @@ def _plain(text: str) -> str:
     text = _DROPPED.sub(" ", text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac"))
     text = _QUOTIENT.sub("÷", _PRODUCT.sub("*", text))
     text = re.sub(r"\s*([^\w\s\\])\s*", r"\1", " ".join(text.split()))
-    for _ in range(2):  # \frac68 and \frac{6}8: both arguments
+    text = _BARE_FRACTION.sub(r"\\frac{\1}{\2}", text)
+    for _ in range(2):  # \frac{6}8 and \sqrt2: the argument braced
         text = _SINGLE.sub(r"\1{\2}", text)
-    return text.strip()
+    return _DIGIT_FRACTION.sub(r"\1/\2", text).strip()  # \frac{4}{14} restates "4/14"
 
 
 def _in_prompt(answer: str, prompt: str) -> bool:

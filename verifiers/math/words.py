@@ -40,7 +40,7 @@ _TEXT_MACRO = re.compile(
 _WORD = r"[A-Za-z]+(?:['’-][A-Za-z]+)*"
 _WORDS = re.compile(rf"{_WORD}(?:\s+{_WORD})*")
 _DELIMITERS = re.compile(r"^(?:\$+|\\\(|\\\[)|(?:\$+|\\\)|\\\])$")
-_SPACING = re.compile(r"\\[,;:! ]|~")
+_SPACING = re.compile(r"\\[,;:! ]|~|\\(?:display|text|script)style(?![A-Za-z])")  # render nothing
 # Short words that are answers, not products of letters.
 _COMMON = frozenset((
     "yes", "no", "odd", "even", "all", "none", "both", "true", "false", "not", "nil", "any",

@@ -96,7 +96,7 @@ def test_the_relation_states_a_list_answer_in_prose_and_keeps_it_right(
     sample = Sample(id="p", completion=completion, reference=gold)
     for seed in range(3):
         rewritten = relation.rewrite(sample, random.Random(seed))
-        assert rewritten is not None and "$x " in rewritten.completion_text
+        assert rewritten is not None and "x " in rewritten.completion_text
         assert CHECK(rewritten).status is Status.PASS, rewritten.completion_text
     wrong = Sample(id="w", completion=r"\boxed{2, 4}", reference="2, 3")
     assert CHECK(relation.rewrite(wrong, random.Random(0))).score == 0.0
