@@ -26,7 +26,9 @@ many checks as that table does, and a row whose label is no row of it fails as i
 Every check must hold: the score is the worst check's (1 or 0), so rows or sentences that
 hold cannot dilute one that does not. A table with fewer than `min_checks` checks is
 skipped when `min_checks` is 0 and there is no PDF reference (not applicable), and fails
-otherwise (a table with its totals left out must not escape the check).
+otherwise (a table with its totals left out must not escape the check). Only checks that
+could fail are counted (`_informative`): a total of one entry holds whatever it is. A table
+of zeros fails: every total holds.
 """
 
 from __future__ import annotations
@@ -269,13 +271,23 @@ class Consistency:
                 feedback="consistency checks the answer's table: one line is not a table",
             )  # fmt: skip
         checks = check_table(table, self.abs_tol)
+        if checks and _all_zero(table):
+            return Verdict.failed(
+                self.name, self.version, Failure.FORMAT,
+                feedback="consistency: every figure in the table is zero, which checks nothing",
+            )  # fmt: skip
         needed = self.min_checks
         if source is not None:
-            needed = max(needed, 1, len(check_table(source, self.abs_tol)))
+            needed = max(needed, 1, _informative(check_table(source, self.abs_tol)))
             scales = _scales(table, text, self._source_scale(sample))
             checks += _invented_rows(table, source) + _source_figures(table, source, scales)
-        if sum(c.kind not in ("invented_row", "source_figure") for c in checks) < max(needed, 1):
-            why = f"{len(checks)} totals, results, balance or growth checks found in the table"
+        held = all(c.ok for c in checks)  # a failed check fails however few there are
+        informative = _informative(checks)
+        if held and informative < max(needed, 1):
+            why = (
+                f"{informative} totals, results, balance or growth checks that could fail"
+                " found in the table"
+            )
             if needed == 0:
                 return Verdict.skipped(self.name, self.version, f"nothing to check: {why}")
             return Verdict.failed(
@@ -369,6 +381,28 @@ def _source_figures(
         for (row, col), value in mine.items()
         if (row, col) in theirs and not math.isclose(value, theirs[(row, col)], rel_tol=1e-6)
     ]  # fmt: skip
+
+
+def _informative(checks: list[Check]) -> int:
+    """The checks that could fail on some figures, each counted once: a total of one entry
+    (or a result with nothing since the one before) is that entry whatever it is, and a
+    column copied repeats its checks (the same rows, the same figures)."""
+    kept = {
+        (c.kind, c.rows, c.expected, c.stated)
+        for c in checks
+        if c.kind not in ("invented_row", "source_figure")
+        and not (c.kind in ("total", "result") and len(set(c.rows)) <= 2)
+    }
+    return len(kept)
+
+
+def _all_zero(table: Table) -> bool:
+    """Whether every figure under the header is zero (a dash is a zero): such a table has
+    totals that hold whatever the statement says."""
+    grid = table.grid()
+    figures = [parse_figure(cell) for row in grid[1:] for cell in row[1:]]
+    values = [f.value for f in figures if f is not None]
+    return bool(values) and all(v == 0 for v in values)
 
 
 def _is_table(table: Table) -> bool:

@@ -541,3 +541,81 @@ def table_relations(verifier: object) -> list[Relation]:
     ]
     made = [Relation(f"finance/table_{n}", k, _on_table(f)) for n, k, f in on_table]
     return made + [Relation(f"finance/table_{n}", k, text_rewrite(f)) for n, k, f in on_text]
+
+
+# ----------------------------------------------------------------------------- consistency
+
+
+_TOTAL_LABEL = re.compile(r"\s*(?:total|net\s+income|gross\s+profit|operating\s+income)", re.I)
+
+
+def _is_total(label: str) -> bool:
+    return bool(_TOTAL_LABEL.match(label))
+
+
+def _total_digit(
+    rows: list[list[str]], sample: Sample, rng: random.Random
+) -> list[list[str]] | None:
+    """A digit of a total changed, above its last place: beyond the rounding slack of any
+    sum of fewer than twenty figures, so the total no longer adds up."""
+    cells = [(i, j) for i, j in _numeric_cells(rows) if _is_total(rows[i][0])]
+    places = [
+        (i, j, k)
+        for i, j in cells
+        for k in [k for k, c in enumerate(rows[i][j]) if c.isdigit()][:-1]
+    ]
+    if not places:
+        return None
+    i, j, k = rng.choice(places)
+    digit = str((int(rows[i][j][k]) + rng.randrange(1, 10)) % 10)
+    rows[i][j] = rows[i][j][:k] + digit + rows[i][j][k + 1 :]
+    return rows
+
+
+def _zeroed(rows: list[list[str]], sample: Sample, rng: random.Random) -> list[list[str]] | None:
+    """Every figure 0: totals that hold whatever the statement says."""
+    cells = _numeric_cells(rows)
+    if not cells:
+        return None
+    for i, j in cells:
+        rows[i][j] = "0"
+    return rows
+
+
+def _single_item(
+    rows: list[list[str]], sample: Sample, rng: random.Random
+) -> list[list[str]] | None:
+    """The statement cut to its first entry and a total of that entry alone (not where a
+    growth column checks the entry's own figures: those checks could still fail)."""
+    if any(re.search(r"%|change|growth", cell, re.I) for cell in rows[0]):
+        return None
+    entries = (r for r in rows[2:] if not _is_total(r[0]) and re.search(r"\d", "".join(r[1:])))
+    entry = next(entries, None)
+    if entry is None:
+        return None
+    return [*rows[:2], entry, ["Total", *entry[1:]]]
+
+
+def consistency_relations(verifier: object) -> list[Relation]:
+    """The relations of `consistency`: another layout of the same statement keeps its
+    checks; a total changed, a statement zeroed or cut to one entry earns nothing."""
+    on_table: list[tuple[str, Kind, TableChange]] = [
+        ("spaced_thousands", "preserving", _spaced_cells),
+        ("negative_form", "preserving", _negatives),
+        ("total_digit", "changing", _total_digit),
+        ("zeroed", "changing", _zeroed),
+        ("single_item", "changing", _single_item),
+    ]
+    on_text: list[tuple[str, Kind, Change]] = [
+        ("notes_after", "preserving", _notes_after),
+        ("no_outer_pipes", "preserving", _no_outer_pipes),
+    ]
+    limit = {"preserving": None, "changing": 0.0}
+    made = [
+        Relation(f"finance/consistency_{n}", k, _on_table(f), limit=limit[k])
+        for n, k, f in on_table
+    ]
+    return made + [
+        Relation(f"finance/consistency_{n}", k, text_rewrite(f), limit=limit[k])
+        for n, k, f in on_text
+    ]
