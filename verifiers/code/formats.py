@@ -7,6 +7,8 @@ Reference shapes (a dict; ``format`` picks one):
   ``poly``, and put before a completion that does not define the entry point itself).
   A helper the check uses must come from the test or the prompt (or be listed in
   ``provides``): without one it is the reference's error, never the candidate's to define.
+  A ``from <standard module> import *`` in the test, prompt or ``setup`` defines what that
+  module exports (`names.stdlib_star_names`).
 - ``asserts`` (MBPP): ``asserts`` (a list of assert statements), optional ``setup`` (trusted
   code run in the judge first) and ``entry_point``: given, every other free name the
   asserts use must come from ``setup`` or ``provides``; without it, the one name the
@@ -20,6 +22,9 @@ Reference shapes (a dict; ``format`` picks one):
   `stdio.CHECKERS`); ``checker_code`` for ``custom``. Any language.
 - ``pytest``: ``files`` (name -> source of test files) and ``expected_tests`` (how many
   tests must be collected); the candidate's module is ``module`` (default ``solution``).
+  A name a test star-imports from another module (``from math import *``) stays that
+  module's beside ``from solution import *``, whatever the import order, unless
+  ``provides`` names it as the candidate's.
 
 Every format takes ``provides`` (names besides the entry point the candidate must define,
 for tests that call several of its functions) and ``hide_expected`` (feedback never shows
@@ -176,6 +181,7 @@ def _humaneval_suite(
     try:
         prelude = _runnable(prompt)
         trusted = _names.bound_names(prelude) | {entry, *provides}
+        trusted |= _names.stdlib_star_names(prelude) | _names.stdlib_star_names(test)
     except SyntaxError as exc:
         raise ReferenceError_(f"reference `prompt` does not parse: {exc}") from None
     batch = check_plan.plan(tree, test, entry, also_bound=trusted)
@@ -228,7 +234,7 @@ def _asserts(ref: dict[str, Any]) -> Suite:
         raise ReferenceError_("reference `entry_point` must be an identifier")
     provides = _provides(ref)
     try:
-        trusted = _names.bound_names(setup)
+        trusted = _names.bound_names(setup) | _names.stdlib_star_names(setup)
     except SyntaxError as exc:
         raise ReferenceError_(f"reference `setup` does not parse: {exc}") from None
     free = _names.free_names(*asserts, also_bound=trusted)
@@ -365,6 +371,10 @@ def _pytest(ref: dict[str, Any]) -> Suite:
         "expected_tests": expected,
         "candidate_names": list(candidate),
         "star_names": star,
+        "star_modules": sorted(
+            {m for src in files.values() for m in _names.star_imports_besides(module, src)}
+        ),
+        "provides": _provides(ref),
     }
     return Suite("pytest", spec, expected_tests=expected, candidate_names=candidate)
 

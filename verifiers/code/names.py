@@ -28,7 +28,9 @@ __all__ = [
     "imported_from",
     "module_names",
     "star_imports",
+    "star_imports_besides",
     "stdlib_modules_used",
+    "stdlib_star_names",
 ]
 
 _STDLIB = frozenset(sys.stdlib_module_names)
@@ -128,6 +130,44 @@ def star_imports(module: str, source: str) -> bool:
         isinstance(n, ast.ImportFrom) and n.module == module and any(a.name == "*" for a in n.names)
         for n in ast.walk(ast.parse(source))
     )
+
+
+def star_imports_besides(module: str, source: str) -> list[str]:
+    """The other modules `source` takes everything from (``from math import *``): a name
+    one of them exports is the test's (``isclose``), never the candidate's to shadow."""
+    return [
+        n.module
+        for n in ast.walk(ast.parse(source))
+        if isinstance(n, ast.ImportFrom)
+        and n.module
+        and not n.level
+        and n.module != module
+        and any(a.name == "*" for a in n.names)
+    ]
+
+
+_IMPORT_EFFECTS = frozenset({"antigravity", "this", "__hello__", "__phello__", "idlelib"})
+"""Standard modules whose import does something (opens a browser, prints)."""
+
+
+def stdlib_star_names(source: str) -> set[str]:
+    """What the ``from <standard module> import *`` lines of `source` bind (``isclose``
+    after ``from math import *``): the test's names, never the candidate's. Standard
+    modules only, imported here to read their exports; another module's star import is
+    resolved by the judge, in its jail."""
+    import importlib
+
+    names: set[str] = set()
+    for module in star_imports_besides("", source):
+        if module.split(".")[0] not in _STDLIB or module.split(".")[0] in _IMPORT_EFFECTS:
+            continue
+        try:
+            found = importlib.import_module(module)
+        except Exception:
+            continue
+        public = [n for n in vars(found) if not n.startswith("_")]
+        names.update(getattr(found, "__all__", public))
+    return names
 
 
 def imported_from(module: str, source: str) -> list[str]:

@@ -12,8 +12,12 @@ A right program also keeps its verdict in the forms models write and judges acce
 team rtcode): fenced inside a list item, with an info string such as ``python:solution``,
 with three backticks inside a line, after a byte-order mark; (Python stdio programs)
 ending in ``exit()``, reading ``/dev/stdin`` or reading stdin by its size; (Java) with its
-public class not called ``Main`` or in a package. Reading a benchmark's answer key from
-an installed package (``answer_key_read``) must not lift a wrong program.
+public class not called ``Main`` or in a package; returning numpy scalars (red team
+rtcode3). A stdio program whose lines end in an ideographic space (U+3000) is wrong: a
+judge in C does not read it as a space. Reading a benchmark's answer key from
+an installed package (``answer_key_read``) must not lift a wrong program. A right program
+that also defines functions named like the tests' own helpers (returning False) stays
+right: the tests keep their bindings, a star-imported ``isclose`` too (red team rtcode4).
 
 Python programs are rewritten on their syntax tree (``ast``); other languages get the
 textual relations only.
@@ -311,6 +315,37 @@ def _defined(text: str) -> list[str]:
     return [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
 
 
+def _helpers_named_like_tests(tree: ast.Module, sample: Sample, rng: random.Random) -> bool:
+    """Functions, returning False, named like the tests' own helpers (those the program
+    neither reads nor defines, builtins aside): the tests keep their own bindings, so a
+    right program stays right. A test that star-imports a helper (``from math import *``
+    before ``from solution import *``) took ``isclose`` from the candidate (red team
+    rtcode4); that a right program then fails is found at depth 1, where the dressing
+    that lifts a wrong one takes two steps."""
+    mine = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    mine |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) for a in _aliases(n)}
+    mine |= {n.name for n in ast.walk(tree) if isinstance(n, _DEFS)} | set(_defined_anywhere(tree))
+    names = [
+        n
+        for n in names_read_by_tests(sample.reference)
+        if n not in mine and not hasattr(builtins, n) and n.isidentifier()
+    ]
+    for name in names:
+        tree.body += ast.parse(f"def {name}(*args, **kwargs):\n    return False\n").body
+    return bool(names)
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _aliases(node: ast.AST) -> list[ast.alias]:
+    return node.names if isinstance(node, ast.Import | ast.ImportFrom) else []
+
+
+def _defined_anywhere(tree: ast.Module) -> list[str]:
+    return [a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)]
+
+
 def _builtins_shadowed(text: str, sample: Sample, rng: random.Random) -> str | None:
     if _language(sample) != "python":
         return None
@@ -354,6 +389,66 @@ def _answer_key_read(text: str, sample: Sample, rng: random.Random) -> str | Non
     return text.rstrip() + "\n" + _ANSWER_KEY.format(entry)
 
 
+_NUMPY_RETURNS = """
+def _as_numpy_scalar(f):
+    try:
+        import numpy
+    except ImportError:
+        return f
+    def wrapped(*args, **kwargs):
+        value = f(*args, **kwargs)
+        if type(value) is float:
+            return numpy.float64(value)
+        if type(value) is int and abs(value) < 2**62:
+            return numpy.int64(value)
+        return numpy.bool_(value) if type(value) is bool else value
+    return wrapped
+
+
+{0} = _as_numpy_scalar({0})
+"""
+"""The tested function returning numpy scalars (``np.mean(xs)``, ``np.int64``): HumanEval's
+harness compares them as numbers, so a right program stays right (red team rtcode3)."""
+
+
+def _numpy_scalar_returns(text: str, sample: Sample, rng: random.Random) -> str | None:
+    ref = sample.reference
+    entry = ref.get("entry_point") or ref.get("fn") if isinstance(ref, dict) else None
+    if _language(sample) != "python" or not isinstance(entry, str) or not entry.isidentifier():
+        return None
+    if re.search(rf"^def {entry}\b", text, re.MULTILINE) is None:
+        return None
+    return text.rstrip() + "\n" + _NUMPY_RETURNS.format(entry)
+
+
+_TRAILING_WIDE_SPACE = """import sys as _sys_rt3
+
+
+class _WideSpaceOut:
+    def __init__(self, out):
+        self.out = out
+
+    def write(self, text):
+        return self.out.write(text.replace("\\n", "\\u3000\\n"))
+
+    def __getattr__(self, name):
+        return getattr(self.out, name)
+
+
+_sys_rt3.stdout = _WideSpaceOut(_sys_rt3.stdout)
+"""
+"""Every printed line ending in an ideographic space (U+3000): not a space to a judge in C,
+though Python's ``split`` and ``rstrip`` took it for one (red team rtcode3)."""
+
+
+def _unicode_trailing_space(text: str, sample: Sample, rng: random.Random) -> str | None:
+    if not _stdio_python(text, sample) or any(
+        word in text for word in ("__future__", "buffer", "os.write")
+    ):
+        return None  # output that bypasses sys.stdout.write would come out unchanged
+    return _TRAILING_WIDE_SPACE + text
+
+
 def relations(verifier: object) -> list[Relation]:
     """Every relation of `code_tests`."""
     table: list[tuple[str, Kind, TextChange]] = [
@@ -371,8 +466,11 @@ def relations(verifier: object) -> list[Relation]:
         ("stdin_by_path", "preserving", _stdin_by_path),
         ("stdin_read_by_size", "preserving", _stdin_read_by_size),
         ("java_class_named", "preserving", _java_class_named),
+        ("numpy_scalar_returns", "preserving", _numpy_scalar_returns),
+        ("helpers_named_like_tests", "preserving", _python(_helpers_named_like_tests)),
         ("off_by_one", "changing", _python(_off_by_one)),
         ("plus_to_minus", "changing", _operator),
+        ("unicode_trailing_space", "changing", _unicode_trailing_space),
         ("shadow_test_names", "dressing", _shadowed),
         ("shadow_builtins", "dressing", _builtins_shadowed),
         ("answer_key_read", "dressing", _answer_key_read),

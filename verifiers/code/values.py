@@ -61,6 +61,8 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
         return ["s", v]
     if t is bytes:
         return ["y", base64.b64encode(v).decode()]
+    if _is_numpy_scalar(t):
+        return _enc(v.item(), depth + 1, budget)
     tag = _CONTAINER_TAGS.get(t)
     if tag is not None:
         return [tag, [_enc(x, depth + 1, budget) for x in v]]
@@ -70,6 +72,14 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
             [[_enc(k, depth + 1, budget), _enc(x, depth + 1, budget)] for k, x in v.items()],
         ]
     raise EncodeError(f"cannot pass a {t.__module__}.{t.__qualname__} across the sandbox")
+
+
+def _is_numpy_scalar(t: type) -> bool:
+    """A numpy scalar (``np.float64``, ``np.int64``, ``np.bool_``): it crosses as the
+    builtin its ``item()`` gives, as HumanEval's own harness compares it (red team rtcode3:
+    ``return np.mean(xs)`` scored 0). Only the jail encodes a candidate's value, and what
+    ``item()`` returns is encoded again, so a class posing as numpy gains nothing."""
+    return any(c.__name__ == "generic" and c.__module__ == "numpy" for c in t.__mro__)
 
 
 def decode(data: Any) -> Any:
@@ -139,18 +149,26 @@ def exact_equal(got: Any, want: Any, *, rel_tol: float = 0.0, abs_tol: float = 0
             for a, b in zip(got, want, strict=True)
         )
     if type(want) is dict:
-        return got.keys() == want.keys() and all(
+        return _typed(got.keys()) == _typed(want.keys()) and all(
             exact_equal(got[k], want[k], rel_tol=rel_tol, abs_tol=abs_tol) for k in want
         )
     if type(want) in (set, frozenset):
-        return got == want and all(
-            type(a) is type(b) for a, b in zip(sorted_safe(got), sorted_safe(want), strict=True)
-        )
+        return _typed(got) == _typed(want)
     return bool(got == want)
 
 
-def sorted_safe(items: Any) -> list[Any]:
-    return sorted(items, key=lambda x: (type(x).__name__, repr(x)))
+def _typed(members: Any) -> frozenset[Any]:
+    """Set members or dict keys with their types all the way down, so ``{True: 'a'}`` is
+    not ``{1: 'a'}`` (red team rtcode3: dict keys were compared by ``==`` only)."""
+    return frozenset(_typed_member(x) for x in members)
+
+
+def _typed_member(x: Any) -> Any:
+    if type(x) is tuple:
+        return (tuple, tuple(_typed_member(e) for e in x))
+    if type(x) is frozenset:
+        return (frozenset, _typed(x))
+    return (type(x), x)
 
 
 def excerpt(value: Any, limit: int = 200) -> str:

@@ -40,6 +40,8 @@ MODE_DEPENDENT = (
     "test_hacks.py",
     "test_languages_anywhere.py",
     "test_redteam_code.py",
+    "test_redteam_code_fourth.py",
+    "test_redteam_code_third.py",
     "test_stdio.py",
 )
 # Code tests of the judging above the jail: root's run covers them (the same code).

@@ -15,8 +15,10 @@ candidate only through the names the reference declares (`spec["candidate_names"
 entry point, ``provides``, what a pytest file names from the module); of those, only the
 entry point may shadow anything, the others never a builtin (a candidate's `abs` must not
 become the test's), a dunder, or a name the trusted code defined. A pytest module exposes
-the declared names only, and `import *` exports `spec["star_names"]`, so a helper a test
-imported (``approx``, ``Counter``) keeps its binding in any import order. Standard modules
+the declared names only, and `import *` exports `spec["star_names"]` less what the test's
+other star imports bind (``from math import *``: `spec["star_modules"]`) unless
+``provides`` names it, so a helper a test imported (``approx``, ``Counter``,
+``isclose``) keeps its binding in any import order. Standard modules
 the tests read without importing (`spec["modules"]`) are imported here, never taken from
 the candidate.
 """
@@ -239,7 +241,10 @@ def run_pytest(
     module = types.ModuleType(spec["module"])
     for name, value in candidate.items():  # declared names only (`bind_candidate`)
         setattr(module, name, value)
-    module.__all__ = [n for n in spec.get("star_names", []) if n in candidate]  # type: ignore[attr-defined]
+    theirs = _star_exports(spec.get("star_modules", [])) - set(spec.get("provides", []))
+    module.__all__ = [  # type: ignore[attr-defined]
+        n for n in spec.get("star_names", []) if n in candidate and n not in theirs
+    ]
     sys.modules[spec["module"]] = module
     sys.path.insert(0, os.getcwd())
     recorder = _PytestRecorder()
@@ -258,6 +263,22 @@ def run_pytest(
     ]
     pytest.main(args, plugins=[recorder])
     return recorder.records
+
+
+def _star_exports(modules: list[str]) -> set[str]:
+    """What ``from m import *`` binds for each of `modules` (trusted: the tests import
+    them too; one that fails to import fails the tests the same way)."""
+    import importlib
+
+    names: set[str] = set()
+    for name in modules:
+        try:
+            found = importlib.import_module(name)
+        except Exception:
+            continue
+        public = [n for n in vars(found) if not n.startswith("_")]
+        names.update(getattr(found, "__all__", public))
+    return names
 
 
 class _PytestRecorder:
