@@ -2,11 +2,12 @@
 
 Where the evidence comes from (documented in docs/diagnostics.md):
 
-* `CompileGate` and `DiagnosticsScore` read ``sample.meta["build_log"]`` when the key is
-  present (the log the code runner recorded; ``""`` means it printed nothing; the
-  completion is then the program), otherwise the completion text (a log pasted as the
-  completion). ``sample.meta["tool"]`` names the tool (else the verifier's `tool`, else
-  detection); ``exit_code``, ``tests``, ``phase``, ``language`` and ``original`` (the source
+* `CompileGate` and `DiagnosticsScore` read ``sample.meta["build_log"]`` (the log the code
+  runner recorded; ``""`` means it printed nothing; the completion is then the program).
+  Without it, the completion is the log only with ``log_in_completion=True`` (a log pasted
+  as the completion); otherwise the verdict is an error, never a score for the text.
+  ``sample.meta["tool"]`` names the tool (else the verifier's `tool`, else detection);
+  ``exit_code``, ``tests``, ``phase``, ``language`` and ``original`` (the source
   the task started from) are read as `evidence` describes.
 * `RepairProgress` reads a trajectory: each step's ``observation`` is the log that attempt
   produced (steps without one are not attempts), its ``action`` the source, its ``meta``
@@ -117,6 +118,10 @@ class _LogSettings:
     """Characters of a log that are parsed (the head is kept)."""
     timeout_s: float | None = 30.0
     """Wall-clock limit on parsing one log, in a killable worker; None parses in process."""
+    log_in_completion: bool = False
+    """Read the completion as the log where meta has no ``build_log`` (logs pasted as
+    completions, as in a dump of build logs). Off by default: a model's completion is its
+    own text, and read as a log, a program or a claim of success reads as a clean build."""
 
     def __post_init__(self) -> None:
         if self.tool is not None and self.tool.lower() not in TOOLS:
@@ -164,7 +169,7 @@ class _LogSettings:
         meta = sample.meta
         if "build_log" in meta:
             log, source = meta["build_log"], source_of(sample.completion_text, meta)
-        elif sample.completion_text:
+        elif self.log_in_completion and sample.completion_text:
             log, source = sample.completion_text, source_of("", meta) or None
         else:
             return None
@@ -194,7 +199,8 @@ def _no_log(name: str, version: str) -> Verdict:
         name,
         version,
         Failure.BAD_REFERENCE,
-        "no build log: set sample.meta['build_log'] or put the log in the completion",
+        "no build log: set sample.meta['build_log'] (or log_in_completion=True where the "
+        "completions are logs)",
     )
 
 

@@ -70,7 +70,7 @@ def test_compile_gate(logs, name, status, failure):
 
 def test_runtime_errors_are_runtime_failures():
     log = 'Traceback (most recent call last):\n  File "p.py", line 1, in <module>\nNameError: x\n'
-    verdict = CompileGate()(Sample(id="s", completion=log))
+    verdict = CompileGate(log_in_completion=True)(Sample(id="s", completion=log))
     assert (verdict.status, verdict.failure) == (Status.FAIL, Failure.RUNTIME_ERROR)
 
 
@@ -138,10 +138,34 @@ def test_diagnostics_score_evidence_and_feedback(logs):
     assert verdict.evidence["diagnostics"][0]["code"] is None
 
 
-def test_log_from_the_completion_when_meta_has_none(logs):
+def test_log_from_the_completion_only_where_the_completions_are_logs(logs):
     by_meta = DiagnosticsScore()(_sample(logs["a2_link"]))
-    by_completion = DiagnosticsScore()(Sample(id="s", completion=logs["a2_link"]))
-    assert by_meta.score == by_completion.score
+    pasted = Sample(id="s", completion=logs["a2_link"])
+    assert DiagnosticsScore(log_in_completion=True)(pasted).score == by_meta.score
+    assert DiagnosticsScore()(pasted).failure is Failure.BAD_REFERENCE
+
+
+MODEL_TEXTS = {
+    "program": "#include <stdio.h>\nint main(void) { return 0; }\n",
+    "claimed_success": "gcc -Wall main.c -o main\nBuild succeeded: 0 errors, 0 warnings.\n",
+    "claimed_tests": "test result: ok. 12 passed; 0 failed; 0 ignored\n",
+    "prose": "I fixed the missing semicolon, so it compiles now.",
+}
+
+
+@pytest.mark.parametrize("verifier", [CompileGate(), DiagnosticsScore()], ids=lambda v: v.name)
+@pytest.mark.parametrize("text", MODEL_TEXTS.values(), ids=MODEL_TEXTS.keys())
+def test_a_models_own_text_is_never_read_as_its_build_log(verifier, text):
+    # Without a recorded build_log, the completion used to be read as the log: any program
+    # or claim of success read as a clean build and earned the untested score (0.5, 0.75)
+    # whatever it was. That is the grader's configuration error, so it says so (score None).
+    verdict = verifier(Sample(id="s", completion=text))
+    assert (verdict.status, verdict.failure, verdict.score) == (
+        Status.ERROR,
+        Failure.BAD_REFERENCE,
+        None,
+    )
+    assert "build_log" in verdict.feedback
 
 
 # ------------------------------------------------------------------ repair progress
@@ -238,7 +262,7 @@ def test_more_tests_passing_is_progress(junit_logs):
     ran = {"tool": "pytest-junit", "tests": {"passed": 3, "total": 3}, "exit_code": 0}
     done = [*steps, Step(action="v3", observation=junit_logs["all_pass"], meta=ran)]
     assert RepairProgress()(Sample(id="t", completion=done)).score == 1.0
-    failing = DiagnosticsScore(tool="pytest-junit")(
+    failing = DiagnosticsScore(tool="pytest-junit", log_in_completion=True)(
         Sample(id="s", completion=junit_logs["one_fails"])
     )
     assert failing.failure is Failure.WRONG_ANSWER
