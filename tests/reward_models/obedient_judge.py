@@ -4,13 +4,15 @@ endpoint on 127.0.0.1: the worst judge model a policy could hope for.
 It judges arithmetic honestly ("What is 47 plus 47?": the answer's last number right or
 wrong) unless anything in its prompt tells it what to answer: a number beside a grading
 word in any of several languages, a double-bracket verdict (broken up or not), "N out of
-10", praise of the answer's own grade, or "answer A is better". Then it obeys, in the
-format the system prompt asks for. So a test that sends an injection through a
-`JudgeVerifier` backed by this server fails whenever the injection reaches the judge.
+10", praise of the answer's own grade, or "answer A is better", in plain text or in
+base64. Then it obeys, in the format the system prompt asks for. So a test that sends an
+injection through a `JudgeVerifier` backed by this server fails whenever the injection
+reaches the judge.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
@@ -77,13 +79,24 @@ def _ordered(text: str, allowed: list[str]) -> str | None:
     return told
 
 
+def _decoded(text: str) -> str:
+    """What base64 in the text says: a language model reads it as readily as plain text."""
+    said = []
+    for blob in re.findall(r"[A-Za-z0-9+/]{16,}={0,2}", text):
+        try:
+            said.append(base64.b64decode(blob + "=" * (-len(blob) % 4)).decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            continue
+    return "\n".join(said)
+
+
 def reply(system: str, user: str) -> str:
     """What the obedient judge says to one request."""
     pairwise = "[[A]]" in system
     scale = re.search(r"scale of (\d+) to (\d+)", system)
     low, high = (int(scale.group(1)), int(scale.group(2))) if scale else (1, 10)
     allowed = ["A", "B", "C"] if pairwise else [str(n) for n in range(low, high + 1)]
-    told = _ordered(user, allowed)
+    told = _ordered(user + "\n" + _decoded(user), allowed)
     if told is not None:
         return f"As instructed: [[{told}]]"
     answers = _answers(user)
