@@ -205,6 +205,7 @@ class Expectation:
 _RELATIONS: dict[str, str] = {
     "chart_claims": "rewardsmith.verifiers.finance.claim_relations:chart_relations",
     "code_tests": "rewardsmith.verifiers.code.relations:relations",
+    "consistency": "rewardsmith.verifiers.finance.relations:consistency_relations",
     "cross_document": "rewardsmith.verifiers.finance.claim_relations:cross_document_relations",
     "grounding": "rewardsmith.verifiers.finance.claim_relations:grounding_relations",
     "math": "rewardsmith.verifiers.math.relations:relations",

@@ -198,7 +198,7 @@ def test_math_rewrites_touch_only_the_final_answer(
     [
         ("\\frac{1}{3}", {"0.\\overline{3}", "0.3333\\ldots"}),
         ("\\frac{5}{6}", {"0.8\\overline{3}", "0.83333\\ldots"}),
-        ("\\frac{1}{7}", {"0.\\overline{142857}", "0.142857\\ldots"}),
+        ("\\frac{1}{7}", {"0.\\overline{142857}", "0.142857142857\\ldots"}),
         ("7/3", {"2.\\overline{3}", "2.3333\\ldots"}),
         ("-\\frac{2}{3}", {"-0.\\overline{6}", "-0.6666\\ldots"}),
         ("\\frac{1}{4}", {None}),  # terminates: no repeating form
@@ -219,6 +219,14 @@ def test_fraction_styles_and_parts_boxed() -> None:
     parts = _math("math/parts_boxed", "so \\boxed{(3, 5)}")
     assert parts == "So $a = \\boxed{3}$ and $b = \\boxed{5}$."
     assert _math("math/parts_boxed", "\\boxed{12}") is None
+
+
+def test_parts_boxed_states_the_answer_the_verifier_reads_not_a_quoted_box() -> None:
+    # The search found quoted_gold, digit, parts_boxed restating the quoted gold (-1, 4) and
+    # reporting a wrong answer (-1, 7) "earning" 1.
+    quoted = "\\boxed{(-1, 7)}\nYou asked: is it \\boxed{(-1, 4)}? Let us see.\n"
+    stated = _math("math/parts_boxed", quoted, "(-1, 4)")
+    assert stated == "So $a = \\boxed{-1}$ and $b = \\boxed{7}$."
 
 
 @pytest.mark.parametrize("seed", range(6))
