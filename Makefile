@@ -31,8 +31,17 @@ CLIENTS := verl openrlhf tensordict pyvers orjson omegaconf antlr4-python3-runti
 	pylatexenc codetiming hydra-core cachetools \
 	verifiers anthropic docstring-parser renderers prime-pydantic-config tenacity aiolimiter \
 	prime-sandboxes connectrpc pyqwest aiofiles protobuf-py pyzmq setproctitle
+# willccbb/verifiers 0.4.0 (its `v1` stack) cannot share the venv with 0.3.1: it goes in a
+# folder of its own inside the venv, with the four modules its import path needs that the
+# clients above lack (its other imports are among them; pins here, constraints.txt pins
+# 0.3.1): math-verify for its judge, which runs on the venv's antlr 4.9.3. Programs put the
+# folder first on PYTHONPATH (tests/environments/test_verifiers_v1.py).
+VERIFIERS_V1 := verifiers==0.4.0 mcp==2.0.0 mcp-types==2.0.0 sse-starlette==3.7.1 tomli-w==1.2.0 \
+	math-verify==0.9.0 latex2sympy2_extended==1.11.0
 $(VENV)/.installed-clients: $(VENV)/.installed-dev
 	$(PIP) --no-deps $(CLIENTS)
+	rm -rf $(VENV)/verifiers-v1
+	$(BIN)/python -m pip install --quiet --no-deps --target $(VENV)/verifiers-v1 $(VERIFIERS_V1)
 	$(BIN)/python -c "import torch; assert torch.__version__.startswith('2.13.0+cpu'), torch.__version__"
 	touch $@
 
@@ -73,12 +82,15 @@ demo: $(VENV)/.installed-dev
 		--output build/demo/mixed-scored.jsonl --no-resume
 	$(BIN)/rewardsmith report build/demo/mixed-scored.jsonl --output build/demo/report.html
 
-# Two pytest-xdist workers (TEST_WORKERS=0 runs in one process). Three were tried: on two
-# idle cores the suite took 31 min (161% of a core busy, 50 CPU-min) against 22 min with two
-# (139%, 31 CPU-min) on a smaller tree; why was not measured (the torch tests slowed most).
+# Three pytest-xdist workers on two cores (TEST_WORKERS=0 runs in one process): many tests
+# wait on a subprocess (the CAD and Blender servers, sandbox wall limits), and a third
+# worker fills those waits. On two idle cores, 2026-12-04: three workers 19 min 26 s (160%
+# of a core, 31 CPU-min), two 20 min 33 s (141%; its rootless rerun cut short) on the same
+# tree. Three were slower (31 min, 50 CPU-min) while the torch tests' OpenMP threads spun
+# on busy cores; tests/conftest.py now gives them one thread that sleeps while it waits.
 # `loadgroup` keeps the tests that share a fixed process marker or a module fixture on one
 # worker, and tests/conftest.py hands out the slow ungrouped tests before the others.
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
 # Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE, set

@@ -38,18 +38,17 @@ and answers ``import verifiers as vf``. Install it as the Makefile's clients ins
 from __future__ import annotations
 
 import asyncio
-import importlib.machinery
-import importlib.util
 import json
-import os
-import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from rewardsmith.environments.base import ToolEnvironment
 from rewardsmith.environments.episodes import GuardedEnvironment, make_environment
+from rewardsmith.environments.integrations._verifiers_common import (
+    action_text,
+    import_their_verifiers,
+)
 from rewardsmith.environments.protocol import EpisodeState, Transition
 
 __all__ = [
@@ -77,38 +76,13 @@ _INSTALL = (
 
 
 def _load_verifiers() -> ModuleType:
-    """willccbb/verifiers' package. From a rewardsmith checkout, the checkout's own
-    ``verifiers/`` folder (``rewardsmith.verifiers``) is on sys.path under the same
-    top-level name: look past it, then let ``import verifiers`` inside their code find
-    theirs in sys.modules."""
-    import rewardsmith.verifiers as ours
-
-    ours_dir = Path(ours.__file__).resolve().parent
-    module = sys.modules.get("verifiers")
-    if module is not None and Path(module.__file__ or "").resolve().parent == ours_dir:
-        raise ImportError("`verifiers` is rewardsmith's own folder here; " + _INSTALL)
+    """willccbb/verifiers' package, past the checkout's own ``verifiers/`` folder (see
+    `import_their_verifiers`); 0.3.x only (0.4.0 has no ``MultiTurnEnv``)."""
     try:
-        if module is None:
-            module = _import_past(ours_dir)
+        module = import_their_verifiers()
         module.MultiTurnEnv  # noqa: B018  (0.4.0 has none; a missing module fails here)
     except (ImportError, AttributeError) as exc:
         raise ImportError(f"{_INSTALL} ({type(exc).__name__}: {exc})") from exc
-    return module
-
-
-def _import_past(ours_dir: Path) -> ModuleType:
-    """Import the top-level ``verifiers`` found on sys.path without `ours_dir`."""
-    search = [p for p in sys.path if (Path(p or os.getcwd()) / "verifiers").resolve() != ours_dir]
-    spec = importlib.machinery.PathFinder.find_spec("verifiers", search)
-    if spec is None or spec.loader is None:
-        raise ImportError("no verifiers package installed")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["verifiers"] = module  # their own `import verifiers` must find this one
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules["verifiers"]
-        raise
     return module
 
 
@@ -133,20 +107,6 @@ def verifiers_rows(
             }
         )
     return rows
-
-
-def action_text(message: Any) -> str:
-    """The action an assistant message is to our environments: its text, then each native
-    tool call (a server that parses tool calls moves them out of the text) written back
-    as the ``<tool_call>`` block our tool parser reads."""
-    content = message.content
-    if isinstance(content, list):  # content parts: the text ones, in order
-        content = "".join(str(getattr(part, "text", "") or "") for part in content)
-    calls = [
-        f'<tool_call>{{"name": {json.dumps(call.name)}, "arguments": {call.arguments}}}</tool_call>'
-        for call in message.tool_calls or ()
-    ]
-    return "".join([content or "", *calls])
 
 
 def environment_reward(state: Any) -> float:

@@ -27,9 +27,9 @@ from openai import AsyncOpenAI  # noqa: E402
 
 from rewardsmith.environments import CodeRepair, MathWithPython, RetryArithmetic  # noqa: E402
 from rewardsmith.environments.base import EnvironmentFailure, ToolEnvironment  # noqa: E402
-from rewardsmith.environments.protocol import EpisodeLimits, EpisodeState, Transition  # noqa: E402
+from rewardsmith.environments.protocol import EpisodeLimits, EpisodeState  # noqa: E402
 from rewardsmith.environments.tools import Tool, parse_tool_calls  # noqa: E402
-from tests.environments.conftest import tasks  # noqa: E402
+from tests.environments.conftest import SUM_ACTIONS, SUMS, played_by_hand, tasks  # noqa: E402
 
 vf = vf_env.vf
 Reply = str | dict[str, Any]
@@ -77,44 +77,10 @@ def _evaluate(env: Any, server: ScriptedServer, **kwargs: Any) -> list[dict[str,
     return sorted(results["outputs"], key=lambda o: o["example_id"])
 
 
-def _ours(
-    env: ToolEnvironment, task: Mapping[str, Any], actions: Sequence[str], end: str = ""
-) -> tuple[list[float | None], Transition]:
-    """Our environment, driven by hand through the same actions: each turn's reward and
-    the last transition (after `env.truncate(end)` where the driver stopped it first)."""
-    state, _ = env.reset(task)
-    rewards, step = [], None
-    for action in actions:
-        assert not state.done, "the script has more turns than the episode"
-        step = env.step(state, action, TURN_TOKENS)
-        rewards.append(None if step.reward is None else step.reward.value)
-        state = step.state
-    if end and not state.done:
-        step = env.truncate(state, end)
-    assert step is not None
-    return rewards, step
-
-
 def _prompt(env: ToolEnvironment, task: Mapping[str, Any]) -> str:
     """The first message the model is sent: the environment's chat record of the prompt
     (what our trainer's chat-template path and the veRL loop send too)."""
     return str(env.reset(task)[0].messages[0]["content"])
-
-
-SUMS = [
-    {"id": "right", "prompt": "3+4=", "reference": "7"},
-    {"id": "retry", "prompt": "2+9=", "reference": "11"},
-    {"id": "wrong", "prompt": "5+5=", "reference": "10"},
-    {"id": "words", "prompt": "6+1=", "reference": "7"},
-    {"id": "nonsense", "prompt": "8+8=", "reference": "16"},
-]
-SUM_ACTIONS = {
-    "right": ["7"],
-    "retry": ["12", "11"],
-    "wrong": ["1", "2"],
-    "words": ["seven"],  # math takes the word, the format check does not
-    "nonsense": ["x", "y"],
-}
 
 
 def test_rows_carry_the_task_outside_the_prompt() -> None:
@@ -139,7 +105,7 @@ def test_verifiers_records_our_reward_for_every_episode(retry_env: RetryArithmet
     for output in outputs:
         task = SUMS[output["example_id"]]
         actions = SUM_ACTIONS[task["id"]]
-        rewards, final = _ours(retry_env, task, actions)
+        rewards, final = played_by_hand(retry_env, task, actions)
         assert final.done and final.reward is not None
         assert output["reward"] == final.reward.value
         assert output["metrics"]["environment_reward"] == final.reward.value
@@ -166,7 +132,7 @@ def test_a_rollout_verifiers_stops_first_is_scored_as_it_stands(
     server = ScriptedServer({_prompt(retry_env, task): ["12", "11"]})
     env = vf_env.EnvironmentMultiTurnEnv(retry_env, [task], max_turns=1)
     (output,) = _evaluate(env, server)
-    _, final = _ours(retry_env, task, ["12"], end="max_turns_reached")
+    _, final = played_by_hand(retry_env, task, ["12"], end="max_turns_reached")
     assert final.state.end == "max_turns_reached" and final.reward is not None
     assert output["stop_condition"] == "max_turns_reached"
     assert output["reward"] == final.reward.value == 0.2
@@ -198,7 +164,7 @@ def test_an_environment_error_is_verifiers_infra_error_not_a_score() -> None:
     call = '<tool_call>{"name": "lookup", "arguments": {"query": "France"}}</tool_call>'
     server = ScriptedServer({_prompt(env, task): [call, "Paris"]})
     (output,) = _evaluate(vf_env.EnvironmentMultiTurnEnv(env, [task]), server)
-    rewards, final = _ours(env, task, [call])
+    rewards, final = played_by_hand(env, task, [call])
     assert final.done and final.reward is None and rewards == [None]
     assert final.state.end.startswith("environment_error")
     assert output["error"]["error"] == "InfraError"
@@ -245,7 +211,7 @@ def test_code_repair_over_turns_records_our_reward() -> None:
     ]
     server = ScriptedServer({_prompt(env, task): actions})
     (output,) = _evaluate(vf_env.EnvironmentMultiTurnEnv(env, [task]), server)
-    rewards, final = _ours(env, task, actions)
+    rewards, final = played_by_hand(env, task, actions)
     assert final.reward is not None and output["reward"] == final.reward.value
     assert [s["reward"] for s in output["trajectory"]] == _as_verifiers_fills(
         rewards, final.reward.value
@@ -295,7 +261,7 @@ def test_tool_calls_in_text_or_native_reach_our_sandboxed_tool() -> None:
         message = output["trajectory"][0]["completion"][-1]
         first_action = vf_env.action_text(message)
         assert parse_tool_calls(first_action, env.tools)[0].arguments == code
-        rewards, final = _ours(env, task, [first_action, "\\boxed{1024}"])
+        rewards, final = played_by_hand(env, task, [first_action, "\\boxed{1024}"])
         assert final.reward is not None and output["reward"] == final.reward.value == 1.0
         # A step that earned nothing yet (the tool call) gets the episode's, as verifiers does.
         assert [s["reward"] for s in output["trajectory"]] == [
