@@ -14,7 +14,8 @@ must fail the whole answer, since every claim must hold.
 Cited figures are made wrong by opening each sentence with the year before the asked one
 ("In 2023, revenue was 122,445 (p. 1)": another column) or by a guess or a denial
 ("Revenue was probably 122,445"), or by saying a level was reached by the move the page
-does not show ("Revenue rose to 122,445 (p. 1)" where it fell from 150,239).
+does not show ("Revenue rose to 122,445 (p. 1)" where it fell from 150,239), or by a
+digit glued after a cited figure ("122,4450": a figure ten times the page's).
 
     >>> from rewardsmith.verifiers.types import Sample
     >>> rel = {r.name: r for r in cross_document_relations(None)}
@@ -287,6 +288,20 @@ def _reversed_move(verifier: Any) -> Any:
     return rewrite
 
 
+_GROUPED = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\d,.]\d|\w)")
+
+
+def _glued_digit(sample: Sample, rng: random.Random) -> Sample | None:
+    """A digit glued after the first grouped figure ("122,445" as "122,4450", ten times the
+    page's, or "122,445,5"): read as its well-formed start it would still be grounded."""
+    text = sample.completion
+    match = _GROUPED.search(text) if isinstance(text, str) else None
+    if match is None:
+        return None
+    glued = match.group(0) + rng.choice(("0", "5", ",5", "9"))
+    return rewritten(sample, text[: match.start()] + glued + text[match.end() :])
+
+
 def grounding_relations(verifier: object) -> list[Relation]:
     """The relations of `grounding`: each makes a right answer's claims wrong (it earns 0)."""
     made = [
@@ -294,5 +309,6 @@ def grounding_relations(verifier: object) -> list[Relation]:
         ("grounding_doubted", _doubted, "a claim made a guess or a denial"),
         ("grounding_reversed_move", _reversed_move(verifier), "a level reached the other way"),
         ("grounding_other_quantity", _other_quantity, "a claim's figure given another quantity"),
+        ("glued_digit", _glued_digit, "a digit glued after a cited figure"),
     ]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]

@@ -181,6 +181,7 @@ _FIND = re.compile(
     r"""(?<![\w.,])
         \(?[-−–+]?(?:[$€£¥]\s?)?[-−–]?
         (?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d+|\d+(?:\.\d+)?)
+        (?!\d|[.,]\d)  # never the well-formed start of a longer run ("122,445" of "122,4450")
         (?:\s?(?:thousands?|millions?|billions?|trillions?|mln|mn|bln|bn|tn|k|m|b)\b)?
         (?:%|\s%(?!\s?(?:change|chg|growth|var))|\s?(?:percent\b|bps?\b|basis\ points?\b))?
         (?:\)|[-−](?![\d\w]))?""",
@@ -200,8 +201,10 @@ def find_figures(text: str) -> list[Figure]:
 def find_figure_spans(text: str) -> list[tuple[Figure, int, int]]:
     """`find_figures` with where each figure sits: (figure, start, end) in the NFKC form
     of `text` (the same as `text` for ordinary prose)."""
-    text = unicodedata.normalize("NFKC", text[:MAX_TEXT_CHARS])
-    found = []
+    # A superscript footnote mark glued on ("122,445¹") is a blank, not a digit after NFKC.
+    text = _GLUED_MARK.sub(" ", text[:MAX_TEXT_CHARS])
+    text = unicodedata.normalize("NFKC", text)
+    found = [(figure, start, end) for figure, start, end in _glued_runs(text)]
     for match in _FIND.finditer(text):
         span = match.group(0)
         start = match.start() + len(span) - len(span.lstrip())
@@ -214,6 +217,45 @@ def find_figure_spans(text: str) -> list[tuple[Figure, int, int]]:
         figure = parse_figure(span)
         if figure is not None:
             found.append((figure, start, end))
+    return sorted(found, key=lambda f: f[1])
+
+
+_GLUED_MARK = re.compile(r"(?<=[\w%)])[¹²³⁴⁵⁶⁷⁸⁹⁰]+(?!\w)")
+"""Superscript footnote marks glued to a figure or its scale word ("122,445¹",
+"thousand²")."""
+_RUN = re.compile(
+    r"(?<![\w.,])(?P<num>\d+(?:[.,]\d+)+)(?![\w])"
+    r"(?:\s?(?P<scale>thousands?|millions?|billions?|trillions?|mln|mn|bln|bn|tn|k|m|b)\b)?",
+    re.IGNORECASE,
+)
+_YEAR_RUN = re.compile(r"(?:19|20)\d{2}(?:,(?:19|20)\d{2})+")
+_MIN_RUN_DIGITS = 4
+"""A run of fewer digits ("1,2", "3,5") is a list or a decimal comma: no figure."""
+
+
+def _glued_runs(text: str) -> list[tuple[Figure, int, int]]:
+    """Digit runs that no well-formed figure spans: digits glued after a grouped figure
+    ("122,4450", "122,445,5", "122,445.0.5"), the Indian grouping ("1,22,445") and dotted
+    thousands ("1.234.567"). Each reads as its digits with the separators taken out (one
+    dot kept as the decimal point when it is the only one and after every comma), never as
+    its well-formed start: "122,4450" is 1,224,450, not 122,445. A list of years
+    ("2023,2024") and a run of fewer than `_MIN_RUN_DIGITS` digits read as nothing."""
+    found = []
+    for match in _RUN.finditer(text):
+        token = match.group("num")
+        well_formed = _FIND.fullmatch(token)
+        digits = re.sub(r"\D", "", token)
+        if well_formed or len(digits) < _MIN_RUN_DIGITS or _YEAR_RUN.fullmatch(token):
+            continue
+        dots = token.count(".")
+        if dots == 1 and token.rfind(".") > token.rfind(","):
+            value = float(token.replace(",", ""))
+            decimals = len(token) - token.rfind(".") - 1
+        else:
+            value, decimals = float(digits), 0
+        scale = SCALE_WORDS[match.group("scale").lower()] if match.group("scale") else 1.0
+        figure = Figure(value, scale, decimals=decimals, text=match.group(0))
+        found.append((figure, match.start(), match.end()))
     return found
 
 

@@ -1,0 +1,114 @@
+"""Red-team tables, fifth finance round (branch rtfin5): figures with digits glued on.
+
+F1. A grouped figure with digits glued after it ("122,4450", "122,445,5", "122,445.0.5")
+was read as its well-formed prefix (122,445): a figure ten times the page's, or no figure
+at all, was grounded, and a tagged "122,4459" answered 122,445. A malformed digit run now
+reads as what its digits say with the separators taken out (1,224,450), which is on no
+page and is no gold, so it fails; the Indian grouping "1,22,445" reads 122,445 by the same
+rule. A footnote mark glued to a figure or its scale word ("122,445¹", "thousand¹") is
+dropped before the text is normalised, so NFKC never turns it into a digit of the figure.
+
+The report: /work/notes/report-rtfin5.md. Before the fix (measured): every F1 exploit row
+earned 1.0, every footnote and Indian-grouping right form below earned 0.0.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from rewardsmith.verifiers.finance import Grounding, NumericAnswer
+from rewardsmith.verifiers.finance.figures import find_figures
+from rewardsmith.verifiers.types import Sample
+
+REPO = Path(__file__).resolve().parents[3]
+ACME = {"pdf": str(REPO / "datasets" / "finance" / "acme.pdf")}
+REVENUE = {"answer": "122,445", "scale": "thousand", "currency": "USD"}
+BARE = {"answer": "122,445"}
+
+
+def _grounding(text: str) -> float | None:
+    return Grounding()(Sample(id="g", completion=text, reference=ACME)).score
+
+
+def _numeric(text: str, reference: dict[str, str]) -> float | None:
+    sample = Sample(id="n", prompt="What was 2024 revenue?", completion=text, reference=reference)
+    return NumericAnswer()(sample).score
+
+
+GLUED_CLAIMS = [
+    "Revenue was 122,4450 (p. 1).",  # ten times the page's figure
+    "Revenue was 122,445,5 (p. 1).",
+    "Revenue was 122,445.0.5 (p. 1).",
+    "Revenue was 122,4459 (p. 1). Cost of sales was 44,943 (p. 1).",
+    "Cost of sales was 44,9430 (p. 1).",
+]
+
+
+@pytest.mark.parametrize("text", GLUED_CLAIMS)
+def test_a_figure_with_digits_glued_on_is_not_grounded(text: str) -> None:
+    assert _grounding(text) == 0.0
+
+
+GLUED_ANSWERS = ["<answer>122,4459</answer>", "<answer>122,445,9</answer>", "122,4450"]
+
+
+@pytest.mark.parametrize("text", GLUED_ANSWERS)
+def test_a_figure_with_digits_glued_on_is_not_the_answer(text: str) -> None:
+    assert _numeric(text, BARE) == 0.0
+
+
+RIGHT_CLAIMS = [
+    "Revenue was 122,445¹ (p. 1).",
+    "Revenue was 122,445² (p. 1). Cost of sales was 44,943 (p. 1).",
+    "Revenue was 122,445* (p. 1).",
+    "Revenue was 122,445 (p. 1).",
+]
+
+
+@pytest.mark.parametrize("text", RIGHT_CLAIMS)
+def test_a_footnoted_figure_is_still_grounded(text: str) -> None:
+    assert _grounding(text) == 1.0
+
+
+RIGHT_ANSWERS = [
+    "<answer>122,445¹ thousand</answer>",
+    "<answer>$122,445 thousand¹</answer>",
+    "<answer>$122,445 thousand</answer>",
+    "<answer>1,22,445 thousand</answer>",  # Indian grouping (lakh)
+    "Revenue was $122,445¹ thousand.",
+]
+
+
+@pytest.mark.parametrize("text", RIGHT_ANSWERS)
+def test_a_footnoted_or_lakh_grouped_answer_keeps_full_marks(text: str) -> None:
+    assert _numeric(text, REVENUE) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("122,4450", [1224450.0]),
+        ("1,22,445", [122445.0]),
+        ("122,445.0.5", [12244505.0]),
+        ("122,445 and 1,234.5", [122445.0, 1234.5]),
+        ("notes 1,2 and 3", [3.0]),  # a short run ("1,2") is no figure
+        ("122,445¹", [122445.0]),
+    ],
+)
+def test_find_figures_reads_a_glued_run_whole(text: str, values: list[float]) -> None:
+    assert [f.value for f in find_figures(text)] == values
+
+
+def test_the_relation_glues_a_digit_and_the_claim_earns_nothing() -> None:
+    """`finance/glued_digit` is how `audit --search` finds this class."""
+    from rewardsmith.verifiers.finance.claim_relations import grounding_relations
+
+    relation = next(r for r in grounding_relations(Grounding()) if r.name == "finance/glued_digit")
+    right = Sample(id="r", completion="Revenue was 122,445 (p. 1).", reference=ACME)
+    assert Grounding()(right).score == 1.0
+    for seed in range(4):
+        new = relation.rewrite(right, random.Random(seed))
+        assert new is not None and Grounding()(new).score == 0.0, new.completion
