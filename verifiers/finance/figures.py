@@ -2,11 +2,12 @@
 
 A figure in a report is rarely a bare float. The rules, applied in this order:
 
-- footnote marks are dropped: ``1,234*``, ``1,234†``, ``1,234¹``, ``1,234 (a)``, ``[3]``;
-- currency symbols and codes are dropped and kept as the unit: ``$``, ``€``, ``£``, ``¥``,
-  ``USD``, ``EUR``, ``GBP``;
+- footnote marks are dropped: ``1,234*``, ``1,234†``, ``1,234¹``, ``1,234 (a)``,
+  ``1,234 (1)``, ``[3]``;
+- currency symbols and codes, before or after the number, are dropped and kept as the
+  unit: ``$``, ``€``, ``£``, ``¥``, ``USD``, ``EUR``, ``GBP`` (``1,234 USD``, ``1.234,50 €``);
 - thousands separators are removed: ``1,234,567``, ``1 234 567`` (space or thin space),
-  and the European form ``1.234.567,89``;
+  the Swiss ``1'234'567`` and the European form ``1.234.567,89``;
 - a negative is a leading minus (``-``, ``−``, ``–``), parentheses ``(1,234)``, or a trailing
   minus ``1,234-``;
 - a lone dash (``-``, ``–``, ``—``) means zero, as in statements where nil is printed as a dash;
@@ -86,17 +87,19 @@ _SCALE_NAMES = {1.0: "", 1e3: "thousand", 1e6: "million", 1e9: "billion", 1e12: 
 
 _CURRENCIES = {"$": "$", "€": "€", "£": "£", "¥": "¥", "usd": "$", "eur": "€", "gbp": "£"}
 _DASHES = "-‐‑‒–—―−"  # hyphen, en dash, em dash, minus sign and friends
-_FOOTNOTE = re.compile(r"(\s*\[\d{1,2}\]|\s*\([a-z]\)|[*†‡§¹²³⁴⁵⁶⁷⁸⁹⁰]+)$")
+_FOOTNOTE = re.compile(r"(\s*\[\d{1,2}\]|\s*\([a-z]\)|\s+\(\d{1,2}\)|[*†‡§¹²³⁴⁵⁶⁷⁸⁹⁰]+)$")
 _CORE = re.compile(
     r"""^\+?(?P<neg>[-−–]|\()?\s*
         (?P<cur>[$€£¥]|usd|eur|gbp)?\s*
         (?P<neg2>[-−–])?\s*
         (?P<num>\d{1,3}(?:[,\u2009\u202f ]\d{3})+(?:\.\d+)?   # 1,234,567.89
+              |\d{1,3}(?:['’]\d{3})+(?:\.\d+)?                  # 1'234'567.89 (Swiss)
               |\d{1,3}(?:\.\d{3})+,\d+                          # 1.234.567,89
               |\d+(?:\.\d+)?|\.\d+)
         \s*(?P<scale>thousands?|millions?|billions?|trillions?|mln|mn|mm|mio|bln|bn|tn|k|m|b)?\.?
+        \s*(?P<cur2>[$€£¥]|usd|eur|gbp)?                        # 1,234 USD, 1.234,50 €
         \s*(?P<unit>%|percent|bps?|basis\ points?)?
-        \s*(?P<close>\))?\s*(?P<trail>[-−])?$""",
+        \s*(?P<close>\))?\s*(?P<cur3>[$€£¥]|usd|eur|gbp)?\s*(?P<trail>[-−])?$""",
     re.VERBOSE | re.IGNORECASE,
 )
 
@@ -138,7 +141,7 @@ def decimals_of(number_text: str) -> int:
 def _to_float(number_text: str) -> float:
     if re.fullmatch(r"\d{1,3}(?:\.\d{3})+,\d+", number_text):  # European 1.234,5
         return float(number_text.replace(".", "").replace(",", "."))
-    return float(re.sub(r"[,\u2009\u202f ]", "", number_text))
+    return float(re.sub(r"[,'’\u2009\u202f ]", "", number_text))
 
 
 def parse_figure(text: str) -> Figure | None:
@@ -154,6 +157,10 @@ def parse_figure(text: str) -> Figure | None:
     g = match.groupdict()
     if bool(g["neg"] == "(") != bool(g["close"]):
         return None  # unbalanced parenthesis: not a figure we can trust
+    after = g["cur2"] or g["cur3"]  # "1,234 USD", "(1,234) USD"
+    if (g["cur2"] and g["cur3"]) or (after and (g["cur"] or g["unit"])):
+        return None  # "$1,234 USD", "5 € %": two currencies, or a currency on a percentage
+    g["cur"] = g["cur"] or after
     value = _to_float(g["num"])
     negative = bool(g["neg"]) or bool(g["neg2"]) or bool(g["trail"])
     unit = _unit(g["unit"], g["cur"])

@@ -596,6 +596,49 @@ def _single_item(
     return [*rows[:2], entry, ["Total", *entry[1:]]]
 
 
+_HIDDEN = ("~{}", "{} see note", "[{}]", "{} pcs", "≈{}")
+
+
+def _unreadable_entry(
+    rows: list[list[str]], sample: Sample, rng: random.Random
+) -> list[list[str]] | None:
+    """An entry above a total written so no reader of figures reads it ("~250", "250 see
+    note") and the total made the sum of the others: a reader sees a total that leaves an
+    entry out, and the check must not leave it out too."""
+    from rewardsmith.verifiers.finance.figures import parse_figure
+
+    for i in range(2, len(rows) - 1):
+        if _is_total(rows[i][0]):
+            continue
+        total = next((k for k in range(i + 1, len(rows)) if _is_total(rows[k][0])), None)
+        for j in range(1, len(rows[i])):
+            entry = parse_figure(rows[i][j])
+            if total is None or j >= len(rows[total]) or entry is None or not entry.value:
+                continue
+            stated = parse_figure(rows[total][j])
+            if stated is None or entry.unit or stated.unit or entry.decimals or stated.decimals:
+                continue
+            rows[i][j] = rng.choice(_HIDDEN).format(rows[i][j].strip())
+            rows[total][j] = f"{stated.value - entry.value:,.0f}"
+            return rows
+    return None
+
+
+def _currency_after(
+    rows: list[list[str]], sample: Sample, rng: random.Random
+) -> list[list[str]] | None:
+    """Every plain amount written with its currency code after it ("1,750 USD")."""
+    from rewardsmith.verifiers.finance.figures import parse_figure
+
+    if any(re.search(r"[$€£¥]|\b(?:USD|EUR|GBP)\b", cell) for row in rows for cell in row):
+        return None
+    for i, j in _numeric_cells(rows):
+        figure = parse_figure(rows[i][j])
+        if figure is not None and not figure.unit and figure.value:
+            rows[i][j] = f"{rows[i][j]} USD"
+    return rows
+
+
 def consistency_relations(verifier: object) -> list[Relation]:
     """The relations of `consistency`: another layout of the same statement keeps its
     checks; a total changed, a statement zeroed or cut to one entry earns nothing."""
@@ -605,6 +648,8 @@ def consistency_relations(verifier: object) -> list[Relation]:
         ("total_digit", "changing", _total_digit),
         ("zeroed", "changing", _zeroed),
         ("single_item", "changing", _single_item),
+        ("unreadable_entry", "changing", _unreadable_entry),
+        ("currency_after", "preserving", _currency_after),
     ]
     on_text: list[tuple[str, Kind, Change]] = [
         ("notes_after", "preserving", _notes_after),

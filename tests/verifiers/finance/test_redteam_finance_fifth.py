@@ -112,3 +112,106 @@ def test_the_relation_glues_a_digit_and_the_claim_earns_nothing() -> None:
     for seed in range(4):
         new = relation.rewrite(right, random.Random(seed))
         assert new is not None and Grounding()(new).score == 0.0, new.completion
+
+
+# --- F2: an entry written in a form the reader cannot read drops out of its total --------
+#
+# Before the fix (measured): every F2 exploit row earned 1.0 (the total left the unreadable
+# entry out of its sum), and the right totals written "1,750 USD" or "1'750" earned 0.0
+# ("is not a figure").
+
+from rewardsmith.verifiers.finance import Consistency  # noqa: E402
+
+CURRENT = [
+    ("Cash", "1,000", "900"),
+    ("Receivables", "500", "400"),
+    ("Inventory", "250", "200"),
+    ("Total current assets", "1,750", "1,500"),
+]
+
+
+def _statement(rows: list[tuple[str, str, str]]) -> str:
+    lines = ["| Item | 2024 | 2023 |", "|---|---|---|"]
+    return "\n".join(lines + [f"| {a} | {b} | {c} |" for a, b, c in rows])
+
+
+def _consistency(rows: list[tuple[str, str, str]]) -> float | None:
+    return Consistency(min_checks=1)(Sample(id="c", completion=_statement(rows))).score
+
+
+UNREADABLE_ENTRIES = [
+    "two hundred fifty",
+    "250 see note",
+    "~250",
+    "≈250",
+    "[250]",
+    "'250",
+    "250 1)",
+    "250,-",
+    "250 pcs",
+]
+
+
+@pytest.mark.parametrize("cell", UNREADABLE_ENTRIES)
+def test_an_unreadable_entry_does_not_drop_out_of_its_total(cell: str) -> None:
+    rows = [*CURRENT[:2], ("Inventory", cell, "200"), ("Total current assets", "1,500", "1,500")]
+    assert _consistency(rows) == 0.0
+
+
+READABLE_ENTRIES = ["250 USD", "250 €", "USD 250", "250 (1)"]
+
+
+def test_an_entry_unreadable_in_every_column_is_no_heading() -> None:
+    rows = [
+        *CURRENT[:2],
+        ("Inventory", "two hundred fifty", "two hundred"),
+        ("Total current assets", "1,500", "1,300"),
+    ]
+    assert _consistency(rows) == 0.0
+
+
+@pytest.mark.parametrize("cell", READABLE_ENTRIES)
+def test_an_entry_in_another_usual_form_is_read_and_summed(cell: str) -> None:
+    right = [*CURRENT[:2], ("Inventory", cell, "200"), CURRENT[3]]
+    wrong = [*CURRENT[:2], ("Inventory", cell, "200"), ("Total current assets", "1,500", "1,500")]
+    assert (_consistency(right), _consistency(wrong)) == (1.0, 0.0)
+
+
+@pytest.mark.parametrize("cell", ["n/a", "nil", "—", "-", "nm"])
+def test_a_nil_entry_is_still_nothing(cell: str) -> None:
+    rows = [*CURRENT[:2], ("Inventory", cell, "200"), ("Total current assets", "1,500", "1,500")]
+    assert _consistency(rows) == 1.0
+
+
+@pytest.mark.parametrize("cell", ["1,750 USD", "1'750", "1’750", "$1,750", "1.750,00 €"])
+def test_a_right_total_in_another_usual_form_keeps_full_marks(cell: str) -> None:
+    assert _consistency([*CURRENT[:3], ("Total current assets", cell, "1,500")]) == 1.0
+
+
+def test_the_relation_hides_an_entry_and_its_total_leaves_it_out() -> None:
+    """`finance/consistency_unreadable_entry` is how `audit --search` finds this class."""
+    from rewardsmith.verifiers.finance.relations import consistency_relations
+
+    check = Consistency(min_checks=1)
+    relation = next(
+        r
+        for r in consistency_relations(check)
+        if r.name == "finance/consistency_unreadable_entry"
+    )
+    right = Sample(id="r", completion=_statement(CURRENT))
+    assert check(right).score == 1.0
+    for seed in range(4):
+        new = relation.rewrite(right, random.Random(seed))
+        assert new is not None and check(new).score == 0.0, new.completion
+
+
+def test_the_currency_after_relation_keeps_a_right_statement() -> None:
+    from rewardsmith.verifiers.finance.relations import consistency_relations
+
+    check = Consistency(min_checks=1)
+    relation = next(
+        r for r in consistency_relations(check) if r.name == "finance/consistency_currency_after"
+    )
+    new = relation.rewrite(Sample(id="r", completion=_statement(CURRENT)), random.Random(0))
+    assert new is not None and "1,750 USD" in str(new.completion)
+    assert check(new).score == 1.0
