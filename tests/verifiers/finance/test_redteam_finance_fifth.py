@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from rewardsmith.verifiers.finance import Grounding, NumericAnswer
+from rewardsmith.verifiers.finance import Consistency, Grounding, NumericAnswer
 from rewardsmith.verifiers.finance.figures import find_figures
 from rewardsmith.verifiers.types import Sample
 
@@ -120,7 +120,6 @@ def test_the_relation_glues_a_digit_and_the_claim_earns_nothing() -> None:
 # entry out of its sum), and the right totals written "1,750 USD" or "1'750" earned 0.0
 # ("is not a figure").
 
-from rewardsmith.verifiers.finance import Consistency  # noqa: E402
 
 CURRENT = [
     ("Cash", "1,000", "900"),
@@ -194,9 +193,7 @@ def test_the_relation_hides_an_entry_and_its_total_leaves_it_out() -> None:
 
     check = Consistency(min_checks=1)
     relation = next(
-        r
-        for r in consistency_relations(check)
-        if r.name == "finance/consistency_unreadable_entry"
+        r for r in consistency_relations(check) if r.name == "finance/consistency_unreadable_entry"
     )
     right = Sample(id="r", completion=_statement(CURRENT))
     assert check(right).score == 1.0
