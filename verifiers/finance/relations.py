@@ -597,31 +597,34 @@ def _single_item(
 
 
 _HIDDEN = ("~{}", "{} see note", "[{}]", "{} pcs", "≈{}")
+_GROWTH_HEADER = re.compile(r"%|change|growth|yoy|\bvar", re.I)
 
 
 def _unreadable_entry(
     rows: list[list[str]], sample: Sample, rng: random.Random
 ) -> list[list[str]] | None:
-    """An entry above a total written so no reader of figures reads it ("~250", "250 see
-    note") and the total made the sum of the others: a reader sees a total that leaves an
-    entry out, and the check must not leave it out too."""
+    """One more entry above the first total, its figures written so no reader of figures
+    reads them ("~84,120", "84,120 see note"), the total left as it was: a reader sees a
+    total that leaves an entry out, and the check must not leave it out too. (Growth
+    cells of the new row say "n.m.".)"""
     from rewardsmith.verifiers.finance.figures import parse_figure
 
-    for i in range(2, len(rows) - 1):
-        if _is_total(rows[i][0]):
-            continue
-        total = next((k for k in range(i + 1, len(rows)) if _is_total(rows[k][0])), None)
-        for j in range(1, len(rows[i])):
-            entry = parse_figure(rows[i][j])
-            if total is None or j >= len(rows[total]) or entry is None or not entry.value:
-                continue
-            stated = parse_figure(rows[total][j])
-            if stated is None or entry.unit or stated.unit or entry.decimals or stated.decimals:
-                continue
-            rows[i][j] = rng.choice(_HIDDEN).format(rows[i][j].strip())
-            rows[total][j] = f"{stated.value - entry.value:,.0f}"
-            return rows
-    return None
+    total = next((i for i in range(3, len(rows)) if _is_total(rows[i][0])), None)
+    if total is None:
+        return None
+    entry = rows[total - 1]
+    form = rng.choice(_HIDDEN)
+    added = [f"Other {entry[0].strip().lower()}"]
+    for j, cell in enumerate(entry[1:], start=1):
+        header = rows[0][j] if j < len(rows[0]) else ""
+        figure = parse_figure(cell)
+        if _GROWTH_HEADER.search(header):
+            added.append("n.m.")
+        elif figure is not None and figure.value:
+            added.append(form.format(cell.strip()))
+        else:
+            added.append(cell)
+    return [*rows[:total], added, *rows[total:]]
 
 
 def _currency_after(
