@@ -3,7 +3,8 @@
 
 A comparison answer ("Globex, higher by 16,849 thousand") is made wrong by writing it as a
 key-value answer with the labels swapped ("Higher: Acme. Lower: Globex."), by denying it
-("It is not true that ..."), or by an "answer:" line naming the other label before it.
+("It is not true that ..."), by an "answer:" line naming the other label before it, or
+by a second clause naming the other label the higher one ("...; Acme, higher by 16,849").
 
 Claims about a chart are made wrong by one more claim the chart cannot place (a series
 with a figure and no year), a denied comparison the chart shows false, "consistently" on
@@ -101,12 +102,28 @@ def _other_answer_line(sample: Sample, rng: random.Random) -> Sample | None:
     return rewritten(sample, f"Answer: {line}\n{sample.completion}")
 
 
+def _both_higher(sample: Sample, rng: random.Random) -> Sample | None:
+    """A second clause naming the other label the answer ("Globex, higher by 16,849;
+    Acme, higher by 16,849"): each label is claimed, so neither is."""
+    found = _labels(sample)
+    if found is None:
+        return None
+    _, other, ask = found
+    tag = _TAG.search(sample.completion)
+    assert tag is not None
+    amount = _AMOUNT.search(tag.group(1))
+    by = f" by {amount.group(0)}" if amount else ""
+    clause = rng.choice((f"; {other}, {ask}{by}", f". {other} is {ask}{by}.", f"\n{other}: {ask}"))
+    return _on_tag(sample, tag.group(1).rstrip(". ") + clause)
+
+
 def cross_document_relations(verifier: object) -> list[Relation]:
     """The relations of `cross_document`: each makes a right answer wrong (it earns 0)."""
     made = [
         ("cross_key_value_swapped", _key_value_swapped, "the labels swapped under their keys"),
         ("cross_denied", _denied, "the answer denied"),
         ("cross_other_answer_line", _other_answer_line, "an answer line naming the other"),
+        ("cross_both_higher", _both_higher, "a second clause naming the other the answer"),
     ]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]
 

@@ -143,7 +143,28 @@ def _headed(text: str, labels: list[str]) -> list[tuple[int, str]]:
     return out
 
 
+_CLAUSE = re.compile(r"[;\n]|(?<!\d)\.(?!\d)|\.(?=\s)")
+"""Where one clause of an answer ends: a semicolon, a line break, or a full stop that is no
+decimal point ("Globex, higher by 16,849.5 thousand; Acme, higher")."""
+
+
 def winner(text: str, labels: list[str], ask: str) -> str | None:
+    """The label `text` says is the `ask` one (`one_winner`), where every clause of it that
+    names a label beside a comparison word names the same one: "Globex, higher by 16,849;
+    Acme, higher by 16,849" names both, so it names none (None). A clause naming a label
+    with no comparison ("Acme is second") says nothing either way."""
+    pick = one_winner(text, labels, ask)
+    if pick is None:
+        return None
+    claims = [
+        c
+        for c in _CLAUSE.split(text)
+        if _names(c, labels) and (_headed(c, labels) or _comparison(c))
+    ]
+    return pick if all(one_winner(c, labels, ask) == pick for c in claims) else None
+
+
+def one_winner(text: str, labels: list[str], ask: str) -> str | None:
     """The label `text` says is the `ask` (higher or lower) one, read by meaning: "Globex
     is higher than Acme" and "Acme is lower than Globex" both say Globex is higher; one
     label named alone is the one meant ("Globex, by 16,849"); a label headed by its

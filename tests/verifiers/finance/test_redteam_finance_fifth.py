@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from rewardsmith.verifiers.finance import Consistency, Grounding, NumericAnswer
+from rewardsmith.verifiers.finance import Consistency, CrossDocument, Grounding, NumericAnswer
 from rewardsmith.verifiers.finance.figures import find_figures
 from rewardsmith.verifiers.types import Sample
 
@@ -212,3 +212,63 @@ def test_the_currency_after_relation_keeps_a_right_statement() -> None:
     new = relation.rewrite(Sample(id="r", completion=_statement(CURRENT)), random.Random(0))
     assert new is not None and "1,750 USD" in str(new.completion)
     assert check(new).score == 1.0
+
+
+# --- F3: each label claimed the higher one, in two clauses of one answer ------------------
+#
+# Before the fix (measured): the rows of TWO_WINNERS earned 1.0 (the comparison was read
+# between the first two mentions only, so the second clause was never read).
+
+BUNDLED = REPO / "datasets" / "finance"
+ITEMS = [
+    {"label": "Acme", "pdf": str(BUNDLED / "acme.pdf"), "page": 1, "row": "Revenue",
+     "column": "2024"},
+    {"label": "Globex", "pdf": str(BUNDLED / "globex.pdf"), "page": 1, "row": "Revenue",
+     "column": "2024"},
+]  # fmt: skip
+HIGHER = {"ask": "higher", "amount": True, "items": ITEMS}
+
+
+def _cross(text: str) -> float | None:
+    return CrossDocument()(Sample(id="x", completion=text, reference=HIGHER)).score
+
+
+TWO_WINNERS = [
+    "<answer>Globex, higher by 16,849 thousand; Acme, higher by 16,849 thousand</answer>",
+    "<answer>Globex is higher by 16,849 thousand. Acme is higher by 16,849 thousand.</answer>",
+    "<answer>Globex, higher by 16,849 thousand\nAcme is the higher one</answer>",
+    "<answer>Globex is higher than Acme by 16,849 thousand; Acme is higher than Globex</answer>",
+]
+
+
+@pytest.mark.parametrize("text", TWO_WINNERS)
+def test_two_clauses_naming_each_label_the_higher_name_none(text: str) -> None:
+    assert _cross(text) == 0.0
+
+
+AGREEING = [
+    "<answer>Globex, higher by 16,849 thousand</answer>",
+    "<answer>Globex is higher than Acme by 16,849 thousand; Acme is lower.</answer>",
+    "<answer>Globex is higher by 16,849 thousand. Acme, by contrast, trails.</answer>",
+    "<answer>Globex is higher by 16,849 thousand. Acme is second.</answer>",
+    "<answer>Globex is higher than Acme. The gap is 16,849 thousand.</answer>",
+]
+
+
+@pytest.mark.parametrize("text", AGREEING)
+def test_clauses_that_agree_keep_full_marks(text: str) -> None:
+    assert _cross(text) == 1.0
+
+
+def test_the_relation_claims_both_labels_and_the_answer_earns_nothing() -> None:
+    """`finance/cross_both_higher` is how `audit --search` finds this class."""
+    from rewardsmith.verifiers.finance.claim_relations import cross_document_relations
+
+    relation = next(
+        r for r in cross_document_relations(None) if r.name == "finance/cross_both_higher"
+    )
+    right = Sample(id="r", completion=AGREEING[0], reference=HIGHER)
+    assert CrossDocument()(right).score == 1.0
+    for seed in range(6):
+        new = relation.rewrite(right, random.Random(seed))
+        assert new is not None and CrossDocument()(new).score == 0.0, new.completion
