@@ -4,7 +4,8 @@
 A comparison answer ("Globex, higher by 16,849 thousand") is made wrong by writing it as a
 key-value answer with the labels swapped ("Higher: Acme. Lower: Globex."), by denying it
 ("It is not true that ..."), by an "answer:" line naming the other label before it, or
-by a second clause naming the other label the higher one ("...; Acme, higher by 16,849").
+by a second clause naming the other label the higher one ("...; Acme, higher by 16,849"),
+or by a relative gap no pair of the values gives written beside it ("(99.9%)").
 
 Claims about a chart are made wrong by one more claim the chart cannot place (a series
 with a figure and no year), a denied comparison the chart shows false, "consistently" on
@@ -117,6 +118,19 @@ def _both_higher(sample: Sample, rng: random.Random) -> Sample | None:
     return _on_tag(sample, tag.group(1).rstrip(". ") + clause)
 
 
+def _wrong_relative_gap(sample: Sample, rng: random.Random) -> Sample | None:
+    """A relative gap no value pair gives written beside the answer ("Globex, higher by
+    16,849 thousand (99.9%)"): a wrong claim, not another kind of fact."""
+    if _labels(sample) is None:
+        return None
+    tag = _TAG.search(sample.completion)
+    assert tag is not None
+    if "%" in tag.group(1):
+        return None
+    wrong = rng.choice(("99.9%", "250%", "0.1%", "75%"))
+    return _on_tag(sample, f"{tag.group(1)} ({wrong})")
+
+
 def cross_document_relations(verifier: object) -> list[Relation]:
     """The relations of `cross_document`: each makes a right answer wrong (it earns 0)."""
     made = [
@@ -124,6 +138,7 @@ def cross_document_relations(verifier: object) -> list[Relation]:
         ("cross_denied", _denied, "the answer denied"),
         ("cross_other_answer_line", _other_answer_line, "an answer line naming the other"),
         ("cross_both_higher", _both_higher, "a second clause naming the other the answer"),
+        ("cross_wrong_relative_gap", _wrong_relative_gap, "a wrong percentage gap beside it"),
     ]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]
 

@@ -31,7 +31,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from rewardsmith.verifiers.exploits import Exploit
-from rewardsmith.verifiers.finance.figures import Figure, parse_figure, scale_from_header
+from rewardsmith.verifiers.finance.figures import (
+    Figure,
+    find_figure_spans,
+    parse_figure,
+    scale_from_header,
+)
 from rewardsmith.verifiers.finance.numeric import (
     COUNT_UNITS,
     HedgedAnswer,
@@ -195,6 +200,32 @@ def one_winner(text: str, labels: list[str], ask: str) -> str | None:
     return None
 
 
+def _gaps(values: list[float]) -> str:
+    low, high = sorted(abs(v) for v in values)
+    gap = high - low
+    return " nor ".join(f"{g:.4g}%" for g in (gap / low * 100 if low else 0, gap / high * 100))
+
+
+def _relative_gaps(text: str, values: list[float]) -> tuple[str, list[str]]:
+    """`text` with its percentages blanked, and those that state no relative gap between
+    the two values: the gap over the lower value ("Globex is 13.8% higher") or over the
+    higher one ("Acme is 12.1% lower"), each to the precision written ("14%" for 13.76%).
+    A wrong percentage beside the right amount is a wrong claim, not another kind of fact."""
+    low, high = sorted(abs(v) for v in values)
+    gap = high - low
+    truths = [gap / high * 100] + ([gap / low * 100] if low else [])
+    wrong = []
+    for figure, start, end in reversed(find_figure_spans(text)):
+        if figure.unit not in ("%", "bp"):
+            continue
+        value = abs(figure.value) / (100 if figure.unit == "bp" else 1)
+        slack = 0.5 * 10.0**-figure.decimals + 1e-9
+        if not any(abs(value - t) <= slack for t in truths):
+            wrong.append(figure.text)
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text, wrong[::-1]
+
+
 def _other(label: str, labels: list[str]) -> str | None:
     """The one label that is not `label`, or None where there are several."""
     others = [lab for lab in labels if lab != label]
@@ -299,6 +330,12 @@ class CrossDocument:
             for lab in labels:
                 rest = re.sub(re.escape(lab), " ", rest, flags=re.I)
             gold_amount = max(values) - min(values) if len(values) == 2 else None
+            if gold_amount is not None:  # "(13.8%)", "14% higher": the gap relative to either
+                rest, wrong = _relative_gaps(rest, values)
+                if wrong:
+                    parts.append(0.0)
+                    evidence["relative_gap"] = wrong
+                    feedback.append(f"relative gap {wrong[0]} is neither {_gaps(values)}")
             if not ref.get("amount") or gold_amount is None:
                 return self._verdict(parts, evidence, feedback)
         else:

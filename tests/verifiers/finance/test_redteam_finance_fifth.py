@@ -272,3 +272,46 @@ def test_the_relation_claims_both_labels_and_the_answer_earns_nothing() -> None:
     for seed in range(6):
         new = relation.rewrite(right, random.Random(seed))
         assert new is not None and CrossDocument()(new).score == 0.0, new.completion
+
+
+# --- F4: a wrong relative gap beside the right amount ---------------------------------------
+#
+# Before the fix (measured): the rows of WRONG_PERCENT earned 1.0 (a percentage beside an
+# amount was taken for "another kind of fact" and never checked).
+
+WRONG_PERCENT = [
+    "<answer>Globex, higher by 16,849 thousand (99.9%)</answer>",
+    "<answer>Globex, higher by 16,849 thousand, or 50%</answer>",
+    "<answer>Globex is 25% higher than Acme, by 16,849 thousand</answer>",
+]
+
+
+@pytest.mark.parametrize("text", WRONG_PERCENT)
+def test_a_wrong_relative_gap_beside_the_amount_fails(text: str) -> None:
+    assert _cross(text) == 0.0
+
+
+RIGHT_PERCENT = [
+    "<answer>Globex, higher by 16,849 thousand (13.8%)</answer>",
+    "<answer>Globex, higher by 16,849 thousand (13.76%)</answer>",
+    "<answer>Globex is 14% higher than Acme, by 16,849 thousand</answer>",
+    "<answer>Globex, higher by 16,849 thousand; Acme is 12.1% lower</answer>",
+]
+
+
+@pytest.mark.parametrize("text", RIGHT_PERCENT)
+def test_a_right_relative_gap_beside_the_amount_keeps_full_marks(text: str) -> None:
+    assert _cross(text) == 1.0
+
+
+def test_the_relation_adds_a_wrong_relative_gap_and_the_answer_earns_nothing() -> None:
+    """`finance/cross_wrong_relative_gap` is how `audit --search` finds this class."""
+    from rewardsmith.verifiers.finance.claim_relations import cross_document_relations
+
+    relation = next(
+        r for r in cross_document_relations(None) if r.name == "finance/cross_wrong_relative_gap"
+    )
+    right = Sample(id="r", completion=AGREEING[0], reference=HIGHER)
+    for seed in range(6):
+        new = relation.rewrite(right, random.Random(seed))
+        assert new is not None and CrossDocument()(new).score == 0.0, new.completion
