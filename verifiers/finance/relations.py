@@ -477,6 +477,21 @@ def _years_swapped(
     return rows
 
 
+def _fiscal_headers(
+    rows: list[list[str]], sample: Sample, rng: random.Random
+) -> list[list[str]] | None:
+    """Every year header written as a fiscal year ("FY24", "FY2024", "Dec 31, 2024",
+    "2024A"), one form for the table: the columns are the same years."""
+    years = [j for j, cell in enumerate(rows[0]) if re.fullmatch(r"(19|20)\d\d", cell)]
+    if not years:
+        return None
+    form = rng.choice(("FY{short}", "FY{year}", "Dec 31, {year}", "{year}A"))
+    for j in years:
+        year = rows[0][j]
+        rows[0][j] = form.format(year=year, short=year[2:])
+    return rows
+
+
 def _padding(rows: list[list[str]], sample: Sample, rng: random.Random) -> list[list[str]]:
     width = len(rows[0])
     for n in range(rng.randrange(2, 8)):
@@ -530,6 +545,7 @@ def table_relations(verifier: object) -> list[Relation]:
         ("cell_digit", "changing", _cell_digit),
         ("drop_row", "changing", _drop_row),
         ("years_swapped", "changing", _years_swapped),
+        ("fiscal_headers", "preserving", _fiscal_headers),
         ("padding_rows", "dressing", _padding),
         ("repeated_rows", "dressing", _repeated_rows),
     ]

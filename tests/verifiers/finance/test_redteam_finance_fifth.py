@@ -19,7 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from rewardsmith.verifiers.finance import Consistency, CrossDocument, Grounding, NumericAnswer
+from rewardsmith.verifiers.finance import (
+    Consistency,
+    CrossDocument,
+    Grounding,
+    NumericAnswer,
+    TableMatch,
+)
 from rewardsmith.verifiers.finance.figures import find_figures
 from rewardsmith.verifiers.types import Sample
 
@@ -315,3 +321,56 @@ def test_the_relation_adds_a_wrong_relative_gap_and_the_answer_earns_nothing() -
     for seed in range(6):
         new = relation.rewrite(right, random.Random(seed))
         assert new is not None and CrossDocument()(new).score == 0.0, new.completion
+
+
+# --- F5 (a right form refused): fiscal-year headers beside a growth column ----------------
+#
+# Before the fix (measured): the PDF's own table with its year headers written "FY24",
+# "FY2024" or "Dec 31, 2024" scored 0.2 beside its "% change" column (0.0 for "FY24" with
+# no growth column): a year was the key only when every column named one, and "FY24" named
+# none.
+
+
+ACME_TABLE = {"pdf": str(REPO / "datasets" / "finance" / "acme.pdf"), "page": 1, "table": 0}
+ACME_ROWS = """| Item | 2024 | 2023 | % change |
+|---|---|---|---|
+| Revenue | 122,445 | 150,239 | -18.5% |
+| Cost of sales | (44,943) | (43,084) | 4.3% |
+| Operating expenses | (16,468) | (15,991) | 3.0% |
+| Other income (expense) | - | 159 | -100.0% |
+| Total operating result | 61,034 | 91,323 | -33.2% |"""
+
+
+def _table(text: str) -> float | None:
+    return TableMatch()(Sample(id="t", completion=text, reference=ACME_TABLE)).score
+
+
+@pytest.mark.parametrize(
+    "years",
+    [
+        "| FY24 | FY23 |",
+        "| FY2024 | FY2023 |",
+        "| Dec 31, 2024 | Dec 31, 2023 |",
+        "| 2024A | 2023A |",
+    ],
+)
+def test_fiscal_year_headers_beside_a_growth_column_score_as_the_years(years: str) -> None:
+    assert _table(ACME_ROWS.replace("| 2024 | 2023 |", years)) == _table(ACME_ROWS)
+
+
+def test_fiscal_year_headers_swapped_still_cost() -> None:
+    swapped = ACME_ROWS.replace("| 2024 | 2023 |", "| FY23 | FY24 |")
+    assert (_table(swapped) or 0.0) < (_table(ACME_ROWS) or 0.0) - 0.3
+
+
+def test_the_fiscal_headers_relation_keeps_the_score() -> None:
+    """`finance/table_fiscal_headers` (preserving) is how `audit --search` finds this class."""
+    from rewardsmith.verifiers.finance.relations import table_relations
+
+    relation = next(
+        r for r in table_relations(TableMatch()) if r.name == "finance/table_fiscal_headers"
+    )
+    right = Sample(id="t", completion=ACME_ROWS, reference=ACME_TABLE)
+    for seed in range(6):
+        new = relation.rewrite(right, random.Random(seed))
+        assert new is not None and _table(str(new.completion)) == _table(ACME_ROWS)
