@@ -374,3 +374,30 @@ def test_the_fiscal_headers_relation_keeps_the_score() -> None:
     for seed in range(6):
         new = relation.rewrite(right, random.Random(seed))
         assert new is not None and _table(str(new.completion)) == _table(ACME_ROWS)
+
+
+@pytest.mark.slow
+def test_a_real_report_with_an_unreadable_entry_fails_and_as_printed_passes(
+    shared_data: Path,
+) -> None:
+    """The NICS report (../shared/data, pdfplumber's tests): its table as printed holds with
+    no reference; one more entry hidden above a total ("~1,234") fails it."""
+    from rewardsmith.verifiers.finance.exploits import markdown
+    from rewardsmith.verifiers.finance.reference import (
+        ExtractedTable,
+        ExtractionLimits,
+        read_pdf_table,
+    )
+    from rewardsmith.verifiers.finance.relations import consistency_relations
+
+    pdf = shared_data / "pdf/pdfplumber/nics-background-checks-2015-11.pdf"
+    found = read_pdf_table(str(pdf), 1, 0, ExtractionLimits())
+    assert isinstance(found, ExtractedTable), found
+    printed = Sample(id="nics", completion=markdown(found.table.grid()))
+    check = Consistency(min_checks=1)
+    assert check(printed).score == 1.0
+    relation = next(
+        r for r in consistency_relations(check) if r.name == "finance/consistency_unreadable_entry"
+    )
+    made = [relation.rewrite(printed, random.Random(seed)) for seed in range(3)]
+    assert all(m is not None and check(m).score == 0.0 for m in made)
