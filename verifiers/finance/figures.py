@@ -47,6 +47,7 @@ __all__ = [
     "find_figure_spans",
     "find_figures",
     "is_data_cell",
+    "is_garbled",
     "is_year",
     "parse_figure",
     "restates",
@@ -240,13 +241,32 @@ _MIN_RUN_DIGITS = 4
 """A run of fewer digits ("1,2", "3,5") is a list or a decimal comma: no figure."""
 
 
+_EURO_DECIMAL = re.compile(r"\d+,\d{1,2}")
+_SHAPED = re.compile(r"\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?|\d{1,3}(?:\.\d{3}){2,}|\d+,\d{1,2}")
+"""Runs with a grouping of their own: Indian ("1,22,445"), dotted thousands ("1.234.567"),
+a decimal comma ("1224,45")."""
+_LEADING_RUN = re.compile(r"\s*\(?[-−–+]?\s*(?:[$€£¥]\s?)?(\d[\d.,]*\d)")
+
+
+def is_garbled(figure: Figure) -> bool:
+    """A figure read from a run whose separators follow no grouping ("12,2445", "122,4450",
+    "122,445.0.5"): its digits are read, but which quantity it states is not written, so it
+    answers nothing (`numeric_answer` refuses it; it grounds no claim it does not match)."""
+    match = _LEADING_RUN.match(figure.text)
+    if match is None or not re.search(r"[.,]", match.group(1)):
+        return False
+    token = match.group(1)
+    return not (_FIND.fullmatch(token) or _SHAPED.fullmatch(token))
+
+
 def _glued_runs(text: str) -> list[tuple[Figure, int, int]]:
     """Digit runs that no well-formed figure spans: digits glued after a grouped figure
     ("122,4450", "122,445,5", "122,445.0.5"), the Indian grouping ("1,22,445") and dotted
     thousands ("1.234.567"). Each reads as its digits with the separators taken out (one
     dot kept as the decimal point when it is the only one and after every comma), never as
     its well-formed start: "122,4450" is 1,224,450, not 122,445. A list of years
-    ("2023,2024") and a run of fewer than `_MIN_RUN_DIGITS` digits read as nothing."""
+    ("2023,2024") and a run of fewer than `_MIN_RUN_DIGITS` digits read as nothing; a
+    single comma before one or two digits is a decimal comma ("1224,45" is 1,224.45)."""
     found = []
     for match in _RUN.finditer(text):
         token = match.group("num")
@@ -255,7 +275,9 @@ def _glued_runs(text: str) -> list[tuple[Figure, int, int]]:
         if well_formed or len(digits) < _MIN_RUN_DIGITS or _YEAR_RUN.fullmatch(token):
             continue
         dots = token.count(".")
-        if dots == 1 and token.rfind(".") > token.rfind(","):
+        if _EURO_DECIMAL.fullmatch(token):  # "1224,45": a decimal comma, 1,224.45
+            value, decimals = float(token.replace(",", ".")), len(token.split(",")[1])
+        elif dots == 1 and token.rfind(".") > token.rfind(","):
             value = float(token.replace(",", ""))
             decimals = len(token) - token.rfind(".") - 1
         else:

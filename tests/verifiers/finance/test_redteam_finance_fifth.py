@@ -59,6 +59,17 @@ def test_a_figure_with_digits_glued_on_is_not_grounded(text: str) -> None:
 
 
 GLUED_ANSWERS = ["<answer>122,4459</answer>", "<answer>122,445,9</answer>", "122,4450"]
+MISPLACED = [  # the gold's digits with a comma no grouping puts there, or a decimal comma
+    "<answer>12,2445 thousand</answer>",
+    "<answer>1,22445 thousand</answer>",
+    "<answer>1224,45 thousand</answer>",  # 1,224.45 thousand
+    "Revenue was 12,2445 thousand.",
+]
+
+
+@pytest.mark.parametrize("text", MISPLACED)
+def test_a_misplaced_comma_states_no_answer(text: str) -> None:
+    assert _numeric(text, REVENUE) == 0.0
 
 
 @pytest.mark.parametrize("text", GLUED_ANSWERS)
@@ -99,6 +110,8 @@ def test_a_footnoted_or_lakh_grouped_answer_keeps_full_marks(text: str) -> None:
         ("122,4450", [1224450.0]),
         ("1,22,445", [122445.0]),
         ("122,445.0.5", [12244505.0]),
+        ("1224,45", [1224.45]),
+        ("1.234.567", [1234567.0]),
         ("122,445 and 1,234.5", [122445.0, 1234.5]),
         ("notes 1,2 and 3", [3.0]),  # a short run ("1,2") is no figure
         ("122,445¹", [122445.0]),
