@@ -3,7 +3,9 @@
 
 A comparison answer ("Globex, higher by 16,849 thousand") is made wrong by writing it as a
 key-value answer with the labels swapped ("Higher: Acme. Lower: Globex."), by denying it
-("It is not true that ..."), or by an "answer:" line naming the other label before it.
+("It is not true that ..."), by an "answer:" line naming the other label before it, or
+by a second clause naming the other label the higher one ("...; Acme, higher by 16,849"),
+or by a relative gap no pair of the values gives written beside it ("(99.9%)").
 
 Claims about a chart are made wrong by one more claim the chart cannot place (a series
 with a figure and no year), a denied comparison the chart shows false, "consistently" on
@@ -14,7 +16,8 @@ must fail the whole answer, since every claim must hold.
 Cited figures are made wrong by opening each sentence with the year before the asked one
 ("In 2023, revenue was 122,445 (p. 1)": another column) or by a guess or a denial
 ("Revenue was probably 122,445"), or by saying a level was reached by the move the page
-does not show ("Revenue rose to 122,445 (p. 1)" where it fell from 150,239).
+does not show ("Revenue rose to 122,445 (p. 1)" where it fell from 150,239), or by a
+digit glued after a cited figure ("122,4450": a figure ten times the page's).
 
     >>> from rewardsmith.verifiers.types import Sample
     >>> rel = {r.name: r for r in cross_document_relations(None)}
@@ -100,12 +103,42 @@ def _other_answer_line(sample: Sample, rng: random.Random) -> Sample | None:
     return rewritten(sample, f"Answer: {line}\n{sample.completion}")
 
 
+def _both_higher(sample: Sample, rng: random.Random) -> Sample | None:
+    """A second clause naming the other label the answer ("Globex, higher by 16,849;
+    Acme, higher by 16,849"): each label is claimed, so neither is."""
+    found = _labels(sample)
+    if found is None:
+        return None
+    _, other, ask = found
+    tag = _TAG.search(sample.completion)
+    assert tag is not None
+    amount = _AMOUNT.search(tag.group(1))
+    by = f" by {amount.group(0)}" if amount else ""
+    clause = rng.choice((f"; {other}, {ask}{by}", f". {other} is {ask}{by}.", f"\n{other}: {ask}"))
+    return _on_tag(sample, tag.group(1).rstrip(". ") + clause)
+
+
+def _wrong_relative_gap(sample: Sample, rng: random.Random) -> Sample | None:
+    """A relative gap no value pair gives written beside the answer ("Globex, higher by
+    16,849 thousand (99.9%)"): a wrong claim, not another kind of fact."""
+    if _labels(sample) is None:
+        return None
+    tag = _TAG.search(sample.completion)
+    assert tag is not None
+    if "%" in tag.group(1):
+        return None
+    wrong = rng.choice(("99.9%", "250%", "0.1%", "75%"))
+    return _on_tag(sample, f"{tag.group(1)} ({wrong})")
+
+
 def cross_document_relations(verifier: object) -> list[Relation]:
     """The relations of `cross_document`: each makes a right answer wrong (it earns 0)."""
     made = [
         ("cross_key_value_swapped", _key_value_swapped, "the labels swapped under their keys"),
         ("cross_denied", _denied, "the answer denied"),
         ("cross_other_answer_line", _other_answer_line, "an answer line naming the other"),
+        ("cross_both_higher", _both_higher, "a second clause naming the other the answer"),
+        ("cross_wrong_relative_gap", _wrong_relative_gap, "a wrong percentage gap beside it"),
     ]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]
 
@@ -287,6 +320,20 @@ def _reversed_move(verifier: Any) -> Any:
     return rewrite
 
 
+_GROUPED = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\d,.]\d|\w)")
+
+
+def _glued_digit(sample: Sample, rng: random.Random) -> Sample | None:
+    """A digit glued after the first grouped figure ("122,445" as "122,4450", ten times the
+    page's, or "122,445,5"): read as its well-formed start it would still be grounded."""
+    text = sample.completion
+    match = _GROUPED.search(text) if isinstance(text, str) else None
+    if match is None:
+        return None
+    glued = match.group(0) + rng.choice(("0", "5", ",5", "9"))
+    return rewritten(sample, text[: match.start()] + glued + text[match.end() :])
+
+
 def grounding_relations(verifier: object) -> list[Relation]:
     """The relations of `grounding`: each makes a right answer's claims wrong (it earns 0)."""
     made = [
@@ -294,5 +341,6 @@ def grounding_relations(verifier: object) -> list[Relation]:
         ("grounding_doubted", _doubted, "a claim made a guess or a denial"),
         ("grounding_reversed_move", _reversed_move(verifier), "a level reached the other way"),
         ("grounding_other_quantity", _other_quantity, "a claim's figure given another quantity"),
+        ("glued_digit", _glued_digit, "a digit glued after a cited figure"),
     ]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]

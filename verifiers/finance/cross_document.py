@@ -31,7 +31,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from rewardsmith.verifiers.exploits import Exploit
-from rewardsmith.verifiers.finance.figures import Figure, parse_figure, scale_from_header
+from rewardsmith.verifiers.finance.figures import (
+    Figure,
+    find_figure_spans,
+    parse_figure,
+    scale_from_header,
+)
 from rewardsmith.verifiers.finance.numeric import (
     COUNT_UNITS,
     HedgedAnswer,
@@ -143,7 +148,28 @@ def _headed(text: str, labels: list[str]) -> list[tuple[int, str]]:
     return out
 
 
+_CLAUSE = re.compile(r"[;\n]|(?<!\d)\.(?!\d)|\.(?=\s)")
+"""Where one clause of an answer ends: a semicolon, a line break, or a full stop that is no
+decimal point ("Globex, higher by 16,849.5 thousand; Acme, higher")."""
+
+
 def winner(text: str, labels: list[str], ask: str) -> str | None:
+    """The label `text` says is the `ask` one (`one_winner`), where every clause of it that
+    names a label beside a comparison word names the same one: "Globex, higher by 16,849;
+    Acme, higher by 16,849" names both, so it names none (None). A clause naming a label
+    with no comparison ("Acme is second") says nothing either way."""
+    pick = one_winner(text, labels, ask)
+    if pick is None:
+        return None
+    claims = [
+        c
+        for c in _CLAUSE.split(text)
+        if _names(c, labels) and (_headed(c, labels) or _comparison(c))
+    ]
+    return pick if all(one_winner(c, labels, ask) == pick for c in claims) else None
+
+
+def one_winner(text: str, labels: list[str], ask: str) -> str | None:
     """The label `text` says is the `ask` (higher or lower) one, read by meaning: "Globex
     is higher than Acme" and "Acme is lower than Globex" both say Globex is higher; one
     label named alone is the one meant ("Globex, by 16,849"); a label headed by its
@@ -172,6 +198,32 @@ def winner(text: str, labels: list[str], ask: str) -> str | None:
             return None
         return first if direction == want else next(lab for lab in distinct if lab != first)
     return None
+
+
+def _gaps(values: list[float]) -> str:
+    low, high = sorted(abs(v) for v in values)
+    gap = high - low
+    return " nor ".join(f"{g:.4g}%" for g in (gap / low * 100 if low else 0, gap / high * 100))
+
+
+def _relative_gaps(text: str, values: list[float]) -> tuple[str, list[str]]:
+    """`text` with its percentages blanked, and those that state no relative gap between
+    the two values: the gap over the lower value ("Globex is 13.8% higher") or over the
+    higher one ("Acme is 12.1% lower"), each to the precision written ("14%" for 13.76%).
+    A wrong percentage beside the right amount is a wrong claim, not another kind of fact."""
+    low, high = sorted(abs(v) for v in values)
+    gap = high - low
+    truths = [gap / high * 100] + ([gap / low * 100] if low else [])
+    wrong = []
+    for figure, start, end in reversed(find_figure_spans(text)):
+        if figure.unit not in ("%", "bp"):
+            continue
+        value = abs(figure.value) / (100 if figure.unit == "bp" else 1)
+        slack = 0.5 * 10.0**-figure.decimals + 1e-9
+        if not any(abs(value - t) <= slack for t in truths):
+            wrong.append(figure.text)
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text, wrong[::-1]
 
 
 def _other(label: str, labels: list[str]) -> str | None:
@@ -278,6 +330,12 @@ class CrossDocument:
             for lab in labels:
                 rest = re.sub(re.escape(lab), " ", rest, flags=re.I)
             gold_amount = max(values) - min(values) if len(values) == 2 else None
+            if gold_amount is not None:  # "(13.8%)", "14% higher": the gap relative to either
+                rest, wrong = _relative_gaps(rest, values)
+                if wrong:
+                    parts.append(0.0)
+                    evidence["relative_gap"] = wrong
+                    feedback.append(f"relative gap {wrong[0]} is neither {_gaps(values)}")
             if not ref.get("amount") or gold_amount is None:
                 return self._verdict(parts, evidence, feedback)
         else:

@@ -2,11 +2,12 @@
 
 A figure in a report is rarely a bare float. The rules, applied in this order:
 
-- footnote marks are dropped: ``1,234*``, ``1,234†``, ``1,234¹``, ``1,234 (a)``, ``[3]``;
-- currency symbols and codes are dropped and kept as the unit: ``$``, ``€``, ``£``, ``¥``,
-  ``USD``, ``EUR``, ``GBP``;
+- footnote marks are dropped: ``1,234*``, ``1,234†``, ``1,234¹``, ``1,234 (a)``,
+  ``1,234 (1)``, ``[3]``;
+- currency symbols and codes, before or after the number, are dropped and kept as the
+  unit: ``$``, ``€``, ``£``, ``¥``, ``USD``, ``EUR``, ``GBP`` (``1,234 USD``, ``1.234,50 €``);
 - thousands separators are removed: ``1,234,567``, ``1 234 567`` (space or thin space),
-  and the European form ``1.234.567,89``;
+  the Swiss ``1'234'567`` and the European form ``1.234.567,89``;
 - a negative is a leading minus (``-``, ``−``, ``–``), parentheses ``(1,234)``, or a trailing
   minus ``1,234-``;
 - a lone dash (``-``, ``–``, ``—``) means zero, as in statements where nil is printed as a dash;
@@ -46,6 +47,7 @@ __all__ = [
     "find_figure_spans",
     "find_figures",
     "is_data_cell",
+    "is_garbled",
     "is_year",
     "parse_figure",
     "restates",
@@ -86,17 +88,19 @@ _SCALE_NAMES = {1.0: "", 1e3: "thousand", 1e6: "million", 1e9: "billion", 1e12: 
 
 _CURRENCIES = {"$": "$", "€": "€", "£": "£", "¥": "¥", "usd": "$", "eur": "€", "gbp": "£"}
 _DASHES = "-‐‑‒–—―−"  # hyphen, en dash, em dash, minus sign and friends
-_FOOTNOTE = re.compile(r"(\s*\[\d{1,2}\]|\s*\([a-z]\)|[*†‡§¹²³⁴⁵⁶⁷⁸⁹⁰]+)$")
+_FOOTNOTE = re.compile(r"(\s*\[\d{1,2}\]|\s*\([a-z]\)|\s+\(\d{1,2}\)|[*†‡§¹²³⁴⁵⁶⁷⁸⁹⁰]+)$")
 _CORE = re.compile(
     r"""^\+?(?P<neg>[-−–]|\()?\s*
         (?P<cur>[$€£¥]|usd|eur|gbp)?\s*
         (?P<neg2>[-−–])?\s*
         (?P<num>\d{1,3}(?:[,\u2009\u202f ]\d{3})+(?:\.\d+)?   # 1,234,567.89
+              |\d{1,3}(?:['’]\d{3})+(?:\.\d+)?                  # 1'234'567.89 (Swiss)
               |\d{1,3}(?:\.\d{3})+,\d+                          # 1.234.567,89
               |\d+(?:\.\d+)?|\.\d+)
         \s*(?P<scale>thousands?|millions?|billions?|trillions?|mln|mn|mm|mio|bln|bn|tn|k|m|b)?\.?
+        \s*(?P<cur2>[$€£¥]|usd|eur|gbp)?                        # 1,234 USD, 1.234,50 €
         \s*(?P<unit>%|percent|bps?|basis\ points?)?
-        \s*(?P<close>\))?\s*(?P<trail>[-−])?$""",
+        \s*(?P<close>\))?\s*(?P<cur3>[$€£¥]|usd|eur|gbp)?\s*(?P<trail>[-−])?$""",
     re.VERBOSE | re.IGNORECASE,
 )
 
@@ -138,7 +142,7 @@ def decimals_of(number_text: str) -> int:
 def _to_float(number_text: str) -> float:
     if re.fullmatch(r"\d{1,3}(?:\.\d{3})+,\d+", number_text):  # European 1.234,5
         return float(number_text.replace(".", "").replace(",", "."))
-    return float(re.sub(r"[,\u2009\u202f ]", "", number_text))
+    return float(re.sub(r"[,'’\u2009\u202f ]", "", number_text))
 
 
 def parse_figure(text: str) -> Figure | None:
@@ -154,6 +158,10 @@ def parse_figure(text: str) -> Figure | None:
     g = match.groupdict()
     if bool(g["neg"] == "(") != bool(g["close"]):
         return None  # unbalanced parenthesis: not a figure we can trust
+    after = g["cur2"] or g["cur3"]  # "1,234 USD", "(1,234) USD"
+    if (g["cur2"] and g["cur3"]) or (after and (g["cur"] or g["unit"])):
+        return None  # "$1,234 USD", "5 € %": two currencies, or a currency on a percentage
+    g["cur"] = g["cur"] or after
     value = _to_float(g["num"])
     negative = bool(g["neg"]) or bool(g["neg2"]) or bool(g["trail"])
     unit = _unit(g["unit"], g["cur"])
@@ -181,6 +189,7 @@ _FIND = re.compile(
     r"""(?<![\w.,])
         \(?[-−–+]?(?:[$€£¥]\s?)?[-−–]?
         (?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d+|\d+(?:\.\d+)?)
+        (?!\d|[.,]\d)  # never the well-formed start of a longer run ("122,445" of "122,4450")
         (?:\s?(?:thousands?|millions?|billions?|trillions?|mln|mn|bln|bn|tn|k|m|b)\b)?
         (?:%|\s%(?!\s?(?:change|chg|growth|var))|\s?(?:percent\b|bps?\b|basis\ points?\b))?
         (?:\)|[-−](?![\d\w]))?""",
@@ -200,8 +209,10 @@ def find_figures(text: str) -> list[Figure]:
 def find_figure_spans(text: str) -> list[tuple[Figure, int, int]]:
     """`find_figures` with where each figure sits: (figure, start, end) in the NFKC form
     of `text` (the same as `text` for ordinary prose)."""
-    text = unicodedata.normalize("NFKC", text[:MAX_TEXT_CHARS])
-    found = []
+    # A superscript footnote mark glued on ("122,445¹") is a blank, not a digit after NFKC.
+    text = _GLUED_MARK.sub(" ", text[:MAX_TEXT_CHARS])
+    text = unicodedata.normalize("NFKC", text)
+    found = [(figure, start, end) for figure, start, end in _glued_runs(text)]
     for match in _FIND.finditer(text):
         span = match.group(0)
         start = match.start() + len(span) - len(span.lstrip())
@@ -214,6 +225,66 @@ def find_figure_spans(text: str) -> list[tuple[Figure, int, int]]:
         figure = parse_figure(span)
         if figure is not None:
             found.append((figure, start, end))
+    return sorted(found, key=lambda f: f[1])
+
+
+_GLUED_MARK = re.compile(r"(?<=[\w%)])[¹²³⁴⁵⁶⁷⁸⁹⁰]+(?!\w)")
+"""Superscript footnote marks glued to a figure or its scale word ("122,445¹",
+"thousand²")."""
+_RUN = re.compile(
+    r"(?<![\w.,])(?P<num>\d+(?:[.,]\d+)+)(?![\w])"
+    r"(?:\s?(?P<scale>thousands?|millions?|billions?|trillions?|mln|mn|bln|bn|tn|k|m|b)\b)?",
+    re.IGNORECASE,
+)
+_YEAR_RUN = re.compile(r"(?:19|20)\d{2}(?:,(?:19|20)\d{2})+")
+_MIN_RUN_DIGITS = 4
+"""A run of fewer digits ("1,2", "3,5") is a list or a decimal comma: no figure."""
+
+
+_EURO_DECIMAL = re.compile(r"\d+,\d{1,2}")
+_SHAPED = re.compile(r"\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?|\d{1,3}(?:\.\d{3}){2,}|\d+,\d{1,2}")
+"""Runs with a grouping of their own: Indian ("1,22,445"), dotted thousands ("1.234.567"),
+a decimal comma ("1224,45")."""
+_LEADING_RUN = re.compile(r"\s*\(?[-−–+]?\s*(?:[$€£¥]\s?)?(\d[\d.,]*\d)")
+
+
+def is_garbled(figure: Figure) -> bool:
+    """A figure read from a run whose separators follow no grouping ("12,2445", "122,4450",
+    "122,445.0.5"): its digits are read, but which quantity it states is not written, so it
+    answers nothing (`numeric_answer` refuses it; it grounds no claim it does not match)."""
+    match = _LEADING_RUN.match(figure.text)
+    if match is None or not re.search(r"[.,]", match.group(1)):
+        return False
+    token = match.group(1)
+    return not (_FIND.fullmatch(token) or _SHAPED.fullmatch(token))
+
+
+def _glued_runs(text: str) -> list[tuple[Figure, int, int]]:
+    """Digit runs that no well-formed figure spans: digits glued after a grouped figure
+    ("122,4450", "122,445,5", "122,445.0.5"), the Indian grouping ("1,22,445") and dotted
+    thousands ("1.234.567"). Each reads as its digits with the separators taken out (one
+    dot kept as the decimal point when it is the only one and after every comma), never as
+    its well-formed start: "122,4450" is 1,224,450, not 122,445. A list of years
+    ("2023,2024") and a run of fewer than `_MIN_RUN_DIGITS` digits read as nothing; a
+    single comma before one or two digits is a decimal comma ("1224,45" is 1,224.45)."""
+    found = []
+    for match in _RUN.finditer(text):
+        token = match.group("num")
+        well_formed = _FIND.fullmatch(token)
+        digits = re.sub(r"\D", "", token)
+        if well_formed or len(digits) < _MIN_RUN_DIGITS or _YEAR_RUN.fullmatch(token):
+            continue
+        dots = token.count(".")
+        if _EURO_DECIMAL.fullmatch(token):  # "1224,45": a decimal comma, 1,224.45
+            value, decimals = float(token.replace(",", ".")), len(token.split(",")[1])
+        elif dots == 1 and token.rfind(".") > token.rfind(","):
+            value = float(token.replace(",", ""))
+            decimals = len(token) - token.rfind(".") - 1
+        else:
+            value, decimals = float(digits), 0
+        scale = SCALE_WORDS[match.group("scale").lower()] if match.group("scale") else 1.0
+        figure = Figure(value, scale, decimals=decimals, text=match.group(0))
+        found.append((figure, match.start(), match.end()))
     return found
 
 

@@ -14,8 +14,9 @@ in the stub column or naming a statement or table), units rows ("$ in millions")
 header levels. A header cell left blank beside a spanning one takes its text (a spanning
 header is written once, in its first column). Each column's key is the shortest run of
 levels, from the bottom up, that tells the columns apart (so "2024" under "Year ended
-December 31" is keyed "2024"); when every column names exactly one distinct year, the
-year is the key ("FY2024", "Dec 31, 2024" and "2024" agree).
+December 31" is keyed "2024"); a column that names exactly one year is keyed by it
+("FY2024", "FY24", "Dec 31, 2024" and "2024" agree), beside columns that name none ("%
+change"), wherever the keys stay distinct.
 
     >>> grid = [["Contoso plc - Balance Sheet ($ in millions)", "", ""],
     ...         ["", "Year ended December 31", ""], ["", "FY2024", "FY2023"],
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardsmith.verifiers.finance.figures import is_data_cell, scale_from_header
+from rewardsmith.verifiers.finance.quantities import fiscal_year
 
 __all__ = ["HeaderLayout", "detect_header"]
 
@@ -168,7 +170,7 @@ def _column_keys(levels: list[list[str]], stub: int, width: int) -> tuple[str, .
     spread = [_spread(r, stub) for r in levels[:-1]] + [levels[-1]]
     columns = [[_norm(r[c]) for r in spread] for c in range(width)]
     data = range(stub, width)
-    years = [_YEAR.findall(" ".join(columns[c])) for c in data]
+    years = [_years(" ".join(columns[c])) for c in data]
     if all(len(y) == 1 for y in years) and len({y[0] for y in years}) == len(years):
         return tuple(
             [" / ".join(x for x in columns[c] if x) for c in range(stub)] + [y[0] for y in years]
@@ -177,7 +179,24 @@ def _column_keys(levels: list[list[str]], stub: int, width: int) -> tuple[str, .
         keys = [" / ".join(x for x in columns[c][-depth:] if x) for c in range(width)]
         if len({keys[c] for c in data}) == len(data):
             break
+    # A column that names one year is keyed by it beside columns that name none ("FY24",
+    # "Dec 31, 2024" beside "% change"), where the keys stay distinct.
+    yearly = list(keys)
+    for c, found in zip(data, years, strict=True):
+        if len(found) == 1:
+            yearly[c] = found[0]
+    if len({yearly[c] for c in data}) == len(data):
+        return tuple(yearly)
     return tuple(keys)
+
+
+def _years(text: str) -> list[str]:
+    """The distinct years a header names ("2024", "FY2024", "Dec 31, 2024", and the two-digit
+    "FY24", "FY'24"), in order."""
+    found = list(dict.fromkeys(_YEAR.findall(text)))
+    if not found and (year := fiscal_year(text)) is not None:
+        found = [str(year)]
+    return found
 
 
 def _norm(text: str) -> str:

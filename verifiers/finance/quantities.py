@@ -178,11 +178,18 @@ _SHORT_FISCAL = re.compile(r"\bFY\s?['’-]?(\d{2})\b", re.I)
 """A fiscal year in two digits ("FY24", "FY'24", "FY 24"): the 2000s' year, as "FY2024"."""
 
 
+_FOOTNOTE_MARK = re.compile(r"(?<=[\w%)])[¹²³⁴⁵⁶⁷⁸⁹⁰]+(?!\w)")
+"""A superscript footnote mark glued to a figure or its scale word ("122,445¹ thousand",
+"thousand²"): NFKC would make it a digit of the figure."""
+
+
 def model_text(text: str) -> str:
-    """A model's text with its figures in one form: digit groups separated by spaces, thin
-    spaces or LaTeX's ``{,}`` joined with commas, E-notation written out ("1.22e5" is 122000), a
-    scale after a parenthesised figure put inside, and a two-digit fiscal year written in
-    four ("FY24" is "FY2024": a year, not the figure 24)."""
+    """A model's text with its figures in one form: superscript footnote marks glued on
+    dropped ("122,445¹"), digit groups separated by spaces, thin spaces or LaTeX's ``{,}``
+    joined with commas, E-notation written out ("1.22e5" is 122000), a scale after a
+    parenthesised figure put inside, and a two-digit fiscal year written in four ("FY24" is
+    "FY2024": a year, not the figure 24)."""
+    text = _FOOTNOTE_MARK.sub("", text)
     text = _SHORT_FISCAL.sub(lambda m: f"FY{2000 + int(m.group(1))}", text)
     text = _E_NOTATION.sub(lambda m: format(Decimal(m.group(1)), "f"), text)
     text = _LATEX_GROUP.sub(",", text)

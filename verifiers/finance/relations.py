@@ -477,6 +477,21 @@ def _years_swapped(
     return rows
 
 
+def _fiscal_headers(
+    rows: list[list[str]], sample: Sample, rng: random.Random
+) -> list[list[str]] | None:
+    """Every year header written as a fiscal year ("FY24", "FY2024", "Dec 31, 2024",
+    "2024A"), one form for the table: the columns are the same years."""
+    years = [j for j, cell in enumerate(rows[0]) if re.fullmatch(r"(19|20)\d\d", cell)]
+    if not years:
+        return None
+    form = rng.choice(("FY{short}", "FY{year}", "Dec 31, {year}", "{year}A"))
+    for j in years:
+        year = rows[0][j]
+        rows[0][j] = form.format(year=year, short=year[2:])
+    return rows
+
+
 def _padding(rows: list[list[str]], sample: Sample, rng: random.Random) -> list[list[str]]:
     width = len(rows[0])
     for n in range(rng.randrange(2, 8)):
@@ -530,6 +545,7 @@ def table_relations(verifier: object) -> list[Relation]:
         ("cell_digit", "changing", _cell_digit),
         ("drop_row", "changing", _drop_row),
         ("years_swapped", "changing", _years_swapped),
+        ("fiscal_headers", "preserving", _fiscal_headers),
         ("padding_rows", "dressing", _padding),
         ("repeated_rows", "dressing", _repeated_rows),
     ]
@@ -596,6 +612,52 @@ def _single_item(
     return [*rows[:2], entry, ["Total", *entry[1:]]]
 
 
+_HIDDEN = ("~{}", "{} see note", "[{}]", "{} pcs", "≈{}")
+_GROWTH_HEADER = re.compile(r"%|change|growth|yoy|\bvar", re.I)
+
+
+def _unreadable_entry(
+    rows: list[list[str]], sample: Sample, rng: random.Random
+) -> list[list[str]] | None:
+    """One more entry above the first total, its figures written so no reader of figures
+    reads them ("~84,120", "84,120 see note"), the total left as it was: a reader sees a
+    total that leaves an entry out, and the check must not leave it out too. (Growth
+    cells of the new row say "n.m.".)"""
+    from rewardsmith.verifiers.finance.figures import parse_figure
+
+    total = next((i for i in range(3, len(rows)) if _is_total(rows[i][0])), None)
+    if total is None:
+        return None
+    entry = rows[total - 1]
+    form = rng.choice(_HIDDEN)
+    added = [f"Other {entry[0].strip().lower()}"]
+    for j, cell in enumerate(entry[1:], start=1):
+        header = rows[0][j] if j < len(rows[0]) else ""
+        figure = parse_figure(cell)
+        if _GROWTH_HEADER.search(header):
+            added.append("n.m.")
+        elif figure is not None and figure.value:
+            added.append(form.format(cell.strip()))
+        else:
+            added.append(cell)
+    return [*rows[:total], added, *rows[total:]]
+
+
+def _currency_after(
+    rows: list[list[str]], sample: Sample, rng: random.Random
+) -> list[list[str]] | None:
+    """Every plain amount written with its currency code after it ("1,750 USD")."""
+    from rewardsmith.verifiers.finance.figures import parse_figure
+
+    if any(re.search(r"[$€£¥]|\b(?:USD|EUR|GBP)\b", cell) for row in rows for cell in row):
+        return None
+    for i, j in _numeric_cells(rows):
+        figure = parse_figure(rows[i][j])
+        if figure is not None and not figure.unit and figure.value:
+            rows[i][j] = f"{rows[i][j]} USD"
+    return rows
+
+
 def consistency_relations(verifier: object) -> list[Relation]:
     """The relations of `consistency`: another layout of the same statement keeps its
     checks; a total changed, a statement zeroed or cut to one entry earns nothing."""
@@ -605,6 +667,8 @@ def consistency_relations(verifier: object) -> list[Relation]:
         ("total_digit", "changing", _total_digit),
         ("zeroed", "changing", _zeroed),
         ("single_item", "changing", _single_item),
+        ("unreadable_entry", "changing", _unreadable_entry),
+        ("currency_after", "preserving", _currency_after),
     ]
     on_text: list[tuple[str, Kind, Change]] = [
         ("notes_after", "preserving", _notes_after),

@@ -69,6 +69,13 @@ _EITHER = re.compile(r"\((income|expense|gain|loss|profit|costs?)\)", re.IGNOREC
 _QUALIFIERS = {"current", "non", "noncurrent", "other", "long", "short", "term", "net", "of"}
 _NAME_STOP = {"total", "totals", "subtotal", "sub", "and", "the", "s"}
 _NOTES = re.compile(r"^\s*notes?\b", re.IGNORECASE)
+_NIL = re.compile(
+    r"^\s*(?:|n\.?\s?/?\s?a\.?|n\.?m\.?|nil|none|nmf|not\s+applicable|[-–—*x]+)\s*$",
+    re.IGNORECASE,
+)
+"""An entry cell that states nothing ("", "n/a", "nm", "nil", a dash): no term of a sum.
+Any other text that is no figure ("250 see note", "two hundred fifty", "~250") is a term
+the reader sees and the sum cannot add, so the next total or result fails."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +146,11 @@ def _figure(row: list[str], col: int) -> Figure | None:
     return parse_figure(row[col]) if col < len(row) and row[col].strip() else None
 
 
+def _unread(row: list[str], col: int) -> bool:
+    """A cell that holds text the reader sees as a term and that is no figure (`_NIL`)."""
+    return col < len(row) and _figure(row, col) is None and not _NIL.match(row[col])
+
+
 def _kind(label: str, figures: bool) -> str:
     if _LESS.match(label):
         return "less"
@@ -182,9 +194,10 @@ def _column_checks(statement: Statement, col: int, abs_tol: float) -> Iterator[R
     sections: list[bool] = []  # outflow sense of each open heading
     results_seen = 0
     pending_less: tuple[Entry, Entry] | None = None
+    unread: list[tuple[int, str, str]] = []  # entries not read since the last total or result
     for i, (label, row) in enumerate(zip(statement.labels, statement.rows, strict=True)):
         figure = _figure(row, col)
-        kind = _kind(label, any(_figure(row, c) for c in statement.columns))
+        kind = _kind(label, any(_figure(row, c) or _unread(row, c) for c in statement.columns))
         where = statement.first_row + i
         if kind == "heading":
             stack.append(Entry(where, label, None, bool(_OUTFLOW.search(label)), "heading"))
@@ -194,7 +207,15 @@ def _column_checks(statement: Statement, col: int, abs_tol: float) -> Iterator[R
             if kind in ("total", "result") and row[col].strip():
                 yield RowCheck(kind, f"{label}: {row[col]!r} is not a figure", (where,),
                                column, float("nan"), float("nan"), False)  # fmt: skip
+            elif figure is None and _unread(row, col):
+                unread.append((where, label, row[col]))
             continue
+        if kind in ("total", "result") and unread:  # its sum would leave them out
+            for at, name, cell in unread:
+                yield RowCheck("unreadable_term", f"{name}: {cell!r} is not a figure, so "
+                               f"{label} cannot add it", (at, where), column, float("nan"),
+                               float("nan"), False)  # fmt: skip
+            unread.clear()
         outflow = _sense(label, sections, results_seen)
         entry = Entry(where, label, figure, outflow, "item" if kind == "less" else kind)
         if pending_less is not None and kind == "item":  # the net figure after a "less"
