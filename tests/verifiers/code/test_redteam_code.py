@@ -277,3 +277,17 @@ def test_blank_lines_keep_a_byte_order_mark_first(seed: int) -> None:
     made = RELATIONS["code/blank_lines"](marked, seed)
     assert made is not None and made.completion_text.startswith("\ufeff\n")
     assert FAST(made).score == 1.0, FAST(made).feedback
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_comment_goes_after_a_byte_order_mark(seed: int) -> None:
+    """`audit --bundled --search --seed 31` chained `byte_order_mark` then `comment` (a
+    false witness, as above): a comment before the program now goes after its mark."""
+    marked = RELATIONS["code/byte_order_mark"](
+        Sample(id="b", completion=READ, reference=SUM_REF), 0
+    )
+    assert marked is not None
+    made = RELATIONS["code/comment"](marked, seed)
+    assert made is not None and made.completion_text.startswith("\ufeff")
+    assert made.completion_text.count("\ufeff") == 1
+    assert FAST(made).score == 1.0, FAST(made).feedback
