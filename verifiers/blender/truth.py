@@ -7,8 +7,10 @@ object-index render) says what does. From its statistics and the dump:
 - **lighting**: the named objects' pixels (or the frame, when none is in view), rendered on
   white diffuse surfaces with the scene's lights, world and exposure, must have a mean
   display luminance of at least `LIT_MIN` (a black or chrome material is not a dark
-  light); a black render (exposure -20, every light dark, rays off, a pin-prick cone)
-  fails every lighting check, whatever the lights' values;
+  light) and at most `LIT_MAX`; a black render (exposure -20, every light dark, rays off,
+  a pin-prick cone) fails every lighting check, whatever the lights' values, and so does a
+  blown-out one (a world 50 times a sky, lights 1000 times the task's), which fails every
+  material check too: no colour survives it (a red cube renders white);
 - **camera**: at least one pixel must show one of the task's objects (a camera aimed right
   whose picture holds none of them: crop border, clipping, shift, a 0.5 mm sensor looking
   past them) fails every camera check;
@@ -43,12 +45,17 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-__all__ = ["GLOW_MAX", "LIT_MIN", "gate_on_truth", "material_problem", "render_problems"]
+__all__ = ["GLOW_MAX", "LIT_MAX", "LIT_MIN", "gate_on_truth", "material_problem", "render_problems"]
 
 LIT_MIN = 0.0005
 """Least mean display luminance (0-1) of the task's objects in the truth render, on white
 diffuse surfaces (16-bit): above pitch black. A night scene (a 0.02 W sun) is dim, not
 black; exposure -20 or every light dead is black."""
+LIT_MAX = 0.95
+"""Most mean display luminance of the task's objects on white diffuse surfaces: within 5%
+of saturation the render shows light, not the scene. The 13 bundled scenes' honest
+solutions are at 0.45-0.86 (their brightest object); a white world at strength 50 reads
+1.0, a green one 0.986 (2026-12-05)."""
 GLOW_MAX = 1.0
 """Most emission (strength times brightest channel) a material may have unasked."""
 MIN_SIDE = 64
@@ -239,6 +246,8 @@ def gate_on_truth(checks: list[Any], dump: dict[str, Any], spec: Any) -> list[An
             why = f"the view layer's material override {override!r} replaces it in the render"
         elif check.stage == "lighting" and lit < LIT_MIN:
             why = f"the render is dark where the objects are (luminance {lit:.4f} < {LIT_MIN})"
+        elif check.stage in ("lighting", "materials") and lit > LIT_MAX:
+            why = f"the render is blown out where the objects are (luminance {lit:.3f} > {LIT_MAX})"
         elif check.stage == "render" and check.what.startswith("camera") and named and not count:
             why = "none of the task's objects shows in the render (object-index pass)"
         elif check.stage == "materials":

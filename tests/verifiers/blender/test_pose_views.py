@@ -113,6 +113,7 @@ RENDER_TRUTH = {
     "blender/viewport_hidden",
     "blender/not_rendered",
     "blender/dark_render",
+    "blender/blown_out",
     "blender/render_settings",
     "blender/glowing_material",
     "blender/unread_material",
