@@ -316,17 +316,6 @@ def _two_periods(
     return rng.choice(forms).format(y=year, o=other, p=year - 1, s=said)
 
 
-def _gold_denied_in_prose(text: str, sample: Sample, rng: random.Random) -> str | None:
-    """Free text stating another amount and denying the answer's ("It was Y, not X."):
-    the figure is Y, whatever the last one written."""
-    said, other = _bare_tagged(text), _other_gold(sample, rng)
-    if said is None or other is None:
-        return None
-    return rng.choice(("It was {o}, not {s}.", "The figure is {o} (not {s}).")).format(
-        o=other, s=said
-    )
-
-
 def _denied_other(text: str, sample: Sample, rng: random.Random) -> str | None:
     """The answer followed by a denial of another amount ("X, not Y"): still X."""
     other = _other_gold(sample, rng)
@@ -378,7 +367,6 @@ def numeric_relations(verifier: object) -> list[Relation]:
         ("answer_line_beside", "changing", _answer_line_beside),
         ("other_period_last", "changing", _other_period_last),
         ("other_period_beside", "preserving", _other_period_beside),
-        ("gold_denied_in_prose", "changing", _gold_denied_in_prose),
     ]
     # A wrong figure earns nothing.
     made = [
