@@ -475,7 +475,9 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
         return Figure(0.0, text=span.strip()) if _ZERO.match(span) else None
     is_marked = bool(tags) or bool(marked)
     if not is_marked:
-        spans = _up_to_asked_year(uncited, spans, prompt)
+        # "X, not Y" concludes on X in free text too: its last figure, Y, is taken back.
+        span, spans = without_denied(span, spans)
+        spans = _up_to_asked_year(span, spans, prompt)
     # A marked answer starts with its figure; free text ends with its conclusion.
     figure, start, end = spans[0] if is_marked else spans[-1]
     if is_garbled(figure):  # "12,2445 thousand": digits with no grouping state no quantity
