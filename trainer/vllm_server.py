@@ -48,11 +48,21 @@ def main() -> None:
             reply({"ok": False, "error": f"{type(exc).__name__}: {exc}", "trace": _trace()})
 
 
+def _check_model_folder(model: str) -> None:
+    """A path (absolute, or one that exists) must be a model folder: vLLM would say so only
+    after importing itself and its engine. Anything else is left to vLLM (a hub id)."""
+    if (os.path.isabs(model) or os.path.exists(model)) and not os.path.isfile(
+        os.path.join(model, "config.json")
+    ):
+        raise FileNotFoundError(f"no model folder at {model} (no config.json in it)")
+
+
 class Server:
     """One vLLM `LLM` in this process, answering generate and load_weights requests."""
 
     def __init__(self, settings: dict[str, Any]) -> None:
-        from vllm import LLM
+        _check_model_folder(settings["model"])
+        from vllm import LLM  # tens of seconds of imports: a missing folder is told before
 
         self.llm = LLM(
             model=settings["model"],

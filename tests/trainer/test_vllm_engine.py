@@ -100,9 +100,12 @@ def test_contexts_continue_from_token_ids(engine: VLLMEngine) -> None:
     assert [len(t) for t in second.token_ids] == [4] * 4
 
 
-def test_a_bad_model_folder_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(EngineError, match="vLLM server"):
-        VLLMEngine(tmp_path / "no-model", log_path=tmp_path / "log")
+@pytest.mark.parametrize("folder", ["no-model", "empty"])
+def test_a_bad_model_folder_is_a_clear_error(tmp_path: Path, folder: str) -> None:
+    """Told by the server before it imports vLLM (which would take tens of seconds)."""
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(EngineError, match=f"vLLM server: .*no model folder at .*{folder}"):
+        VLLMEngine(tmp_path / folder, log_path=tmp_path / "log")
 
 
 def test_a_missing_venv_says_how_to_build_it(tmp_path: Path) -> None:
