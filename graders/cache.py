@@ -1,8 +1,10 @@
-"""Verdict caches keyed by a content hash of (verifier name, version, config, sample).
+"""Verdict caches keyed by a content hash of (verifier name, version, code, config, sample).
 
 A rescore of the same dump with the same verifiers is then nearly free, and any change
 that could change a verdict (a new verifier version, another setting, another sample)
-changes the key. Infrastructure failures are never cached: they are worth retrying.
+changes the key. The verifiers' source is in the key too: a fix that changes verdicts
+but not the ``version`` (it has happened) would otherwise replay the old verdicts from a
+cache file. Infrastructure failures are never cached: they are worth retrying.
 
     >>> from rewardsmith.verifiers.text import ExactMatch
     >>> from rewardsmith.verifiers.types import Sample
@@ -15,9 +17,11 @@ changes the key. Infrastructure failures are never cached: they are worth retryi
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
+import sys
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -36,10 +40,33 @@ def _digest(value: object) -> str:
 
 
 def verifier_key(verifier: Verifier) -> str:
-    """A hash of what determines a verifier's verdicts: name, version, config."""
+    """A hash of what determines a verifier's verdicts: name, version, code, config."""
     name = getattr(verifier, "name", type(verifier).__qualname__)
     version = getattr(verifier, "version", "?")
-    return _digest([name, version, verifier_config(verifier)])
+    code = code_digest(type(verifier).__module__)
+    return _digest([name, version, code, verifier_config(verifier)])
+
+
+_OWN_VERIFIERS = Path(__file__).resolve().parents[1] / "verifiers"
+
+
+@functools.cache
+def code_digest(module: str) -> str:
+    """A hash of the source a verifier defined in `module` runs: every file of this
+    package's verifiers (a verdict also depends on the sandbox, the harnesses and the
+    readers they share), or the defining module's own file for a verifier of elsewhere.
+    Read once per process."""
+    if module.startswith("rewardsmith."):
+        root, files = _OWN_VERIFIERS, sorted(_OWN_VERIFIERS.rglob("*.py"))
+    else:
+        path = getattr(sys.modules.get(module), "__file__", None)
+        files = [Path(path)] if path else []
+        root = files[0].parent if files else _OWN_VERIFIERS
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
 
 
 def job_key(verifier: Verifier, sample: Sample, vkey: str | None = None) -> str:

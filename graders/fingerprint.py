@@ -2,7 +2,7 @@
 mix rewards from two different specs.
 
 A `Fingerprint` holds the grader's blocks (their kinds and settings), each leaf's
-verifier (name, version, settings, tasks), the failure policy and the dump's column
+verifier (name, version, a hash of its source, settings, tasks), the failure policy and the dump's column
 mapping. Two runs with equal fingerprints compute equal rewards for equal samples;
 `changes` says in words what differs.
 
@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rewardsmith.graders.cache import code_digest
 from rewardsmith.graders.grader import Grader
 from rewardsmith.graders.nodes import Ref, Verify
 from rewardsmith.verifiers.protocol import verifier_config
@@ -71,6 +72,7 @@ class Fingerprint:
             key: {
                 "name": getattr(verifier, "name", type(verifier).__name__),
                 "version": str(getattr(verifier, "version", "?")),
+                "code": code_digest(type(verifier).__module__)[:16],  # a fix beside the version
                 "settings": _plain(verifier_config(verifier)),
                 "tasks": list(grader.tasks[key]) if grader.tasks[key] is not None else None,
             }

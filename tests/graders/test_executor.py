@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -241,6 +242,41 @@ def test_sqlite_cache_survives_a_new_executor(tmp_path):
         cache.close()
     assert [v.status for v in verdicts] == [Status.PASS] * 3
     assert len(log.read_text().split()) == 3
+
+
+VERIFIER_SOURCE = """
+from dataclasses import dataclass
+from typing import ClassVar
+
+@dataclass(frozen=True)
+class Fixed:
+    name: ClassVar[str] = "fixed"
+    version: ClassVar[str] = "1"
+
+    def __call__(self, sample):
+        raise NotImplementedError
+"""
+
+
+def test_a_verifiers_code_is_in_its_cache_key(tmp_path, monkeypatch):
+    """A fix that changes verdicts but forgets the version must not replay old verdicts."""
+    import importlib
+
+    from rewardsmith.graders.cache import code_digest, verifier_key
+
+    module = tmp_path / "my_verifier.py"
+    monkeypatch.syspath_prepend(str(tmp_path))
+    keys = []
+    for body in ("", "    threshold = 0.5\n"):  # the same name, version and config
+        module.write_text(VERIFIER_SOURCE + body)
+        monkeypatch.delitem(sys.modules, "my_verifier", raising=False)
+        code_digest.cache_clear()
+        keys.append(verifier_key(importlib.import_module("my_verifier").Fixed()))
+    assert keys[0] != keys[1]
+    code_digest.cache_clear()
+    own = verifier_key(ExactMatch())
+    assert own == verifier_key(ExactMatch())  # stable within a process and code
+    assert code_digest("rewardsmith.verifiers.text") == code_digest("rewardsmith.verifiers.math")
 
 
 def test_a_consumer_that_stops_early_leaves_no_stray_results(pool):
