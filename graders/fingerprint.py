@@ -2,8 +2,8 @@
 mix rewards from two different specs.
 
 A `Fingerprint` holds the grader's blocks (their kinds and settings), each leaf's
-verifier (name, version, a hash of its source, settings, tasks), the failure policy and the dump's column
-mapping. Two runs with equal fingerprints compute equal rewards for equal samples;
+verifier (name, version, a hash of its source, settings, tasks), the failure policy and
+the dump's column mapping. Two runs with equal fingerprints compute equal rewards for equal samples;
 `changes` says in words what differs.
 
     >>> from rewardsmith.graders.build import build
