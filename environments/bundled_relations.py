@@ -202,6 +202,14 @@ _GOLD = {
 text with none (a pasted page, half an answer), where adding the figure is answering."""
 
 
+_INVENTED = {"finance/other_period_beside"}
+"""`numeric_answer`'s preserving forms that state a made-up figure beside the answer (the
+gold with a digit changed, as another year's amount): the answer's figure is kept, but
+where `grounding` gates the reward, the made-up figure is a claim the report does not
+print, and refusing it is right. Not lifted here (found once the lifted relations saw the
+task's question: "2024: 117,999 (2023: 197,999 thousand)." on northwind-revenue earned 0)."""
+
+
 def _tagged_only(relation: Relation) -> Relation:
     """``relation`` where the final answer holds an ``<answer>`` tag."""
 
@@ -234,6 +242,7 @@ def _finance(env: Any) -> list[Relation]:
         _tagged_only(lifted(env.name, r, True, keep_limit=True)) if r.name in _GOLD else
         lifted(env.name, r, True, keep_limit=True)
         for r in numeric_relations(None)
+        if r.name not in _INVENTED
     ]  # fmt: skip
     wrong_page = Relation(
         f"{env.name}/claim_cites_another_page",
