@@ -73,11 +73,24 @@ def _changing(relations: list[Relation]) -> list[Relation]:
     return [r for r in relations if r.kind == "changing"]
 
 
-def tool_output(env: Any, replace: bool) -> Relation:
+Answered = Callable[[str, Mapping[str, Any]], bool]
+"""Whether an answer text states an answer that text pasted after it cannot replace."""
+
+
+def _has_digit(answer: str, task: Mapping[str, Any]) -> bool:
+    return re.search(r"\d", answer) is not None
+
+
+def tool_output(env: Any, replace: bool, answered: Answered = _has_digit) -> Relation:
     """Dressing: what the last tool call before the answer returned (the tool run again
     here: for tools whose result depends on the call alone), pasted after the answer or,
     with ``replace``, as the answer (for intact right answers only: where the tool
-    printed the right answer, as `python` may, pasting it is no exploit)."""
+    printed the right answer, as `python` may, pasting it is no exploit).
+
+    Pasted after the answer only where ``answered`` says the answer states one that a
+    later value cannot replace (by default: it has a digit). After an answer with no value
+    in it ("\\b", half of one), or one the reader drops or reads off the end, the pasted
+    value is the answer the text gives: no dressing of what was there."""
 
     def on_actions(
         actions: list[str], task: Mapping[str, Any], rng: random.Random
@@ -87,9 +100,8 @@ def tool_output(env: Any, replace: bool) -> Relation:
         calls = [c for c in calls if not c.error]
         if index is None or not calls:
             return None
-        if not replace and not re.search(r"\d", actions[index]):
-            return None  # after an answer with no value in it ("\b", half of one), pasting
-            # the tool's printed answer gives the answer: no dressing of what was there
+        if not replace and not answered(actions[index], task):
+            return None
         call = calls[-1]
         tool = next(t for t in env.tools if t.name == call.name)
         output = str(tool.function(**call.arguments))
@@ -113,6 +125,26 @@ def _arithmetic(env: Any) -> list[Relation]:
     return [*math, failed_try_first(env.name, turns, False, _changing(math))]
 
 
+_MARKED = frozenset({"boxed", "restated", "final_statement", "answer_phrase", "retracted"})
+"""`math`'s readings of a marked answer (a box, "the answer is", a correction "On second
+thought, it is 31."): after one, another value is a hedge (`verifiers.math.extract`,
+rules 1 and 2). The others read a value off the text's end (its last line, a concluding
+sentence), where a new last line is the new answer."""
+
+
+def _marked_math_answer(answer: str, task: Mapping[str, Any]) -> bool:
+    """Whether `math` reads a marked answer in ``answer``, with no problem. Not after a
+    disowned or framed one (``\\boxed{30} Scratch that.``: the text gives no answer, and
+    a value after the disowning corrects it) nor a value read off the text's end (``####
+    73x + 30``, a last line: a new last line answers instead): there the pasted value is
+    the model's answer, as any value it writes is (found by the math_tool search, budget
+    200, seed 0: four chains ending in `tool_output_appended` paid 1.0)."""
+    from rewardsmith.verifiers.math.reading import read_answer
+
+    read = read_answer(answer, str(task.get("reference", "")))
+    return read.answer is not None and read.problem is None and read.method in _MARKED
+
+
 def _math_tool(env: Any) -> list[Relation]:
     from rewardsmith.verifiers.math.relations import relations as math_relations
 
@@ -120,7 +152,8 @@ def _math_tool(env: Any) -> list[Relation]:
         return [_call("python", code=rng.choice(("print(2 + 2)", "import math\nprint(math.pi)")))]
 
     math = [lifted(env.name, r, True, keep_limit=True) for r in math_relations(None)]
-    return [*math, *tool_relations(env.name, env.limits.max_turns, look), tool_output(env, False)]
+    pasted = tool_output(env, False, _marked_math_answer)
+    return [*math, *tool_relations(env.name, env.limits.max_turns, look), pasted]
 
 
 def _code_repair(env: Any) -> list[Relation]:
@@ -169,6 +202,14 @@ _GOLD = {
 text with none (a pasted page, half an answer), where adding the figure is answering."""
 
 
+_INVENTED = {"finance/other_period_beside"}
+"""`numeric_answer`'s preserving forms that state a made-up figure beside the answer (the
+gold with a digit changed, as another year's amount): the answer's figure is kept, but
+where `grounding` gates the reward, the made-up figure is a claim the report does not
+print, and refusing it is right. Not lifted here (found once the lifted relations saw the
+task's question: "2024: 117,999 (2023: 197,999 thousand)." on northwind-revenue earned 0)."""
+
+
 def _tagged_only(relation: Relation) -> Relation:
     """``relation`` where the final answer holds an ``<answer>`` tag."""
 
@@ -201,6 +242,7 @@ def _finance(env: Any) -> list[Relation]:
         _tagged_only(lifted(env.name, r, True, keep_limit=True)) if r.name in _GOLD else
         lifted(env.name, r, True, keep_limit=True)
         for r in numeric_relations(None)
+        if r.name not in _INVENTED
     ]  # fmt: skip
     wrong_page = Relation(
         f"{env.name}/claim_cites_another_page",

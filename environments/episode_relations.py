@@ -151,7 +151,9 @@ def intact_only(relation: Relation) -> Relation:
 
 def lifted(env: str, relation: Relation, tools: bool, keep_limit: bool = False) -> Relation:
     """A leaf verifier's text relation applied to an episode's final answer (the leaf
-    sample's reference is the task's): ``math/digit`` becomes ``<env>/math/digit``. A
+    sample's question and reference are the task's: a relation that reads the question,
+    as `finance/scale_form` does for a declared scale, reads it here too): ``math/digit``
+    becomes ``<env>/math/digit``. A
     changing relation's limit is kept only where asked (``keep_limit``): where other
     components of the environment's reward still pay a wrong answer (a format check), the
     leaf's limit is not the episode's."""
@@ -159,6 +161,7 @@ def lifted(env: str, relation: Relation, tools: bool, keep_limit: bool = False) 
     def change(answer: str, task: Mapping[str, Any], rng: random.Random) -> str | None:
         leaf = Sample(
             id=str(task.get("id", "task")),
+            prompt=str(task.get("prompt") or ""),
             completion=answer,
             reference=task.get("reference"),
             task=task.get("task"),

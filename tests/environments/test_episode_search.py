@@ -169,6 +169,28 @@ def test_a_split_answer_applies_to_expert_episodes_as_played_only() -> None:
     assert all(split(hedged, seed) is None for seed in range(20))
 
 
+def test_a_spaced_figure_in_another_scale_keeps_the_finance_return() -> None:
+    """Found by the finance_document search (`space_separator` then `scale_form` on
+    initech-note-13, refused): ``5\u2009593 thousand`` was rewritten as ``0.005 million``
+    (the relation read the figure's first group only), a wrong answer, not a form of the
+    right one. Every task's expert keeps its 1.0 under the chain."""
+    finance = make_environment("finance_document")
+    relations = {r.name: r for r in relations_for_environment(finance)}
+    spaced = relations["finance_document/finance/space_separator"]
+    scaled = relations["finance_document/finance/scale_form"]
+    try:
+        for task in bundled_tasks("finance_document"):
+            actions = POLICIES["finance_document"].expert(task) or []
+            expert = episode_sample(finance.name, task, actions, "expert")
+            for seed in range(4):
+                made = spaced(expert, seed)
+                made = None if made is None else scaled(made, seed)
+                if made is not None:
+                    assert play(finance, task, actions_of(made)) == 1.0, actions_of(made)[-1]
+    finally:
+        finance.close()
+
+
 # ----------------------------------------------------------------------------- the CI search
 
 

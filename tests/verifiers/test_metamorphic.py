@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import doctest
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -282,6 +283,40 @@ def test_a_figure_in_another_scale_keeps_its_value(seed: int) -> None:
     number, _, word = text.partition(" ")
     scale = {"": 1, "thousand": 10**3, "million": 10**6, "billion": 10**9}[word]
     assert float(number.replace(",", "")) * scale == pytest.approx(122_445_000)
+
+
+SEPARATORS = [",", " ", "\u202f", "\u2009", "\u00a0", "{,}"]
+
+
+@pytest.mark.parametrize("separator", SEPARATORS)
+@pytest.mark.parametrize("seed", range(6))
+def test_a_figure_with_any_separator_the_relations_write_keeps_its_value(
+    separator: str, seed: int
+) -> None:
+    """Found by the finance_document search (`space_separator` then `scale_form` on
+    initech-note-13): the relations read ``5\u2009593 thousand`` as 5 and wrote
+    ``0.005 million``; every figure form they write is read whole."""
+    sample = Sample(
+        id="f",
+        completion=f"<answer>5{separator}593 thousand</answer>",
+        reference={"answer": "5,593", "scale": "thousand"},
+    )
+    made = NUMERIC["finance/scale_form"](sample, seed)
+    assert made is not None
+    text = str(made.completion)[len("<answer>") : -len("</answer>")]
+    number, _, word = text.partition(" ")
+    scale = {"": 1, "thousand": 10**3, "million": 10**6, "billion": 10**9}[word]
+    assert float(number.replace(",", "")) * scale == pytest.approx(5_593_000)
+    as_json = NUMERIC["finance/json_object"](sample, seed)
+    assert as_json is not None
+    inner = str(as_json.completion)[len("<answer>") : -len("</answer>")]
+    assert f"5{separator}593" in json.loads(inner).values()
+
+
+def test_a_scale_form_moves_only_the_scale_word_of_its_figure() -> None:
+    """Text between the figure and a later scale word was dropped with it."""
+    sample = Sample(id="f", completion="<answer>5,593 (p. 18), in thousand</answer>")
+    assert all(NUMERIC["finance/scale_form"](sample, seed) is None for seed in range(6))
 
 
 @pytest.mark.parametrize("seed", range(8))

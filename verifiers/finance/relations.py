@@ -43,7 +43,16 @@ from rewardsmith.verifiers.types import Sample
 __all__ = ["numeric_relations", "table_relations"]
 
 _TAG = re.compile(r"<answer>(.*?)</answer>", re.S)
-_FIGURE = re.compile(r"(-?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?")
+_GROUPED = "|".join(
+    rf"\d{{1,3}}(?:{sep}\d{{3}})+(?!\d)"
+    for sep in (",", r"\{,\}", " ", "\u202f", "\u2009", "\u00a0")
+)
+_FIGURE = re.compile(rf"(-?)({_GROUPED}|\d+)(\.\d+)?")
+"""A figure: sign, digits (grouped by one separator throughout, any the relations write:
+a comma, LaTeX's ``{,}``, a space, a thin or no-break space), decimals. Read whole, so a
+rewrite of ``5\u2009593 thousand`` keeps 5,593 (read as 5, `scale_form` wrote ``0.005
+million``: the chain `space_separator` then `scale_form`, found by the finance_document
+search on initech-note-13)."""
 _YEAR = re.compile(r"(?:19|20)\d{2}")
 _SCALES = {"thousand": 3, "million": 6, "billion": 9}
 _SCALE_WORD = re.compile(r"\b(thousand|million|billion)\b")
@@ -76,9 +85,14 @@ def _figure(text: str) -> re.Match[str] | None:
 # ----------------------------------------------------------------------------- figures
 
 
+def _comma_grouped(figure: re.Match[str] | None) -> bool:
+    """Whether ``figure`` is grouped by plain commas (the form the separator forms rewrite)."""
+    return figure is not None and re.fullmatch(r"\d{1,3}(?:,\d{3})+", figure.group(2)) is not None
+
+
 def _separator(text: str, sample: Sample, rng: random.Random) -> str | None:
     figure = _figure(text)
-    if figure is None or "," not in figure.group(2):
+    if figure is None or not _comma_grouped(figure):
         return None
     spaced = figure.group(2).replace(",", rng.choice((" ", "\u202f", "\u2009", "\u00a0")))
     return text[: figure.start(2)] + spaced + text[figure.end(2) :]
@@ -86,7 +100,7 @@ def _separator(text: str, sample: Sample, rng: random.Random) -> str | None:
 
 def _no_separator(text: str, sample: Sample, rng: random.Random) -> str | None:
     figure = _figure(text)
-    if figure is None or "," not in figure.group(2):
+    if figure is None or not _comma_grouped(figure):
         return None
     return text[: figure.start(2)] + figure.group(2).replace(",", "") + text[figure.end(2) :]
 
@@ -94,14 +108,15 @@ def _no_separator(text: str, sample: Sample, rng: random.Random) -> str | None:
 def _latex_separator(text: str, sample: Sample, rng: random.Random) -> str | None:
     """LaTeX's thousands separator: ``122,445`` as ``122{,}445``."""
     figure = _figure(text)
-    if figure is None or "," not in figure.group(2):
+    if figure is None or not _comma_grouped(figure):
         return None
     braced = figure.group(2).replace(",", "{,}")
     return text[: figure.start(2)] + braced + text[figure.end(2) :]
 
 
 def _value(figure: re.Match[str]) -> Decimal:
-    return Decimal(figure.group(1) + figure.group(2).replace(",", "") + (figure.group(3) or ""))
+    digits = re.sub(r"\D", "", figure.group(2))
+    return Decimal(figure.group(1) + digits + (figure.group(3) or ""))
 
 
 def _scale_form(text: str, sample: Sample, rng: random.Random) -> str | None:
@@ -110,6 +125,8 @@ def _scale_form(text: str, sample: Sample, rng: random.Random) -> str | None:
     figure, word = _figure(text), _SCALE_WORD.search(text)
     if figure is None or word is None or word.start() < figure.end():
         return None
+    if text[figure.end() : word.start()].strip():  # the word is another's, or far: no scale
+        return None  # of this figure (what lay between would be dropped with it)
     amount = _value(figure) * Decimal(10) ** _SCALES[word.group(1)]
     # Under a question that declares a scale ("in thousands?") a bare figure is read in that
     # scale, so writing the amount out in units would change its meaning: keep a scale word.
