@@ -24,7 +24,7 @@ from rewardsmith.verifiers.math.fast import as_number
 from rewardsmith.verifiers.math.numerals import repeating_decimals
 from rewardsmith.verifiers.math.units import split_unit
 
-__all__ = ["Normalised", "normalise", "unwrap_command"]
+__all__ = ["LONE_I", "Normalised", "imaginary_units_agreed", "normalise", "unwrap_command"]
 
 _UNICODE = {
     "−": "-",
@@ -194,6 +194,30 @@ def normalise(text: str) -> Normalised:
         text = text.replace(" ", "")
     text = _MIXED_NUMBER.sub(_mixed_as_sum, text)  # "4\frac{1}{2}" is 4 1/2, not 4 * 1/2
     return Normalised(text, percent)
+
+
+# The letters i and j standing alone: not in a word, a command, a subscript or a call.
+LONE_I = re.compile(r"(?<![A-Za-z\\_])(?<!_\{)i(?![A-Za-z_(])")
+_LONE_J = re.compile(r"(?<![A-Za-z\\_])(?<!_\{)j(?![A-Za-z_(])")
+
+
+def imaginary_units_agreed(gold: str, answer: str) -> tuple[str, str]:
+    """Both sides with one imaginary unit: engineers write j for i (``3+4j`` is ``3+4i``).
+    Only where one side has j and no i and the other has i and no j; where both sides
+    have j, or neither has i, a j is a variable, as written.
+
+    >>> imaginary_units_agreed("3+4i", "3+4j")
+    ('3+4i', '3+4i')
+    >>> imaginary_units_agreed("5", "5j")
+    ('5', '5j')
+    """
+    gold_j, answer_j = _LONE_J.search(gold), _LONE_J.search(answer)
+    gold_i, answer_i = LONE_I.search(gold), LONE_I.search(answer)
+    if answer_j and not answer_i and gold_i and not gold_j:
+        return gold, _LONE_J.sub("i", answer)
+    if gold_j and not gold_i and answer_i and not answer_j:
+        return _LONE_J.sub("i", gold), answer
+    return gold, answer
 
 
 def _mixed_as_sum(match: re.Match[str]) -> str:

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from rewardsmith.verifiers.math.fast import choice_letter
+from rewardsmith.verifiers.math.normalize import LONE_I
 from rewardsmith.verifiers.math.reading import read_answer
 from rewardsmith.verifiers.math.rendered import render
 from rewardsmith.verifiers.math.tails import RETRACTS
@@ -525,6 +526,19 @@ def _digit(answer: str, rng: random.Random) -> str | None:
     return answer[:i] + rng.choice(choices) + answer[i + 1 :]
 
 
+def _glued_letter(answer: str, rng: random.Random) -> str | None:
+    """A number with a letter glued on (``5`` as ``5x``, ``5j``, ``5k``): a term, or 5000,
+    never 5."""
+    return f"{answer}{rng.choice('xjkn')}" if _NUMBER.fullmatch(answer) else None
+
+
+def _imaginary_j(answer: str, rng: random.Random) -> str | None:
+    """A complex number with the engineers' j (``3+4i`` as ``3+4j``)."""
+    if "j" in answer or not LONE_I.search(answer):
+        return None
+    return LONE_I.sub("j", answer)
+
+
 def _sign(answer: str, rng: random.Random) -> str | None:
     n = _integer(answer)
     return None if n is None or n == 0 else str(-n)
@@ -782,8 +796,10 @@ def relations(verifier: object) -> list[Relation]:
         ("mixed_number", "preserving", _mixed_number),
         ("set_builder", "preserving", _set_builder),
         ("unit_converted", "preserving", _converted),
+        ("imaginary_j", "preserving", _imaginary_j),
         ("digit", "changing", _digit),
         ("sign", "changing", _sign),
+        ("glued_letter", "changing", _glued_letter),
         ("scale", "changing", _scale),
         ("plus_one", "changing", _plus_one),
         ("tuple_order", "changing", _tuple_swap),
