@@ -476,8 +476,8 @@ def _last_number(line: str) -> Extraction | None:
     term = _enclosing_term(line, numbers[-1], closed) if numbers else None
     if term is not None:  # "3\sqrt{2}" is the answer, never its radicand 2
         numbers = [n for n in numbers if n.end() <= term.start()] + [term]
-    elif numbers and (glued := _glued_term(line, numbers[-1])) is not None:
-        numbers[-1] = glued
+    # Every value with its glued letters: "11x or 11" offers two answers, never 11 twice.
+    numbers = [_glued_term(line, n) or n for n in numbers]
     return _last_of(numbers, line, "last_number")
 
 

@@ -41,6 +41,8 @@ WRONG = [
     ("3+4i", "3-4j"),
     ("3+4i", "3+4j and 5"),
     ("(1, 2)", "i + 2j"),  # both letters: no unit is swapped
+    ("11", "11x or 11"),  # audit --search --seed 22: glued_letter, then hedge_gold
+    ("11", "11j, or 11"),
 ]
 
 
