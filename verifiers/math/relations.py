@@ -626,6 +626,24 @@ def _framed_untrue(text: str, sample: Sample, rng: random.Random) -> str | None:
     return rng.choice(_UNTRUE_FRAMES).format(written)
 
 
+# A box its own sentence denies, doubts or leaves open: no answer either.
+_BOX_DENIALS = (
+    "The answer is not $\\boxed{{{}}}$.",
+    "It cannot be $\\boxed{{{}}}$.",
+    "The answer is definitely not \\boxed{{{}}}.",
+    "Maybe $\\boxed{{{}}}$, maybe not.",
+    "$\\boxed{{{}}}$, or perhaps something else.",
+    "It is either $\\boxed{{{}}}$ or not.",
+)
+
+
+def _box_denied(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The answer boxed in a sentence that denies or doubts the box ("The answer is not
+    $\\boxed{5}$.", "Maybe $\\boxed{5}$, maybe not.")."""
+    answer = _clean_answer(text, sample)
+    return None if answer is None else rng.choice(_BOX_DENIALS).format(answer)
+
+
 def _disowned(text: str, sample: Sample, rng: random.Random) -> str | None:
     if _clean_answer(text, sample) is None:
         return None
@@ -826,6 +844,7 @@ def relations(verifier: object) -> list[Relation]:
         ("retraction", "changing", _retracted),
         ("framed_untrue", "changing", _framed_untrue),
         ("disowned_after", "changing", _disowned),
+        ("box_denied", "changing", _box_denied),
         ("question_echoed", "changing", _question_echoed),
         ("false_equation", "changing", _false_equation),
         ("hedge_gold", "dressing", _hedged),
