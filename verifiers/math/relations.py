@@ -528,8 +528,10 @@ def _digit(answer: str, rng: random.Random) -> str | None:
 
 def _glued_letter(answer: str, rng: random.Random) -> str | None:
     """A number with a letter glued on (``5`` as ``5x``, ``5j``, ``5k``): a term, or 5000,
-    never 5."""
-    return f"{answer}{rng.choice('xjkn')}" if _NUMBER.fullmatch(answer) else None
+    never 5. Not zero: ``0x`` is 0, as -0 and 0 thousand are (`_sign`, `_scale`)."""
+    if not _NUMBER.fullmatch(answer) or Decimal(answer) == 0:
+        return None
+    return f"{answer}{rng.choice('xjkn')}"
 
 
 def _imaginary_j(answer: str, rng: random.Random) -> str | None:

@@ -79,3 +79,13 @@ def test_glued_letter_makes_a_right_number_wrong_in_every_position(gold: str, se
         rewritten = _relation("math/glued_letter").rewrite(sample, random.Random(seed))
         assert rewritten is not None, completion
         assert CHECK(rewritten).score == 0.0, rewritten.completion
+
+
+@pytest.mark.parametrize("gold", ["0", "0.0", "-0"])
+def test_glued_letter_leaves_zero_alone(gold: str) -> None:
+    # 0x is 0, as -0 and 0 thousand are: the relation called a right answer wrong (episode
+    # search, retry_arithmetic, task add-0-0: glued_letter then hedge_gold, "0x or 0",
+    # earned 0.8 against a limit of 0), and the reading is right to pay it.
+    sample = Sample(id="z", completion=gold, reference=gold)
+    assert _relation("math/glued_letter").rewrite(sample, random.Random(0)) is None
+    assert CHECK(Sample(id="z", completion="0x", reference="0")).score == 1.0
