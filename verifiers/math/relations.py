@@ -541,6 +541,19 @@ def _imaginary_j(answer: str, rng: random.Random) -> str | None:
     return LONE_I.sub("j", answer)
 
 
+def _cis(answer: str, rng: random.Random) -> str | None:
+    """An integer or ``i`` in polar form: ``5`` as ``5\\operatorname{cis}(0)``, ``-5`` as
+    ``5\\mathrm{cis}(\\pi)``, ``i`` as ``\\operatorname{cis}\\frac{\\pi}{2}``."""
+    name = rng.choice((r"\operatorname{cis}", r"\mathrm{cis}"))
+    if answer.strip() in ("i", "-i"):
+        sign = "-" if answer.strip().startswith("-") else ""
+        return rf"{name}\left({sign}\frac{{\pi}}{{2}}\right)"
+    n = _integer(answer)
+    if n is None or n == 0:
+        return None
+    return f"{abs(n)}{name}(0)" if n > 0 else rf"{abs(n)}{name}(\pi)"
+
+
 def _sign(answer: str, rng: random.Random) -> str | None:
     n = _integer(answer)
     return None if n is None or n == 0 else str(-n)
@@ -637,6 +650,14 @@ _BOX_DENIALS = (
     "$\\boxed{{{}}}$, or perhaps something else.",
     "It is either $\\boxed{{{}}}$ or not.",
 )
+
+
+def _cis_boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The answer (an integer or ``i``) boxed in polar form, ``\\boxed{5\\operatorname{cis}(0)}``
+    (boxed: a bare line of LaTeX commands is read by its last number, not whole)."""
+    answer = _clean_answer(text, sample)
+    form = None if answer is None else _cis(answer, rng)
+    return None if form is None else f"So the answer is $\\boxed{{{form}}}$."
 
 
 def _box_denied(text: str, sample: Sample, rng: random.Random) -> str | None:
@@ -837,6 +858,7 @@ def relations(verifier: object) -> list[Relation]:
         ("solutions_in_prose", "preserving", _solutions_in_prose),
         ("percent_restated", "preserving", _percent_restated),
         ("undelimited", "preserving", _undelimited),
+        ("cis", "preserving", _cis_boxed),
         ("yes_no_said", "preserving", _yes_no_said),
         ("words_stated", "preserving", _words_stated),
         ("choice_in_words", "preserving", _choice_in_words),

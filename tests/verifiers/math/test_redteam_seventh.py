@@ -8,7 +8,7 @@ Before scores on main (e167fc9) are written by each table. Three classes:
 * a box its own sentence denies, doubts or leaves open ("The answer is not
   $\\boxed{5}$.", "Maybe $\\boxed{5}$, maybe not.": 1.0 before), and the same open
   endings after a plain last number ("It is either 5 or not.": 1.0 before);
-* ``cis`` (``\\operatorname{cis}(\\pi/2)`` for ``i``: 0 before).
+* ``cis`` (``\\operatorname{cis}(\\pi/2)`` for ``i``: 0 before; read as ``e^{i\\pi/2}``).
 """
 
 from __future__ import annotations
@@ -146,11 +146,27 @@ STATED_BOX = [
     r"The answer is $\boxed{5}$, or anything equivalent.",
 ]
 
-# Still open: cis. Before: all 0.
+# cis θ = cos θ + i sin θ, read as e^{iθ}. Before: all 0.
 CIS = [
     (r"\boxed{\operatorname{cis}(\pi/2)}", "i"),
     (r"\boxed{\mathrm{cis}(\pi)}", "-1"),
     (r"\boxed{2\operatorname{cis}\frac{\pi}{3}}", r"1+\sqrt{3}i"),
+    (r"\boxed{2\,\mathrm{cis}\left(\frac{\pi}{3}\right)}", r"1+\sqrt{3}i"),
+    (r"$\boxed{\text{cis}\,\pi/3}$", r"\frac{1}{2}+\frac{\sqrt{3}}{2}i"),
+    (r"\boxed{5\operatorname{cis}(0)}", "5"),
+    (r"So $z = \operatorname{cis}(\pi/2)$.", "i"),
+]
+
+# cis of another angle, and the word alone (controls: 0 before and after, except the
+# text gold, 1.0). An angle in degrees or a bare number is left unread (0): "cis 60"
+# means degrees, and the unit split may have taken the degree sign off.
+CIS_CONTROLS = [
+    (r"\boxed{\operatorname{cis}(\pi/2)}", "-i", 0.0),
+    (r"\boxed{\operatorname{cis}(\pi/3)}", r"1+\sqrt{3}i", 0.0),
+    (r"\boxed{2\operatorname{cis}(60^\circ)}", r"1+\sqrt{3}i", 0.0),
+    (r"\boxed{2\operatorname{cis}(60)}", r"1+\sqrt{3}i", 0.0),
+    (r"\boxed{\text{cis}}", r"\text{cis}", 1.0),
+    (r"\boxed{\text{trans}}", r"\text{cis}", 0.0),
 ]
 
 
@@ -174,10 +190,16 @@ def test_a_box_stated_beside_a_denial_of_another_value_keeps_full_marks(completi
     assert _score(completion, "5") == 1.0
 
 
-@pytest.mark.xfail(strict=True, reason="open: cis is not read as a complex form")
 @pytest.mark.parametrize(("completion", "gold"), CIS)
-def test_open_cis_passes(completion: str, gold: str) -> None:
+def test_cis_is_read_as_a_complex_number(completion: str, gold: str) -> None:
     assert _score(completion, gold) == 1.0
+
+
+@pytest.mark.parametrize(("completion", "gold", "score"), CIS_CONTROLS)
+def test_cis_of_another_angle_or_in_degrees_is_not_the_gold(
+    completion: str, gold: str, score: float
+) -> None:
+    assert _score(completion, gold) == score
 
 
 RELATIONS = {r.name: r for r in relations(CHECK)}
@@ -191,3 +213,12 @@ def test_box_denied_makes_a_right_answer_earn_nothing(gold: str, seed: int) -> N
     rewritten = RELATIONS["math/box_denied"].rewrite(sample, random.Random(seed))
     assert rewritten is not None and "\\boxed" in str(rewritten.completion)
     assert CHECK(rewritten).score == 0.0, rewritten.completion
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("gold", ["5", "-7", "i", "-i", "12"])
+def test_cis_keeps_a_right_answer_right(gold: str, seed: int) -> None:
+    sample = Sample(id="c", completion=f"The answer is {gold}.", reference=gold)
+    rewritten = RELATIONS["math/cis"].rewrite(sample, random.Random(seed))
+    assert rewritten is not None and "cis" in str(rewritten.completion)
+    assert CHECK(rewritten).score == 1.0, rewritten.completion
