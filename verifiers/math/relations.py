@@ -542,16 +542,14 @@ def _imaginary_j(answer: str, rng: random.Random) -> str | None:
 
 
 def _cis(answer: str, rng: random.Random) -> str | None:
-    """An integer or ``i`` in polar form: ``5`` as ``5\\operatorname{cis}(0)``, ``-5`` as
-    ``5\\mathrm{cis}(\\pi)``, ``i`` as ``\\operatorname{cis}\\frac{\\pi}{2}``."""
-    name = rng.choice((r"\operatorname{cis}", r"\mathrm{cis}"))
-    if answer.strip() in ("i", "-i"):
-        sign = "-" if answer.strip().startswith("-") else ""
-        return rf"{name}\left({sign}\frac{{\pi}}{{2}}\right)"
-    n = _integer(answer)
-    if n is None or n == 0:
+    """``i`` or ``-i`` in polar form, ``\\operatorname{cis}\\left(\\frac{\\pi}{2}\\right)``. Not
+    a plain number (``5\\operatorname{cis}(0)`` is 5 to the verifier, but an environment that
+    asks for the value refuses it as an expression left to the checker, `value_answer`)."""
+    if answer.strip() not in ("i", "-i"):
         return None
-    return f"{abs(n)}{name}(0)" if n > 0 else rf"{abs(n)}{name}(\pi)"
+    name = rng.choice((r"\operatorname{cis}", r"\mathrm{cis}"))
+    sign = "-" if answer.strip().startswith("-") else ""
+    return rf"{name}\left({sign}\frac{{\pi}}{{2}}\right)"
 
 
 def _sign(answer: str, rng: random.Random) -> str | None:
@@ -653,8 +651,8 @@ _BOX_DENIALS = (
 
 
 def _cis_boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
-    """The answer (an integer or ``i``) boxed in polar form, ``\\boxed{5\\operatorname{cis}(0)}``
-    (boxed: a bare line of LaTeX commands is read by its last number, not whole)."""
+    """The answer ``i`` or ``-i`` boxed in polar form (boxed: a bare line of LaTeX commands
+    is read by its last number, not whole)."""
     answer = _clean_answer(text, sample)
     form = None if answer is None else _cis(answer, rng)
     return None if form is None else f"So the answer is $\\boxed{{{form}}}$."

@@ -216,9 +216,17 @@ def test_box_denied_makes_a_right_answer_earn_nothing(gold: str, seed: int) -> N
 
 
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("gold", ["5", "-7", "i", "-i", "12"])
+@pytest.mark.parametrize("gold", ["i", "-i"])
 def test_cis_keeps_a_right_answer_right(gold: str, seed: int) -> None:
     sample = Sample(id="c", completion=f"The answer is {gold}.", reference=gold)
     rewritten = RELATIONS["math/cis"].rewrite(sample, random.Random(seed))
     assert rewritten is not None and "cis" in str(rewritten.completion)
     assert CHECK(rewritten).score == 1.0, rewritten.completion
+
+
+def test_cis_leaves_a_plain_number_alone() -> None:
+    # 5\operatorname{cis}(0) is 5 to the verifier, but math_tool refuses it as an
+    # expression left to the checker (value_answer): the lifted relation found it
+    # (episode search, m-fact-digits, math_tool/math/cis earned 0).
+    sample = Sample(id="c", completion="The answer is 5.", reference="5")
+    assert RELATIONS["math/cis"].rewrite(sample, random.Random(0)) is None
