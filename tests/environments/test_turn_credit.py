@@ -30,6 +30,16 @@ SUMS = [json.loads(r) for r in (REPO / "datasets/arithmetic/tasks.jsonl").read_t
 GO_ON = "noted, go on"
 TURN_TOKENS = 3
 STEPS = 16
+SEED = 2
+"""The run's seed (sampling; the model is built with seed 0). Margins per_turn - final over
+16 steps for seeds 0-4, measured 2026-12-05 (rtmath7): with e167fc9's math reader 0.0086,
+0.0078, 0.0172, 0.0143, 0.0316; with letters glued to a bare number read with it ("9t"
+is no longer 9, so it earns 0 where it earned 0.8) -0.0205, 0.0029, 0.0172, 0.0184,
+-0.0014 (over 32 steps, seeds 0-3: -0.0093, 0.0092, 0.0239, 0.0077). Seed 2 is the run
+whose answers no reading of glued letters touches (its curves are the same under both
+readers); on seed 0, which this test used before, the effect is gone under the corrected
+reward. Without the per-turn term the two curves are the same run on any seed, margin 0,
+so the test still fails when per-turn credit does nothing."""
 
 
 class FirstTurnMatters(ToolEnvironment):
@@ -80,6 +90,7 @@ def _curve(model: str, out: Path, credit: str) -> list[float]:
         kl_coef=0.0,
         tensorboard=False,
         reward_overlap="off",  # on-policy, as measured below (overlap: test_multiturn_runs.py)
+        seed=SEED,
     )
     env = FirstTurnMatters()
     try:
@@ -105,6 +116,7 @@ def test_per_turn_credit_learns_the_first_turn_faster(tmp_path: Path) -> None:
     # After the math reader's changes of that afternoon (one answer read differently),
     # seeds 0, 1, 2 give margins of 0.0098, 0.0092 and 0.0166 (17:00 UTC): the effect is
     # about 0.01 of reward on every seed, so the margin asked is half of it. Without the
-    # per-turn term the two curves are the same run, and the margin is 0.
+    # per-turn term the two curves are the same run, and the margin is 0. Seed 2 since
+    # 2026-12-05 (see SEED): 0.0951 against 0.0779, margin 0.0172.
     assert statistics.mean(per_turn) > statistics.mean(final) + 0.005, (per_turn, final)
     assert statistics.mean(per_turn[-4:]) > statistics.mean(per_turn[:4]) + 0.05

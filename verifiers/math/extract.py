@@ -56,6 +56,7 @@ from rewardsmith.verifiers.math.tails import (
     retractions_in_digits,
     stated_after,
 )
+from rewardsmith.verifiers.math.units import split_unit
 from rewardsmith.verifiers.math.words import as_words
 
 __all__ = [
@@ -122,6 +123,12 @@ _DOUBTS = re.compile(
 _CLOSING_PROSE_CHARS = 300
 _RENDERS_EMPTY = " \t{}$"
 _NUMBER_PERCENT = re.compile(_NUMBER.pattern + r"(?:\s*\\?%)?")
+# Letters glued to a number, and those that leave it a number: ordinal and clock endings
+# one-letter units a line of prose glues on ("5s", "12m", "3h"; a bare letter in math is
+# a variable, units.py, but a sentence ending "in 5s." means seconds).
+_GLUED_LETTERS = re.compile(r"[A-Za-z]+(?![A-Za-z])")
+_NUMBER_ENDINGS = frozenset({"st", "nd", "rd", "th", "am", "pm"})
+_UNIT_LETTERS = frozenset("smghlLKVWAJN")
 # A prose answer with one of these does not state its number plainly: it qualifies it
 # ("not 5", "at least 5") or computes with it ("the square root of 2", "negative 5").
 _HEDGED_NUMBER = re.compile(
@@ -469,7 +476,24 @@ def _last_number(line: str) -> Extraction | None:
     term = _enclosing_term(line, numbers[-1], closed) if numbers else None
     if term is not None:  # "3\sqrt{2}" is the answer, never its radicand 2
         numbers = [n for n in numbers if n.end() <= term.start()] + [term]
+    # Every value with its glued letters: "11x or 11" offers two answers, never 11 twice.
+    numbers = [_glued_term(line, n) or n for n in numbers]
     return _last_of(numbers, line, "last_number")
+
+
+def _glued_term(line: str, number: re.Match[str]) -> re.Match[str] | None:
+    """The number and the letters glued to it, read whole where the letters are no unit
+    ("5x", "4j", "5k" are terms, not 5; "5cm", "5s", "3rd", "5pm" are numbers); None where
+    nothing is glued to it."""
+    letters = _GLUED_LETTERS.match(line, number.end())
+    if letters is None or number.group().rstrip().endswith("%"):
+        return None
+    word = letters.group()
+    if word.lower() in _NUMBER_ENDINGS or word in _UNIT_LETTERS:
+        return None
+    if split_unit(number.group() + word).unit is not None:
+        return None
+    return re.compile(re.escape(line[number.start() : letters.end()])).search(line, number.start())
 
 
 def _enclosing_term(line: str, last: re.Match[str], closed: int) -> re.Match[str] | None:

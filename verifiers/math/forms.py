@@ -33,7 +33,7 @@ from rewardsmith.verifiers.math.equivalence import (
     sample_points,
     to_complex,
 )
-from rewardsmith.verifiers.math.normalize import normalise
+from rewardsmith.verifiers.math.normalize import imaginary_units_agreed, normalise
 from rewardsmith.verifiers.math.parser import ParseError, TooDeep
 from rewardsmith.verifiers.math.structure import (
     Bracketed,
@@ -424,13 +424,14 @@ def judge(
 
 def _judge(gold: str, pred: str, tolerance: Tolerance, stage: list[str]) -> dict[str, Any]:
     gold_n, pred_n = normalise(gold), normalise(pred)
+    gold_text, pred_text = imaginary_units_agreed(gold_n.text, pred_n.text)
     try:
-        gold_form = parse_form(gold_n.text)
+        gold_form = parse_form(gold_text)
     except ParseError as exc:
         return {"outcome": "bad_reference", "detail": str(exc)[:300]}
     stage[0] = "answer"
     try:
-        pred_form = parse_form(pred_n.text)
+        pred_form = parse_form(pred_text)
         equal, rule = forms_equal(gold_form, pred_form, tolerance)
     except TooDeep:
         raise

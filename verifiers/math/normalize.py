@@ -24,7 +24,14 @@ from rewardsmith.verifiers.math.fast import as_number
 from rewardsmith.verifiers.math.numerals import repeating_decimals
 from rewardsmith.verifiers.math.units import split_unit
 
-__all__ = ["Normalised", "normalise", "unwrap_command"]
+__all__ = [
+    "LONE_I",
+    "Normalised",
+    "cis_as_exp",
+    "imaginary_units_agreed",
+    "normalise",
+    "unwrap_command",
+]
 
 _UNICODE = {
     "−": "-",
@@ -159,8 +166,79 @@ def _strip_delimiters(text: str) -> str:
     return text.replace("$", " ")
 
 
+# cis θ (cos θ + i sin θ) as e^{iθ}: the name, in a command or bare, then its argument, a
+# group, a fraction or one token (``\pi/3`` whole).
+_CIS = re.compile(
+    r"(?:\\(?:operatorname|mathrm|text|textrm)\s*\{\s*cis\s*\}|(?<![A-Za-z\\])cis(?![A-Za-z]))"
+    r"(?:\s|\\[,;: !])*"
+)
+_CIS_TOKEN = re.compile(
+    r"-?(?:\d+(?:\.\d+)?(?![\d.])|\\[A-Za-z]+|[A-Za-zπθ](?![A-Za-z]))(?:\s*/\s*(?:\d+|\\[A-Za-z]+))?"
+)
+_CIS_DEGREES = re.compile(r"\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)")
+_DEGREES_IN = re.compile(r"\^\s*\{?\s*\\circ|°")
+_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_CLOSE = {"(": ")", "{": "}"}
+
+
+def _group_end(text: str, start: int) -> int | None:
+    """The index after the bracket closing the one at ``start`` (``(`` or ``{``)."""
+    opening, depth = text[start], 0
+    for k in range(start, min(len(text), start + 500)):
+        depth += (text[k] == opening) - (text[k] == _CLOSE[opening])
+        if depth == 0:
+            return k + 1
+    return None
+
+
+def _cis_argument(text: str, start: int) -> tuple[str, int] | None:
+    """The argument of cis at ``start`` and the index after it, or None."""
+    if text.startswith("\\left(", start):
+        right = text.find("\\right)", start)
+        return (text[start + 6 : right], right + 7) if right > 0 else None
+    if start < len(text) and text[start] in _CLOSE:
+        end = _group_end(text, start)
+        return (text[start + 1 : end - 1], end) if end else None
+    if text.startswith("\\frac", start) or text.startswith("\\dfrac", start):
+        brace = text.find("{", start)
+        first = _group_end(text, brace) if brace > 0 else None
+        second = _group_end(text, first) if first and text[first : first + 1] == "{" else None
+        return (text[start:second], second) if second else None
+    token = _CIS_TOKEN.match(text, start)
+    return (token.group(), token.end()) if token else None
+
+
+def cis_as_exp(text: str) -> str:
+    """``cis θ`` written as ``e^{i(θ)}``. An angle in degrees, or a bare number (which
+    may have lost its degree sign to the unit split), is left unread.
+
+    >>> cis_as_exp(r"2\\operatorname{cis}\\frac{\\pi}{3}")
+    '2e^{i(\\\\frac{\\\\pi}{3})}'
+    >>> cis_as_exp(r"\\text{cis}")
+    '\\\\text{cis}'
+    """
+    if "cis" not in text:
+        return text
+    out, last = [], 0
+    for name in _CIS.finditer(text):
+        if name.start() < last:
+            continue
+        found = _cis_argument(text, name.end())
+        if found is None:
+            continue
+        argument, end = found
+        if _CIS_DEGREES.match(text, end) or _DEGREES_IN.search(argument):
+            continue  # degrees: the cost estimate and the unit split read them first
+        if _PLAIN_NUMBER.fullmatch(argument.strip()) and float(argument) != 0:
+            continue  # "cis 60": degrees, whose sign a unit split may have taken off
+        out.append(f"{text[last : name.start()]}e^{{i({argument})}}")
+        last = end
+    return "".join(out) + text[last:]
+
+
 def normalise(text: str) -> Normalised:
     """Canonical text for parsing; see the module docstring for what is removed."""
+    text = cis_as_exp(text)  # before "°" is dropped
     for char, replacement in _UNICODE.items():
         if char in text:
             text = text.replace(char, replacement)
@@ -194,6 +272,30 @@ def normalise(text: str) -> Normalised:
         text = text.replace(" ", "")
     text = _MIXED_NUMBER.sub(_mixed_as_sum, text)  # "4\frac{1}{2}" is 4 1/2, not 4 * 1/2
     return Normalised(text, percent)
+
+
+# The letters i and j standing alone: not in a word, a command, a subscript or a call.
+LONE_I = re.compile(r"(?<![A-Za-z\\_])(?<!_\{)i(?![A-Za-z_(])")
+_LONE_J = re.compile(r"(?<![A-Za-z\\_])(?<!_\{)j(?![A-Za-z_(])")
+
+
+def imaginary_units_agreed(gold: str, answer: str) -> tuple[str, str]:
+    """Both sides with one imaginary unit: engineers write j for i (``3+4j`` is ``3+4i``).
+    Only where one side has j and no i and the other has i and no j; where both sides
+    have j, or neither has i, a j is a variable, as written.
+
+    >>> imaginary_units_agreed("3+4i", "3+4j")
+    ('3+4i', '3+4i')
+    >>> imaginary_units_agreed("5", "5j")
+    ('5', '5j')
+    """
+    gold_j, answer_j = _LONE_J.search(gold), _LONE_J.search(answer)
+    gold_i, answer_i = LONE_I.search(gold), LONE_I.search(answer)
+    if answer_j and not answer_i and gold_i and not gold_j:
+        return gold, _LONE_J.sub("i", answer)
+    if gold_j and not gold_i and answer_i and not answer_j:
+        return _LONE_J.sub("i", gold), answer
+    return gold, answer
 
 
 def _mixed_as_sum(match: re.Match[str]) -> str:

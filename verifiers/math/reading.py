@@ -35,7 +35,7 @@ from rewardsmith.verifiers.math.extract import Extraction, extract_answer, has_s
 from rewardsmith.verifiers.math.fast import choice_letter
 from rewardsmith.verifiers.math.quotes import drop_echoed_instructions, unquote_boxes
 from rewardsmith.verifiers.math.rendered import render
-from rewardsmith.verifiers.math.stance import framed_as_untrue
+from rewardsmith.verifiers.math.stance import framed_as_untrue, negated, offered
 from rewardsmith.verifiers.math.tails import OFFERS, RETRACTS, TENTATIVE
 from rewardsmith.verifiers.math.words import as_words
 
@@ -59,9 +59,9 @@ _OTHER_LETTER = re.compile(r"(?<![\w'])\(?([A-J])\)?(?![\w'])(?!\s+[a-z])")
 # A choice letter alone on the last line, bold or not ("**C**", "(B)", "<answer>B</answer>").
 _LETTER_LINE = re.compile(r"(?:#{4})?\s*(\*\*)?\s*\(?([A-J])\)?\.?\s*(?(1)\*\*)\.?")
 # The completion disowns the answer it gives ("Note: this is likely incorrect.", "This
-# claim is false.", "Scratch that.", "(just kidding)"), at or after its last statement of
-# a value: a disowning before a corrected answer ("\boxed{5}. That's wrong. The answer is
-# 6.") was about the value it corrected.
+# claim is false.", "Scratch that.", "(just kidding)", "Or maybe not."), at or after its
+# last statement of a value: a disowning before a corrected answer ("\boxed{5}. That's
+# wrong. The answer is 6.") was about the value it corrected.
 _DISOWNED = re.compile(
     r"\b(?:this|that|it|my\s+answer|the\s+answer(?:\s+above)?|this\s+claim|the\s+claim|the\s+above|"
     r"all\s+of\s+this|everything\s+above)\s*(?:is|was|'s|’s|may\s+be|might\s+be|could\s+be)\s+"
@@ -72,7 +72,8 @@ _DISOWNED = re.compile(
     r"|\b(?:scratch\s+that|just\s+kidding|(?:i'm|i\s+am)\s+(?:just\s+)?(?:kidding|joking)|jk|"
     r"(?:ignore|disregard)\s+(?:the\s+above|that|this|everything(?:\s+above)?|my\s+answer|all\s+of\s+"
     r"(?:that|this|the\s+above)))\b[\s.!)]*$"
-    r"|[—–]\s*(?:false|wrong|incorrect)\b[\s.!]*$",
+    r"|[—–]\s*(?:false|wrong|incorrect)\b[\s.!]*$"
+    r"|^\s*(?:or\s+)?(?:maybe|perhaps|possibly)\s+not\b[\s.!)]*$",
     re.IGNORECASE,
 )
 # A sentence that states a value: a disowning counts from the last one on.
@@ -325,20 +326,46 @@ def read_answer(text: str, gold: str, *, strict: bool = False) -> Extraction:
         found = _yes_or_no(visible, gold) or found  # "Yes. Since 3 is odd, ..."
     if found.method == "none" and found.problem is None and not strict:
         found = _stated_words(visible, gold) or found  # "The function is odd."
-    if found.answer is not None and _disowned(visible[-400:]):
+    if found.answer is not None and _disowned(visible[-400:], boxed=found.method == "boxed"):
         return Extraction(None, found.method, "negated")
     return _against_hidden(found, shown.hidden)
 
 
-def _disowned(tail: str) -> bool:
+def _disowned(tail: str, *, boxed: bool = False) -> bool:
     """Whether the text, from its last sentence that states a value on, disowns that value
-    or frames its statement as untrue ("It is false that the answer is 5.")."""
+    or frames its statement as untrue ("It is false that the answer is 5."); with
+    ``boxed`` (the answer is the last box), also whether the box's own sentence denies,
+    doubts or leaves it open, as a value read off the end would be ("The answer is not
+    $\\boxed{5}$.", "Maybe $\\boxed{5}$, maybe not.", "$\\boxed{5}$, or perhaps something
+    else."; `stance.negated`, `stance.offered`)."""
     sentences = [x for x in _SENTENCES.split(tail) if x.strip()]
     last = max((i for i, x in enumerate(sentences) if _STATES_VALUE.search(x)), default=0)
     stating = sentences[last] if sentences else ""
     starts = [m.start() for m in _STATEMENT.finditer(stating)]
     framed = bool(starts) and framed_as_untrue(stating[: starts[-1]])
-    return framed or any(_DISOWNED.search(x) for x in sentences[last:])
+    return (
+        framed
+        or any(_DISOWNED.search(x) for x in sentences[last:])
+        or (boxed and _box_unasserted(tail))
+    )
+
+
+def _box_unasserted(tail: str) -> bool:
+    """Whether the sentence of the last box denies it, asks about or supposes it, or
+    leaves it open; the clause counts from the value before the box on ("Not 6 but
+    $\\boxed{5}$." states 5)."""
+    boxes = _boxes(tail)
+    if not boxes:
+        return False
+    start, end = boxes[-1]
+    opens = max((m.end() for m in _SENTENCES.finditer(tail, 0, start)), default=0)
+    closes = _SENTENCES.search(tail, end)
+    line = tail[opens : closes.start() if closes else len(tail)]
+    start, end = start - opens, end - opens
+    since = max((m.end() for m in re.finditer(r"\d", line[:start])), default=0)
+    return negated(line, since, start, end, governing=True) or offered(
+        line, since, start, end, governing=True
+    )
 
 
 def _choice_stated(line: str) -> Extraction | None:

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from rewardsmith.verifiers.math.fast import choice_letter
+from rewardsmith.verifiers.math.normalize import LONE_I
 from rewardsmith.verifiers.math.reading import read_answer
 from rewardsmith.verifiers.math.rendered import render
 from rewardsmith.verifiers.math.tails import RETRACTS
@@ -525,6 +526,32 @@ def _digit(answer: str, rng: random.Random) -> str | None:
     return answer[:i] + rng.choice(choices) + answer[i + 1 :]
 
 
+def _glued_letter(answer: str, rng: random.Random) -> str | None:
+    """A number with a letter glued on (``5`` as ``5x``, ``5j``, ``5k``): a term, or 5000,
+    never 5. Not zero: ``0x`` is 0, as -0 and 0 thousand are (`_sign`, `_scale`)."""
+    if not _NUMBER.fullmatch(answer) or Decimal(answer) == 0:
+        return None
+    return f"{answer}{rng.choice('xjkn')}"
+
+
+def _imaginary_j(answer: str, rng: random.Random) -> str | None:
+    """A complex number with the engineers' j (``3+4i`` as ``3+4j``)."""
+    if "j" in answer or not LONE_I.search(answer):
+        return None
+    return LONE_I.sub("j", answer)
+
+
+def _cis(answer: str, rng: random.Random) -> str | None:
+    """``i`` or ``-i`` in polar form, ``\\operatorname{cis}\\left(\\frac{\\pi}{2}\\right)``. Not
+    a plain number (``5\\operatorname{cis}(0)`` is 5 to the verifier, but an environment that
+    asks for the value refuses it as an expression left to the checker, `value_answer`)."""
+    if answer.strip() not in ("i", "-i"):
+        return None
+    name = rng.choice((r"\operatorname{cis}", r"\mathrm{cis}"))
+    sign = "-" if answer.strip().startswith("-") else ""
+    return rf"{name}\left({sign}\frac{{\pi}}{{2}}\right)"
+
+
 def _sign(answer: str, rng: random.Random) -> str | None:
     n = _integer(answer)
     return None if n is None or n == 0 else str(-n)
@@ -610,6 +637,32 @@ def _framed_untrue(text: str, sample: Sample, rng: random.Random) -> str | None:
         return None
     written = rng.choice((f"${answer}$", f"\\boxed{{{answer}}}", answer))
     return rng.choice(_UNTRUE_FRAMES).format(written)
+
+
+# A box its own sentence denies, doubts or leaves open: no answer either.
+_BOX_DENIALS = (
+    "The answer is not $\\boxed{{{}}}$.",
+    "It cannot be $\\boxed{{{}}}$.",
+    "The answer is definitely not \\boxed{{{}}}.",
+    "Maybe $\\boxed{{{}}}$, maybe not.",
+    "$\\boxed{{{}}}$, or perhaps something else.",
+    "It is either $\\boxed{{{}}}$ or not.",
+)
+
+
+def _cis_boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The answer ``i`` or ``-i`` boxed in polar form (boxed: a bare line of LaTeX commands
+    is read by its last number, not whole)."""
+    answer = _clean_answer(text, sample)
+    form = None if answer is None else _cis(answer, rng)
+    return None if form is None else f"So the answer is $\\boxed{{{form}}}$."
+
+
+def _box_denied(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The answer boxed in a sentence that denies or doubts the box ("The answer is not
+    $\\boxed{5}$.", "Maybe $\\boxed{5}$, maybe not.")."""
+    answer = _clean_answer(text, sample)
+    return None if answer is None else rng.choice(_BOX_DENIALS).format(answer)
 
 
 def _disowned(text: str, sample: Sample, rng: random.Random) -> str | None:
@@ -782,8 +835,10 @@ def relations(verifier: object) -> list[Relation]:
         ("mixed_number", "preserving", _mixed_number),
         ("set_builder", "preserving", _set_builder),
         ("unit_converted", "preserving", _converted),
+        ("imaginary_j", "preserving", _imaginary_j),
         ("digit", "changing", _digit),
         ("sign", "changing", _sign),
+        ("glued_letter", "changing", _glued_letter),
         ("scale", "changing", _scale),
         ("plus_one", "changing", _plus_one),
         ("tuple_order", "changing", _tuple_swap),
@@ -801,6 +856,7 @@ def relations(verifier: object) -> list[Relation]:
         ("solutions_in_prose", "preserving", _solutions_in_prose),
         ("percent_restated", "preserving", _percent_restated),
         ("undelimited", "preserving", _undelimited),
+        ("cis", "preserving", _cis_boxed),
         ("yes_no_said", "preserving", _yes_no_said),
         ("words_stated", "preserving", _words_stated),
         ("choice_in_words", "preserving", _choice_in_words),
@@ -810,6 +866,7 @@ def relations(verifier: object) -> list[Relation]:
         ("retraction", "changing", _retracted),
         ("framed_untrue", "changing", _framed_untrue),
         ("disowned_after", "changing", _disowned),
+        ("box_denied", "changing", _box_denied),
         ("question_echoed", "changing", _question_echoed),
         ("false_equation", "changing", _false_equation),
         ("hedge_gold", "dressing", _hedged),

@@ -24,7 +24,8 @@ _DENIED_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _DENIED_AFTER = re.compile(
-    r"\$?\s*(?:is|was|are|would\s+be)\s+(?:not|never|wrong|incorrect|false|impossible)\b|"
+    r"\$?\s*(?:is|was|are|would\s+be)\s+"
+    r"(?:(?:not|never)(?!\s+(?:wrong|incorrect|false|impossible)\b)|wrong|incorrect|false|impossible)\b|"
     r"\$?\s*(?:isn't|wasn't|aren't)\b",
     re.IGNORECASE,
 )
@@ -36,6 +37,25 @@ _OFFERED_BEFORE = re.compile(
     re.IGNORECASE,
 )
 QUESTION_AFTER = re.compile(r"[^.!\n]{0,200}?\?")
+_OFFERS_CLAUSE = re.compile(
+    rf"\s*(?:(?:so|then|and|but|thus|hence|therefore)\s+)?(?:{_OFFERED_BEFORE.pattern})",
+    re.IGNORECASE,
+)
+_OFFERS_NEXT = re.compile(rf"(?:{_OFFERED_BEFORE.pattern})[\s$]*$", re.IGNORECASE)
+# A value left open after it is given: "5 or not", "$\boxed{5}$, or perhaps something
+# else", "5, maybe not" (another value named after it is a hedge, read where values are).
+_OPEN_AFTER = re.compile(
+    r"[\s$}]*[,;]?\s*(?:(?:or|either)\s+(?:(?:maybe|perhaps|possibly)\s+)?"
+    r"(?:not|something(?:\s+else)?|anything\s+else|another\s+\w+|some\s+other|other\w*)\b"
+    r"|(?:maybe|perhaps|possibly)\s+not\b)",
+    re.IGNORECASE,
+)
+# A denial that governs the value right after it ("is not $\boxed{5}$", "cannot be 5",
+# "isn't 5"), not one inside the clause's description ("the roots that are not real is 5").
+_DENIES_NEXT = re.compile(
+    r"(?:\b(?:not|never|cannot|no\s+longer)|n't)\s+(?:(?:be|equal|equal\s+to)\s+)?[\s$]*$",
+    re.IGNORECASE,
+)
 # What a last number may not be: a label, a count of tries, a confidence, one side of an
 # equation in an unknown that is not a bare name.
 _LABEL_BEFORE = re.compile(
@@ -74,20 +94,32 @@ def framed_as_untrue(before: str) -> bool:
     return bool(_UNTRUE_FRAME.search(clause))
 
 
-def negated(line: str, since: int, start: int, end: int) -> bool:
+def negated(line: str, since: int, start: int, end: int, *, governing: bool = False) -> bool:
     """Whether the text around a value read off the end says it is not the answer: "it
     is not $12$", "$12$ is wrong", "so $x \\ne 12$" (the clause before it, since the value
-    before it, or what follows it in its sentence, denies it)."""
+    before it, or what follows it in its sentence, denies it). With ``governing`` (a box,
+    which marks its value as the answer), only a denial right before the value counts:
+    "is not $\\boxed{5}$", not "the roots that are not real number $\\boxed{5}$"."""
     before = re.split(r"[.!?;,:](?:\s|$)", line[since:start])[-1]
     after = line[end : end + 300]
-    return bool(_DENIED_BEFORE.search(before) or _DENIED_AFTER.match(after))
+    denied_before = (_DENIES_NEXT if governing else _DENIED_BEFORE).search(before)
+    return bool(denied_before or _DENIED_AFTER.match(after))
 
 
-def offered(line: str, since: int, start: int, end: int) -> bool:
+def offered(line: str, since: int, start: int, end: int, *, governing: bool = False) -> bool:
     """Whether a value read off the end is asked about or supposed, not stated: its
-    sentence is a question, or the clause before it supposes or guesses."""
+    sentence is a question, the clause before it supposes or guesses, or the text after
+    it leaves it open ("5 or not", "5, or perhaps something else"). With ``governing``
+    (a box), the clause must open with the guess or end with it ("Perhaps the answer is
+    $\\boxed{5}$", "It is maybe $\\boxed{5}$"), not describe with it ("the number of
+    possibly empty subsets is $\\boxed{8}$")."""
     before = re.split(r"[.!?;,:](?:\s|$)", line[since:start])[-1]
-    return bool(_OFFERED_BEFORE.search(before) or QUESTION_AFTER.match(line[end : end + 300]))
+    after = line[end : end + 300]
+    if governing:
+        guessed = _OFFERS_CLAUSE.match(before) or _OFFERS_NEXT.search(before)
+    else:
+        guessed = _OFFERED_BEFORE.search(before)
+    return bool(guessed or QUESTION_AFTER.match(after) or _OPEN_AFTER.match(after))
 
 
 def not_a_result(line: str, number: re.Match[str]) -> bool:
