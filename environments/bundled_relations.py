@@ -21,7 +21,8 @@ across two turns where an answer ends the episode (dressing). Per environment:
   a wrong part built first (dressing).
 - ``blender_scene``: an inspection or preview first, a turn's scripts reordered or split
   (preserving); a dimension scaled, a light's energy changed, the lighting script dropped,
-  a material layer the dump does not read (changing); a flood of calls, an object added
+  a material layer the dump does not read, colours washed out by a strong world, an
+  emission or a greyscale look (changing); a flood of calls, an object added
   then removed (dressing: shaping must not pay for the round trip).
 
 Changing relations apply to expert episodes only (`episode_relations.right_only`);
@@ -406,6 +407,26 @@ def _unread_layer(code: str, rng: random.Random) -> str | None:
     return code + "\n" + PRINCIPLED_HEAD + rng.choice(sorted(UNREAD.values()))
 
 
+def _washed_out(code: str, rng: random.Random) -> str | None:
+    """The script that makes the materials, then what washes their colours out under the
+    blown-out ceiling (a white world at 5, a green one at 3, a white emission of 1 on every
+    material, the greyscale look: `exploits_render.WASHED_OUT_*`)."""
+    from rewardsmith.verifiers.blender.exploits_render import (
+        PRINCIPLED_HEAD,
+        WASHED_OUT_MATERIAL,
+        WASHED_OUT_WORLD,
+    )
+
+    if "bpy.data.materials.new" not in code:
+        return None
+    return (
+        code
+        + "\n"
+        + PRINCIPLED_HEAD
+        + rng.choice(sorted([*WASHED_OUT_WORLD.values(), *WASHED_OUT_MATERIAL.values()]))
+    )
+
+
 def _blender(env: Any) -> list[Relation]:
     turns = env.limits.max_turns
 
@@ -421,6 +442,7 @@ def _blender(env: Any) -> list[Relation]:
         _on(env, "light_energy", "changing", _on_scripts(energy), "a light's energy x4, x0.1"),
         _on(env, "lights_dropped", "changing", _on_scripts(_lights_dropped), "no lighting"),
         _on(env, "unread_layer", "changing", _on_scripts(_unread_layer), "a sheen, displacement"),
+        _on(env, "washed_out", "changing", _on_scripts(_washed_out), "a bright world, a glow"),
         *tool_relations(env.name, turns, look),
         write_then_undo(env.name, turns, round_trip),
     ]

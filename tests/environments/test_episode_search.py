@@ -288,3 +288,26 @@ def test_a_material_layer_the_dump_does_not_read_loses_the_blender_reward() -> N
             assert play(env, task, actions_of(made)) < expert
     finally:
         env.close()
+
+
+@pytest.mark.blender
+@pytest.mark.sandbox
+def test_colours_washed_out_lose_the_blender_reward() -> None:
+    """`blender_scene/washed_out`: the expert's scene under a white world at strength 5 or
+    a green one at 3, a white emission of 1, or the greyscale look earned the expert's full
+    return under the blown-out ceiling before the truth render split the world's light from
+    the lights' (`_truth.light_split`) and read the view's colour management."""
+    pytest.importorskip("bpy")
+    env = make_environment("blender_scene")
+    try:
+        relation = {r.name: r for r in relations_for_environment(env)}["blender_scene/washed_out"]
+        task = bundled_tasks("blender_scene", 1)[0]
+        actions = POLICIES["blender_scene"].expert(task) or []
+        expert = play(env, task, actions)
+        washed = [made for seed in range(4) if (made := relation(episode_sample(
+            env.name, task, actions, "expert"), seed)) is not None]  # fmt: skip
+        assert washed
+        for made in washed:
+            assert play(env, task, actions_of(made)) < expert
+    finally:
+        env.close()

@@ -35,6 +35,7 @@ from mathutils import Vector
 from rewardsmith.verifiers.blender._truth import (
     as_read_renders,
     index_render,
+    light_split,
     luminance_render,
     truth_size,
     truth_stats,
@@ -472,11 +473,14 @@ def inspect_blends(
     seen = final is not None and camera is not None and camera.type == "CAMERA" and truth_size_px
     luminance = luminance_render(shape, truth_samples) if seen else None
     colours = as_read_renders(shape, truth_samples) if seen else None
+    light = light_split(shape, truth_samples) if seen else None
     if preview_size and final is not None:
         rendered = _preview(preview_size, preview_samples, "/box/preview.png")
         _render_views(json.loads(views), preview_size, preview_samples)
     if luminance is not None and final is not None:
-        final["truth"] = truth_stats(luminance, *index_render(shape, camera), colours)  # last
+        final["truth"] = truth_stats(
+            luminance, *index_render(shape, camera), colours, light
+        )  # last
     with open("/box/scene.json", "w", encoding="utf-8") as handle:
         # NaN coordinates (a hostile scene can hold them) go out as NaN tokens, which the
         # trusted side reads and fails every comparison on.

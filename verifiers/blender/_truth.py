@@ -18,9 +18,14 @@ device are ours:
    started in the warm server, is missing in a forked child: the write never returns.)
    The index render comes last because it changes the scene; the luminance render puts
    back what it changed, so a preview rendered after it sees the scene as saved.
+3. **light split**: white diffuse surfaces again, written scene-linear (Raw, no look,
+   curves or white balance, exposure `LINEAR_STOPS`), once as the scene is and once with
+   its world taken away: what the world adds where each object is, apart from the lights
+   (a spec states lights, never a world), whatever the world's node tree.
 
-`truth_stats` gives per object the pixels that show it and their mean display luminance,
-and the mean luminance of the whole frame (pixels a crop border leaves out count as black).
+`truth_stats` gives per object the pixels that show it and their mean display luminance
+(with the colour renders and the light split, their mean colour and light), and the mean
+luminance of the whole frame (pixels a crop border leaves out count as black).
 """
 
 from __future__ import annotations
@@ -37,7 +42,14 @@ import numpy as np
 
 from rewardsmith.verifiers.blender._view import PRINCIPLED_INPUTS
 
-__all__ = ["as_read_renders", "index_render", "luminance_render", "truth_size", "truth_stats"]
+__all__ = [
+    "as_read_renders",
+    "index_render",
+    "light_split",
+    "luminance_render",
+    "truth_size",
+    "truth_stats",
+]
 
 _LUMA = np.array([0.2126, 0.7152, 0.0722])
 _MAX_INDEX = 30000
@@ -192,6 +204,63 @@ def _as_read(material: Any, defaults: dict[str, Any]) -> Any:
     return copy
 
 
+LINEAR_STOPS = -4.0
+"""The exposure of the scene-linear renders of `light_split` (values times 1/16, so light
+up to 16 times a white surface under a 3 W sun stays under the PNG's 1.0)."""
+
+
+@contextlib.contextmanager
+def _neutral_view(scene: Any) -> Iterator[None]:
+    """Meanwhile the scene's colour management writes scene-linear light (Raw, no look,
+    curve, white balance, compositor or sequencer, film exposure 1, `LINEAR_STOPS`)."""
+    view, display, r = scene.view_settings, scene.display_settings, scene.render
+    kept = (
+        display.display_device, view.view_transform, view.look, view.exposure, view.gamma,
+        view.use_curve_mapping, view.use_white_balance, scene.cycles.film_exposure,
+        r.use_compositing, r.use_sequencer,
+    )  # fmt: skip
+    try:
+        display.display_device = "sRGB"
+        view.view_transform, view.look = "Raw", "None"
+        view.exposure, view.gamma = LINEAR_STOPS, 1.0
+        view.use_curve_mapping = view.use_white_balance = False
+        scene.cycles.film_exposure = 1.0
+        r.use_compositing = r.use_sequencer = False
+        yield
+    finally:
+        display.display_device, view.view_transform, view.look = kept[:3]
+        view.exposure, view.gamma, view.use_curve_mapping, view.use_white_balance = kept[3:7]
+        scene.cycles.film_exposure, r.use_compositing, r.use_sequencer = kept[7:]
+
+
+def light_split(shape: tuple[int, int], samples: int) -> tuple[np.ndarray, np.ndarray]:
+    """(scene-linear RGB (h, w, 3) of white diffuse surfaces lit by everything in the
+    scene, the same with the world taken away): what the world adds is the light nobody
+    states (a scene spec lists lights, never a world), measured apart from the lights
+    whatever its node tree; the scene's own colour management is left out (it is judged
+    as a render setting). A scene without a world is rendered once. Settings put back
+    after."""
+    scene, layer = bpy.context.scene, bpy.context.view_layer
+    kept, override, world = _snapshot(scene), layer.material_override, scene.world
+    gain = 2.0**-LINEAR_STOPS
+    try:
+        _setup(scene, shape, samples)
+        scene.render.image_settings.color_depth = "16"
+        layer.material_override = _white()
+        with _neutral_view(scene):
+            everything = _render_png(scene)[..., :3] * gain
+            lights = everything  # no world: one render (the inspection's time is shared)
+            if world is not None:
+                scene.world = None
+                lights = _render_png(scene)[..., :3] * gain
+    finally:
+        scene.world = world
+        for owner, name, value in kept:
+            setattr(owner, name, value)
+        layer.material_override = override
+    return everything, lights
+
+
 def _index_material() -> Any:
     """Emission of colour ``(i mod 256, i div 256, 0) / 255`` for pass index i."""
     mat = bpy.data.materials.new("_RewardsmithIndex")
@@ -243,6 +312,7 @@ def index_render(shape: tuple[int, int], camera: Any) -> tuple[np.ndarray, dict[
     scene.cycles.filter_width = 0.01
     scene.view_settings.view_transform, scene.view_settings.look = "Raw", "None"
     scene.view_settings.exposure, scene.view_settings.gamma = 0.0, 1.0
+    scene.view_settings.use_curve_mapping = scene.view_settings.use_white_balance = False
     scene.cycles.film_exposure = 1.0
     scene.display_settings.display_device = "sRGB"
     _setup(scene, shape, 1)
@@ -257,9 +327,12 @@ def truth_stats(
     index: np.ndarray,
     names: dict[int, str],
     colours: tuple[np.ndarray, np.ndarray] | None = None,
+    light: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, Any]:
     """Per-object pixels and mean luminance (and, with `colours` from `as_read_renders`,
-    mean display RGB as rendered and as read); the frame's mean luminance."""
+    mean display RGB as rendered and as read; with `light` from `light_split`, the mean
+    scene-linear RGB on white surfaces from everything and from the lights alone); the
+    frame's mean luminance."""
     height, width = luminance.shape
     objects = {}
     if index.shape == luminance.shape:
@@ -275,6 +348,11 @@ def truth_stats(
                     found["colour_as_read"] = [
                         round(float(c), 6) for c in colours[1][mask].mean(axis=0)
                     ]
+                if light is not None and light[0].shape[:2] == index.shape:
+                    found["light"] = {
+                        key: [round(float(c), 6) for c in rgb[mask].mean(axis=0)]
+                        for key, rgb in zip(("all", "lights"), light, strict=True)
+                    }
                 objects[names[int(value)]] = found
     return {
         "size": [width, height],

@@ -171,10 +171,36 @@ def render_of(scene: Any) -> dict[str, Any]:
         "gamma": round(float(scene.view_settings.gamma), 6),
         "view_transform": scene.view_settings.view_transform,
         "look": scene.view_settings.look,
+        "white_balance": _white_balance(scene.view_settings),
+        "curves": _curves_change(scene.view_settings),
         "pixel_aspect": [round(float(r.pixel_aspect_x), 6), round(float(r.pixel_aspect_y), 6)],
         "compositor": bool(r.use_compositing and getattr(scene, "compositing_node_group", None)),
         "material_override": _override(),
     }
+
+
+def _white_balance(view: Any) -> list[float] | None:
+    """[temperature K, tint] of the view's white balance when it is on."""
+    if not getattr(view, "use_white_balance", False):
+        return None
+    return [
+        round(float(view.white_balance_temperature), 3),
+        round(float(view.white_balance_tint), 3),
+    ]
+
+
+def _curves_change(view: Any) -> bool:
+    """Whether the view's RGB curves (when on) are other than the identity."""
+    if not view.use_curve_mapping:
+        return False
+    curves = view.curve_mapping
+    levels = list(curves.black_level) + [1.0 - v for v in curves.white_level]
+    if any(abs(v) > 1e-4 for v in levels):
+        return True
+    return any(
+        any(abs(p.location[0] - p.location[1]) > 1e-4 for p in curve.points)
+        for curve in curves.curves
+    )
 
 
 def _override() -> str | None:

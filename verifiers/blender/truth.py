@@ -11,6 +11,11 @@ object-index render) says what does. From its statistics and the dump:
   a pin-prick cone) fails every lighting check, whatever the lights' values, and so does a
   blown-out one (a world 50 times a sky, lights 1000 times the task's), which fails every
   material check too: no colour survives it (a red cube renders white);
+- **lighting and materials**: in no channel may the world add more than `WORLD_MAX` times
+  the scene's lights' light on white surfaces where the task's objects are (the light
+  split, scene-linear; `WORLD_FLOOR` always allowed, and anything where the spec states
+  no lights): under `LIT_MAX`, a white world at strength 5 left the red cube pale pink
+  and a green one turned it yellow-brown;
 - **camera**: at least one pixel must show one of the task's objects (a camera aimed right
   whose picture holds none of them: crop border, clipping, shift, a 0.5 mm sensor looking
   past them) fails every camera check;
@@ -22,14 +27,17 @@ object-index render) says what does. From its statistics and the dump:
   unless the task asks for emission) fails its checks, and so does one whose objects
   render more than `AS_READ_MAX_SHIFT` away from the same render with every material as
   the dump reads it (`_truth.as_read_renders`): what the checks never read (a sheen, a
-  displacement) must not change what renders.
+  displacement) must not change what renders; so does one whose unasked emission is over
+  `GLOW_MAX_LIT` times the light its objects get (the surface shows its own light), and
+  every material check when the view's colour management rewrites every colour
+  (`colour_rewrites`: a greyscale look, a white balance far from daylight, RGB curves).
 
 `render_problems` checks the render settings against the task or sane bounds (one
 ``render settings`` check in the render stage): the output size after
 ``resolution_percentage``, a crop border, a camera moving during the motion-blur
-shutter, exposure, film exposure, a compositor, a debug
-view transform (False Color, Raw), gamma, pixel aspect, depth of field, and the
-lens as a 35 mm equivalent (``lens * 36 / sensor``: a 0.5 mm sensor makes a 50 mm lens a
+shutter, exposure, film exposure, a compositor, a debug view transform (False Color,
+Raw), a colour rewrite (above), gamma, pixel aspect, depth of field, and the lens as a
+35 mm equivalent (``lens * 36 / sensor``: a 0.5 mm sensor makes a 50 mm lens a
 3,600 mm one).
 
 A dump without ``truth`` (an earlier step of a trajectory, or a scene with no camera) is
@@ -45,7 +53,16 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-__all__ = ["GLOW_MAX", "LIT_MAX", "LIT_MIN", "gate_on_truth", "material_problem", "render_problems"]
+__all__ = [
+    "GLOW_MAX",
+    "LIT_MAX",
+    "LIT_MIN",
+    "WORLD_MAX",
+    "colour_rewrites",
+    "gate_on_truth",
+    "material_problem",
+    "render_problems",
+]
 
 LIT_MIN = 0.0005
 """Least mean display luminance (0-1) of the task's objects in the truth render, on white
@@ -56,8 +73,30 @@ LIT_MAX = 0.95
 of saturation the render shows light, not the scene. The 13 bundled scenes' honest
 solutions are at 0.45-0.86 (their brightest object); a white world at strength 50 reads
 1.0, a green one 0.986 (2026-12-05)."""
+WORLD_MAX = 3.0
+"""Most light the world (which no scene spec states) may add, in any channel, for each unit
+the scene's lights give, on white surfaces where the task's objects are (scene-linear):
+past it the picture shows the world's light, not the asked lights on the asked colours. A
+white sky of strength 1 gives the bundled scenes 0.65-2.5 times their lights' light; of
+strength 2, 1.3-5.1; of strength 5 the red cube 11.8 (it renders pale pink, 0.22
+saturation for the 0.73 asked, under `LIT_MAX`); a green one of strength 3, 7 in green
+(the cube renders yellow-brown); 2026-12-05."""
+WORLD_FLOOR = 0.2
+"""World light (scene-linear, on a 0.8 white surface) always allowed, however dim the lights:
+a uniform world of radiance 0.25 (Blender's default grey world gives 0.04)."""
 GLOW_MAX = 1.0
 """Most emission (strength times brightest channel) a material may have unasked."""
+GLOW_MAX_LIT = 1.0
+"""Most unasked emission (strength times colour, any channel) a material may have for each
+unit of light reaching a white surface where its objects are (scene-linear): brighter, the
+surface shows its own light, not its colour (white emission 1.0 on the red cube, under
+`GLOW_MAX`, rendered it grey-pink: display RGB 0.80, 0.77, 0.77)."""
+GLOW_FLOOR = 0.2
+"""Unasked emission (strength times brightest channel) always allowed, however dim the
+scene."""
+WHITE_BALANCE_K = (4000.0, 9000.0)
+"""Sane white-balance temperatures (a view setting that tints the whole picture)."""
+WHITE_BALANCE_TINT = 50.0
 MIN_SIDE = 64
 EXPOSURE = (-3.0, 3.0)
 FILM_EXPOSURE = (0.125, 8.0)
@@ -167,12 +206,36 @@ def _colour_problems(render: dict[str, Any]) -> list[str]:
     transform, look = render.get("view_transform", "AgX"), str(render.get("look", "None"))
     if transform in ("False Color", "Raw") or "False Color" in look:
         found.append(f"the view transform is {transform!r} (look {look!r}): not a picture")
+    found += colour_rewrites(render)
     gamma = render.get("gamma", 1.0)
     if not GAMMA[0] <= gamma <= GAMMA[1]:
         found.append(f"display gamma {gamma:g} (sane: {GAMMA[0]:g} to {GAMMA[1]:g})")
     aspect = render.get("pixel_aspect") or [1.0, 1.0]
     if not PIXEL_ASPECT[0] <= aspect[0] / max(aspect[1], 1e-9) <= PIXEL_ASPECT[1]:
         found.append(f"pixel aspect {aspect[0]:g}:{aspect[1]:g} stretches the picture")
+    return found
+
+
+def colour_rewrites(render: dict[str, Any]) -> list[str]:
+    """What in the view's colour management rewrites every colour whatever the materials'
+    (a greyscale look, a white balance outside `WHITE_BALANCE_K` or `WHITE_BALANCE_TINT`,
+    RGB curves other than the identity): the render-settings check fails, and so do the
+    material checks (1800 K turned the red die blue, display RGB 0.38, 0.38, 0.77)."""
+    found = []
+    look = str(render.get("look", "None"))
+    if "Greyscale" in look:
+        found.append(f"the look {look!r} renders every colour grey")
+    balance = render.get("white_balance")
+    if balance:
+        temperature, tint = float(balance[0]), float(balance[1])
+        low, high = WHITE_BALANCE_K
+        if not (low <= temperature <= high and abs(tint) <= WHITE_BALANCE_TINT):
+            found.append(
+                f"a white balance of {temperature:g} K, tint {tint:g} tints the picture "
+                f"(sane: {low:g} to {high:g} K, tint within {WHITE_BALANCE_TINT:g})"
+            )
+    if render.get("curves"):
+        found.append("the view's RGB curves rewrite the rendered picture")
     return found
 
 
@@ -235,7 +298,11 @@ def gate_on_truth(checks: list[Any], dump: dict[str, Any], spec: Any) -> list[An
     for o in meshes:
         for m in o.get("materials", []):
             users.setdefault(m, []).append(o["name"])
-    override = (dump.get("render") or {}).get("material_override")
+    render = dump.get("render") or {}
+    override = render.get("material_override")
+    world = _world_problem(truth, named, spec)
+    rewrites = colour_rewrites(render)
+    materials = {m.get("name"): m for m in dump.get("materials", [])}
     out = []
     for check in checks:
         why = None
@@ -248,6 +315,10 @@ def gate_on_truth(checks: list[Any], dump: dict[str, Any], spec: Any) -> list[An
             why = f"the render is dark where the objects are (luminance {lit:.4f} < {LIT_MIN})"
         elif check.stage in ("lighting", "materials") and lit > LIT_MAX:
             why = f"the render is blown out where the objects are (luminance {lit:.3f} > {LIT_MAX})"
+        elif check.stage in ("lighting", "materials") and world:
+            why = world
+        elif check.stage == "materials" and rewrites:
+            why = "; ".join(rewrites)
         elif check.stage == "render" and check.what.startswith("camera") and named and not count:
             why = "none of the task's objects shows in the render (object-index pass)"
         elif check.stage == "materials":
@@ -255,9 +326,76 @@ def gate_on_truth(checks: list[Any], dump: dict[str, Any], spec: Any) -> list[An
             if name is not None and not _pixels(truth, users.get(name, []))[0]:
                 why = f"no object showing {name!r} is in the render"
             elif name is not None:
-                why = _rendered_unlike_read(truth, users.get(name, []))
+                why = _rendered_unlike_read(truth, users.get(name, [])) or _outshone(
+                    truth,
+                    users.get(name, []),
+                    materials.get(name),
+                    set(spec.materials[name].inputs),
+                )
         out.append(replace(check, ok=False, detail=why) if why and check.ok else check)
     return out
+
+
+def _light_at(truth: dict[str, Any], names: list[str]) -> tuple[list[float], list[float]] | None:
+    """(scene-linear RGB on white surfaces from everything, from the lights alone), the
+    pixel-weighted mean over the objects `names` (None where the dump has no split)."""
+    shown = [o for n in names if "light" in (o := truth.get("objects", {}).get(n) or {})]
+    count = sum(int(o["pixels"]) for o in shown)
+    if not count:
+        return None
+    try:
+        mean = [[sum(o["pixels"] * float(o["light"][key][c]) for o in shown) / count
+                 for c in range(3)] for key in ("all", "lights")]  # fmt: skip
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+    return mean[0], mean[1]
+
+
+def _world_problem(truth: dict[str, Any], names: list[str], spec: Any) -> str | None:
+    """Why the picture shows the world's light rather than the asked lights', or None: in
+    some channel the world adds more than `WORLD_MAX` times the lights' light (and more
+    than `WORLD_FLOOR`). A spec without lights asks for no light to outshine."""
+    split = _light_at(truth, names)
+    if split is None or not spec.lights:
+        return None
+    everything, lights = split
+    worst = max(range(3), key=lambda c: (everything[c] - lights[c]) / max(lights[c], 1e-6))
+    world, own = everything[worst] - lights[worst], lights[worst]
+    if world <= WORLD_FLOOR or world <= WORLD_MAX * own:
+        return None
+    channel = "RGB"[worst]
+    return (
+        f"the world lights the objects {world / max(own, 1e-6):.1f} times as much as the "
+        f"scene's lights ({channel}; at most {WORLD_MAX:g}): light the task does not ask "
+        "for washes out or tints their colours"
+    )
+
+
+def _outshone(
+    truth: dict[str, Any], names: list[str], found: dict[str, Any] | None, asked: set[str]
+) -> str | None:
+    """Why the material's unasked emission outshines the light its objects get, or None."""
+    if found is None or asked & {"Emission Strength", "Emission Color"}:
+        return None
+    principled = found.get("principled") or {}
+    strength = _unlinked(principled, "Emission Strength")
+    colour = _unlinked(principled, "Emission Color")
+    split = _light_at(truth, names)
+    if split is None or not isinstance(strength, int | float) or not isinstance(colour, list):
+        return None
+    if not strength * max((float(c) for c in colour[:3]), default=0.0) > GLOW_FLOOR:
+        return None
+    try:
+        glow = max(float(strength) * float(c) / max(lit, 1e-6)
+                   for c, lit in zip(colour[:3], split[0], strict=False))  # fmt: skip
+    except (TypeError, ValueError):
+        return None
+    if glow > GLOW_MAX_LIT:
+        return (
+            f"its emission is {glow:.1f} times the light its objects get: the surface "
+            "shows its own light, not its colour"
+        )
+    return None
 
 
 AS_READ_MAX_SHIFT = 0.1

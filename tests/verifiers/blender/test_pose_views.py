@@ -114,6 +114,7 @@ RENDER_TRUTH = {
     "blender/not_rendered",
     "blender/dark_render",
     "blender/blown_out",
+    "blender/washed_out",
     "blender/render_settings",
     "blender/glowing_material",
     "blender/unread_material",
