@@ -1,4 +1,4 @@
-"""Per-turn credit learns faster than episode-level credit where credit assignment matters.
+"""Per-turn credit against episode-level credit where credit assignment matters.
 
 The task has two turns and only the first action matters: the model answers a sum, is
 told "noted, go on", takes a second turn whose action changes nothing, and the episode's
@@ -30,16 +30,15 @@ SUMS = [json.loads(r) for r in (REPO / "datasets/arithmetic/tasks.jsonl").read_t
 GO_ON = "noted, go on"
 TURN_TOKENS = 3
 STEPS = 16
-SEED = 2
-"""The run's seed (sampling; the model is built with seed 0). Margins per_turn - final over
-16 steps for seeds 0-4, measured 2026-12-05 (rtmath7): with e167fc9's math reader 0.0086,
-0.0078, 0.0172, 0.0143, 0.0316; with letters glued to a bare number read with it ("9t"
-is no longer 9, so it earns 0 where it earned 0.8) -0.0205, 0.0029, 0.0172, 0.0184,
--0.0014 (over 32 steps, seeds 0-3: -0.0093, 0.0092, 0.0239, 0.0077). Seed 2 is the run
-whose answers no reading of glued letters touches (its curves are the same under both
-readers); on seed 0, which this test used before, the effect is gone under the corrected
-reward. Without the per-turn term the two curves are the same run on any seed, margin 0,
-so the test still fails when per-turn credit does nothing."""
+SEED = 0
+"""The run's seed (sampling; the model is built with seed 0), the one this test was written
+with. Margins per_turn - final (the mean final reward over 16 steps), seeds 0-4, measured
+2026-12-05: with e167fc9's math reader 0.0086, 0.0078, 0.0172, 0.0143, 0.0316; with
+letters glued to a bare number read with it ("9t" is no longer 9: it earns 0 where it
+earned 0.8) -0.0205, 0.0029, 0.0172, 0.0184, -0.0014, mean +0.0033 (over 32 steps, seeds
+0-3: -0.0093, 0.0092, 0.0239, 0.0077). Under the corrected reward the advantage of
+per-turn credit on this toy is within the seeds' spread, so this test no longer claims it
+(choosing the seed where it shows would be choosing the data)."""
 
 
 class FirstTurnMatters(ToolEnvironment):
@@ -104,19 +103,13 @@ def _curve(model: str, out: Path, credit: str) -> list[float]:
 
 
 @pytest.mark.slow
-def test_per_turn_credit_learns_the_first_turn_faster(tmp_path: Path) -> None:
+def test_per_turn_credit_changes_the_update_and_still_learns(tmp_path: Path) -> None:
     alphabet = ARITHMETIC_ALPHABET + "".join(sorted(set(GO_ON)))
     model = build_tiny_model(tmp_path / "model", alphabet=alphabet)
     per_turn = _curve(model, tmp_path / "per_turn", "per_turn")
     final = _curve(model, tmp_path / "final", "final")
     assert per_turn[0] == final[0]  # the same first batch: only the credit differs
-    # The mean final reward over the run (the area under the learning curve). Measured
-    # when written (07:15 UTC 2026-12-04): per_turn 0.083, final 0.067 over 16 steps.
-    # Remeasured when turn 0 took the sample's seed (16:23 UTC): 0.0904 against 0.0799.
-    # After the math reader's changes of that afternoon (one answer read differently),
-    # seeds 0, 1, 2 give margins of 0.0098, 0.0092 and 0.0166 (17:00 UTC): the effect is
-    # about 0.01 of reward on every seed, so the margin asked is half of it. Without the
-    # per-turn term the two curves are the same run, and the margin is 0. Seed 2 since
-    # 2026-12-05 (see SEED): 0.0951 against 0.0779, margin 0.0172.
-    assert statistics.mean(per_turn) > statistics.mean(final) + 0.005, (per_turn, final)
+    assert per_turn != final  # the per-turn term reaches the update (else one run twice)
+    # Whether it learns faster is not asserted: see SEED for the margins on five seeds.
     assert statistics.mean(per_turn[-4:]) > statistics.mean(per_turn[:4]) + 0.05
+    assert statistics.mean(final[-4:]) > statistics.mean(final[:4]) + 0.05
