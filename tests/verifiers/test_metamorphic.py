@@ -329,6 +329,16 @@ def test_finance_changes_change_the_figure_and_dressing_names_the_gold(seed: int
         assert made is not None and str(made.completion).count("122,445 thousand") == 2
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_a_json_object_writes_only_an_answer_that_states_nothing_else(seed: int) -> None:
+    """A hedge or a second figure dropped by the object would make a hedged answer a plain
+    one (found by the bundled search, seed 34: `hedge_in_tag` then `json_object`)."""
+    hedged = NUMERIC["finance/hedge_in_tag"](FIGURE, seed)
+    assert hedged is not None and NUMERIC["finance/json_object"](hedged, seed) is None
+    plain = NUMERIC["finance/json_object"](FIGURE, seed)
+    assert plain is not None and "122,445" in str(plain.completion)
+
+
 TABLE_SAMPLE = Sample(
     id="t",
     completion="| Item | 2024 | 2023 |\n|---|---|---|\n| Revenue | 1,234 | 1,000 |\n"

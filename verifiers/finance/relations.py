@@ -53,6 +53,7 @@ a comma, LaTeX's ``{,}``, a space, a thin or no-break space), decimals. Read who
 rewrite of ``5\u2009593 thousand`` keeps 5,593 (read as 5, `scale_form` wrote ``0.005
 million``: the chain `space_separator` then `scale_form`, found by the finance_document
 search on initech-note-13)."""
+_CURRENCY_MARK = re.compile(r"US\$|USD|\$|€|£")
 _YEAR = re.compile(r"(?:19|20)\d{2}")
 _SCALES = {"thousand": 3, "million": 6, "billion": 9}
 _SCALE_WORD = re.compile(r"\b(thousand|million|billion)\b")
@@ -343,11 +344,19 @@ def _denied_other(text: str, sample: Sample, rng: random.Random) -> str | None:
 
 def _json_object(text: str, sample: Sample, rng: random.Random) -> str | None:
     """The answer as a JSON object of its figure and its scale (``{"value": "122,445",
-    "unit": "thousand"}``): the same figure."""
+    "unit": "thousand"}``): the same figure. Only for an answer that states nothing else:
+    the object would drop a hedge or a second figure beside it (``$139,294 thousand, or
+    maybe 139,294`` became one figure, paid in full where the hedge must earn 0: the chain
+    `hedge_in_tag` then `json_object`, found by `audit --bundled --search --seed 34`)."""
     figure = _figure(text)
     if figure is None or figure.group(1) or "%" in text:
         return None
     scale = _SCALE_WORD.search(text)
+    rest = text[: figure.start()] + text[figure.end() :]
+    if scale:
+        rest = _SCALE_WORD.sub("", rest, count=1)
+    if re.search(r"[^\W_]", _CURRENCY_MARK.sub("", rest)):
+        return None
     key = rng.choice(("value", "answer", "revenue"))
     fields = {key: figure.group(2) + (figure.group(3) or "")}
     if scale:
