@@ -20,6 +20,7 @@ from rewardsmith.verifiers.finance.relations import numeric_relations, table_rel
 from rewardsmith.verifiers.math.relations import number_words
 from rewardsmith.verifiers.math.relations import relations as math_relations
 from rewardsmith.verifiers.metamorphic import (
+    GENERIC,
     Expectation,
     Relation,
     apply_chain,
@@ -384,6 +385,17 @@ def test_code_preserving_rewrites_keep_behaviour_and_changes_change_it(seed: int
         assert _run(str(made.completion)) == before, name
     changed = CODE["code/off_by_one"](right, seed)
     assert changed is not None and _run(str(changed.completion)) != before
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_plus_to_minus_changes_a_repeated_program_too(seed: int) -> None:
+    """After `any/repeated` the first copy is dead code (found by the bundled search, seed 35)."""
+    program = "def area(r):\n    return r + r\n\n\ndef twice(r):\n    return 2 * area(r)\n"
+    right = Sample(id="c", completion=program, reference={"format": "asserts", "asserts": []})
+    repeated = next(r for r in GENERIC if r.name == "any/repeated")(right, seed)
+    assert repeated is not None and str(repeated.completion).count("def area") >= 2
+    changed = CODE["code/plus_to_minus"](repeated, seed)
+    assert changed is not None and _run(str(changed.completion)) != _run(program)
 
 
 def test_shadowing_names_every_helper_the_tests_read_but_never_the_candidates_own() -> None:

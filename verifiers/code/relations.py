@@ -261,8 +261,12 @@ def _off_by_one(tree: ast.Module, sample: Sample, rng: random.Random) -> bool:
 
 
 def _operator(text: str, sample: Sample, rng: random.Random) -> str | None:
-    match = re.search(r"(?<=\w) \+ (?=\w)", text)
-    return None if match is None else text[: match.start()] + " - " + text[match.end() :]
+    """Every sum between two names or numbers a difference. Not the first one only: after
+    `any/repeated` the first copy of a function is dead code, redefined by the second
+    (`audit --bundled --search --seed 35`: the changed program still passed, the relation
+    read a right answer's pass as a wrong one's)."""
+    changed, count = re.subn(r"(?<=\w) \+ (?=\w)", " - ", text)
+    return changed if count else None
 
 
 # ----------------------------------------------------------------------------- dressing
