@@ -56,9 +56,28 @@ def _expert(task_id: str):  # type: ignore[no-untyped-def]
 UNANSWERED_OR_UNMARKED = [
     "disowned_after",
     "framed_untrue",
-    "gold_as_last_number",
     "gold_in_a_term",
 ]
+"""`gold_as_last_number` writes some of its forms as a GSM8K answer line (``#### 73x + 30``),
+which `math` reads as a marked answer, as it reads "Answer:" (a value after it is a hedge):
+there the paste applies and earns nothing (the test below)."""
+
+
+def test_after_a_gsm8k_answer_line_the_paste_is_a_hedge(env: MathWithPython) -> None:
+    relations = _relations(env)
+    pasted, first = relations["tool_output_appended"], relations["math/gold_as_last_number"]
+    applied = 0
+    for task_id in WHOLE:
+        for seed in range(3):
+            changed = first(_expert(task_id), seed)  # type: ignore[operator]
+            made = pasted(changed, seed)  # type: ignore[operator]
+            if made is None:  # another form (an <answer> tag holding a list): not marked
+                assert "####" not in actions_of(changed)[-1]
+                continue
+            applied += 1
+            assert "####" in actions_of(made)[-1]
+            assert play(env, TASKS[task_id], actions_of(made)) == 0.0, actions_of(made)
+    assert applied > 0
 
 
 @pytest.mark.parametrize("first", UNANSWERED_OR_UNMARKED)
@@ -110,6 +129,7 @@ UNPAID = [
     "\\boxed{31}\n\n30",  # a marked answer, then another value: a hedge
     "The answer is 31.\n\n30",
     "<answer>31</answer>\n\n30",
+    "#### 31\n\n30",  # GSM8K's answer line marks an answer as "Answer:" does
 ]
 
 

@@ -65,8 +65,11 @@ __all__ = [
 
 _PHRASE = re.compile(
     r"(?<!\\)\b(?:final\s+answer|the\s+answer|answer|the\s+(?:solutions|roots)\s+are)\b"
-    r"(?:\s+is)?\s*[:：=]?[\s*:]*",
-    re.IGNORECASE,
+    r"(?:\s+is)?\s*[:：=]?[\s*:]*"
+    # GSM8K's answer line marks an answer as "Answer:" does: a different value after it is
+    # a hedge ("#### 29\n\n30" paid 30, "Answer: 29\n\n30" nothing; envhole's search)
+    r"|^[ \t]*#{4}[ \t]*",
+    re.IGNORECASE | re.MULTILINE,
 )
 _FINAL_MATH = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+)\$", re.DOTALL)
 # A number not glued to a word before it ("AZYUK2A" has none); a unit may follow ("5cm").

@@ -37,7 +37,7 @@ EXTRACTIONS = [
     ("<think>\\boxed{4}</think>\n$5$", "5", "final_math"),
     ("It is 1,234 apples", "1,234", "last_number"),
     ("The ratio is 3/4", "3/4", "last_number"),
-    ("#### 18", "18", "last_number"),
+    ("#### 18", "18", "answer_phrase"),  # GSM8K's answer line marks an answer
     (
         "So \\boxed{200}, then \\boxed{255}. Final Answer: The final answer is $10,455$.",
         "10,455",
