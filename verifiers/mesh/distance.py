@@ -206,7 +206,8 @@ def coincidence(a: trimesh.Trimesh, b: trimesh.Trimesh) -> Coincidence:
         return Coincidence(every, every, corners, corners, same=True)
     rows = np.concatenate([a.vertices, b.vertices]).astype(np.float64) + 0.0
     if len(rows) >= _MAX_KEYED_VERTICES or not np.isfinite(rows).all():
-        return Coincidence(*(np.zeros(n, dtype=bool) for n in _sizes(a, b)))
+        faces_a, faces_b, vertices_a, vertices_b = (np.zeros(n, dtype=bool) for n in _sizes(a, b))
+        return Coincidence(faces_a, faces_b, vertices_a, vertices_b)
     _, ids = np.unique(rows.view(np.dtype((np.void, 24))).ravel(), return_inverse=True)
     ids_a, ids_b = ids[: len(a.vertices)], ids[len(a.vertices) :]
     keys_a, keys_b = _face_keys(ids_a[a.faces], len(rows)), _face_keys(ids_b[b.faces], len(rows))

@@ -268,8 +268,8 @@ def _reference(mesh: trimesh.Trimesh, n: int, seed: int) -> tuple[Surface, _Fram
     kept."""
     digest = hashlib.sha256(f"{n} {seed} {mesh.vertices.shape} {mesh.faces.shape}".encode())
     # The arrays' own buffers (C-contiguous), not copies of them.
-    digest.update(np.ascontiguousarray(mesh.vertices, dtype=np.float64).view(np.uint8))
-    digest.update(np.ascontiguousarray(mesh.faces, dtype=np.int64).view(np.uint8))
+    digest.update(np.ascontiguousarray(mesh.vertices, dtype=np.float64).data)
+    digest.update(np.ascontiguousarray(mesh.faces, dtype=np.int64).data)
     key = digest.digest()
     found = _reference_surfaces.get(key)
     if found is None:
