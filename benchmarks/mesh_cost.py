@@ -19,7 +19,10 @@ preset; and each bundled part against itself subdivided, the same surface retess
 timed in interleaved rounds: per pair, the plain Chamfer (`plain_chamfer_s`, the anchor
 every ratio divides by), the Chamfer as scipy users write it (default trees, queries in
 sample order), `--base`'s code, then today's with the reference cache emptied ("cold": a
-task's first sample) and again with it kept ("warm"), then the next pair; every round is
+task's first sample) and again with it kept ("warm"), then the next pair (a base that
+keeps references too is timed cold and warm the same way: "base cold", "base warm";
+the base's columns come before today's in even rounds and after them in odd ones, so a
+before/after is interleaved pair by pair); every round is
 printed, the table gives the median and range of the per-round ratios, none dropped.
 Each is timed for the distances and the pose check (`surface_metrics` and the ramps the
 skip reads), then with IoU and the volume ratio (`measure._figures`, "+IoU"). Pairs are
@@ -27,7 +30,8 @@ grouped by whether the two meshes are the same arrays (`distance.same_mesh`: the
 kernel's own tessellation) or not.
 
 Run: ``cd benchmarks && ../.venv/bin/python mesh_cost.py [--skip-cad] [--aligned 5
-[--base f4abc85]]``. Prints the load.
+[--base f4abc85] [--cpu]]``. Prints the load. ``--cpu`` times each column in this
+process's CPU time (every thread's, the KD queries' workers too) instead of wall time.
 """
 
 from __future__ import annotations
@@ -75,6 +79,11 @@ STAGES = {
 """Stage name: (file, function) whose cumulative time it is."""
 
 
+CLOCK: list[Any] = [time.perf_counter]
+"""The clock every timing of ``--aligned`` reads: wall time, or with ``--cpu`` this
+process's CPU time (all its threads), steadier on a machine other work is loading."""
+
+
 def stage_seconds(profile: cProfile.Profile) -> dict[str, float]:
     stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
     out = dict.fromkeys(STAGES, 0.0)
@@ -114,13 +123,13 @@ def scipy_chamfer_s(pair: Pair, setting: str) -> float:
     """The plain Chamfer as scipy users write it (default trees, queries in sample order)."""
     n = compare.MeshCompare(**SETTINGS[setting]).n_points
     a, b = normalise(load_mesh(pair.candidate)), normalise(load_mesh(pair.reference["mesh"]))
-    start = time.perf_counter()
+    start = CLOCK[0]()
     p, _ = metrics.sample_with_faces(a, n, 0)
     q, _ = metrics.sample_with_faces(b, n, 1)
     d_pq, _ = cKDTree(q).query(p)
     d_qp, _ = cKDTree(p).query(q)
     float(np.mean(d_pq**2) + np.mean(d_qp**2))
-    return time.perf_counter() - start
+    return CLOCK[0]() - start
 
 
 def _timed(code: tuple[Any, Any], a: Any, b: Any, settings: dict[str, Any], whole: bool) -> float:
@@ -128,7 +137,7 @@ def _timed(code: tuple[Any, Any], a: Any, b: Any, settings: dict[str, Any], whol
     volume ratio when `whole`), on fresh copies (the anchor loads its meshes afresh)."""
     measuring, measuring_pair = code
     a, b = a.copy(), b.copy()  # without trimesh's caches: as loaded for each sample
-    start = time.perf_counter()
+    start = CLOCK[0]()
     if whole:
         figures = measuring_pair._figures(a, b, settings)
         measuring_pair._passes(figures, settings)
@@ -143,26 +152,42 @@ def _timed(code: tuple[Any, Any], a: Any, b: Any, settings: dict[str, Any], whol
             levels=levels,
         )
         [levels.ramp(m, getattr(found, m)) for m in ("chamfer", "hausdorff", "p95", "fscore")]
-    return time.perf_counter() - start
+    return CLOCK[0]() - start
 
 
 def _row(
-    pair: Pair, setting: str, a: Any, b: Any, base: tuple[Any, Any] | None
+    pair: Pair, setting: str, a: Any, b: Any, base: tuple[Any, Any] | None, today_first: bool
 ) -> dict[str, float]:
-    """One pair's seconds, each column in turn (see the module docstring)."""
+    """One pair's seconds, each column in turn (see the module docstring); today's code
+    before the base's when `today_first` (the rounds alternate)."""
     settings = compare.MeshCompare(**SETTINGS[setting]).settings()
-    today = (metrics, measure)
-    row = {"plain": plain_chamfer_s(pair, setting), "scipy": scipy_chamfer_s(pair, setting)}
-    if base is not None:
-        row["base"] = _timed(base, a, b, settings, whole=False)
-        row["base+IoU"] = _timed(base, a, b, settings, whole=True)
-    metrics._reference_surfaces.clear()  # a task's first sample
-    row["cold"] = _timed(today, a, b, settings, whole=False)
-    row["warm"] = _timed(today, a, b, settings, whole=False)
-    metrics._reference_surfaces.clear()
-    row["cold+IoU"] = _timed(today, a, b, settings, whole=True)
-    row["warm+IoU"] = _timed(today, a, b, settings, whole=True)
-    return row
+    row = {
+        "plain": plain_chamfer_s(pair, setting, CLOCK[0]),
+        "scipy": scipy_chamfer_s(pair, setting),
+    }
+    codes = [("", (metrics, measure))] + ([] if base is None else [("base ", base)])
+    timed = {}
+    for prefix, code in codes if today_first else codes[::-1]:
+        timed[prefix] = _columns(prefix, code, a, b, settings)
+    return row | timed.get("base ", {}) | timed[""]
+
+
+def _columns(
+    prefix: str, code: tuple[Any, Any], a: Any, b: Any, settings: dict[str, Any]
+) -> dict[str, float]:
+    """`code`'s seconds on one pair: "cold" with its reference cache emptied (a task's
+    first sample), then "warm" with it kept, without and with IoU. Code without a
+    reference cache has one column each, named as before (`prefix` bare: "base")."""
+    cache = getattr(code[0], "_reference_surfaces", None)
+    out = {}
+    for whole, suffix in ((False, ""), (True, "+IoU")):
+        if cache is None:
+            out[prefix.strip() + suffix] = _timed(code, a, b, settings, whole=whole)
+            continue
+        cache.clear()
+        out[f"{prefix}cold{suffix}"] = _timed(code, a, b, settings, whole=whole)
+        out[f"{prefix}warm{suffix}"] = _timed(code, a, b, settings, whole=whole)
+    return out
 
 
 def aligned(rounds: int, skip_cad: bool, base_commit: str | None) -> None:
@@ -184,7 +209,7 @@ def aligned(rounds: int, skip_cad: bool, base_commit: str | None) -> None:
         for k in range(rounds):
             sums: dict[str, dict[str, float]] = {}
             for pair, setting, a, b, group in loaded:
-                row = _row(pair, setting, a, b, base)
+                row = _row(pair, setting, a, b, base, today_first=k % 2 == 1)
                 total = sums.setdefault(group, dict.fromkeys(row, 0.0))
                 for column, seconds in row.items():
                     total[column] += seconds
@@ -223,7 +248,10 @@ def main() -> None:
     parser.add_argument("--skip-cad", action="store_true")
     parser.add_argument("--aligned", type=int, metavar="ROUNDS")
     parser.add_argument("--base", help="with --aligned: also time this commit's mesh code")
+    parser.add_argument("--cpu", action="store_true", help="with --aligned: CPU time, not wall")
     args = parser.parse_args()
+    if args.cpu:
+        CLOCK[0] = time.process_time
     print(f"load at start {os.getloadavg()}", flush=True)
     if args.aligned:
         aligned(args.aligned, args.skip_cad, args.base)

@@ -179,6 +179,15 @@ class Coincidence:
     vertices_a: np.ndarray
     """Mask over a's vertices: corners of b's triangles."""
     vertices_b: np.ndarray
+    same: bool = False
+    """Whether the two are the same arrays (`same_mesh`, all finite): then whatever is
+    computed from one mesh's arrays alone (areas, normals) is the other's too."""
+
+    @property
+    def every_face(self) -> bool:
+        """Whether every triangle of each is a triangle of the other: then every point
+        drawn on either lies on the other surface, and so does every face's corner."""
+        return bool(self.faces_a.all() and self.faces_b.all())
 
 
 def _corners(mesh: trimesh.Trimesh) -> np.ndarray:
@@ -193,12 +202,12 @@ def coincidence(a: trimesh.Trimesh, b: trimesh.Trimesh) -> Coincidence:
     bit for bit (after ``+ 0.0``, so -0 is 0); nothing where a coordinate is not finite."""
     if same_mesh(a, b) and np.isfinite(a.vertices).all():
         corners = _corners(a)
-        return Coincidence(
-            np.ones(len(a.faces), dtype=bool), np.ones(len(b.faces), dtype=bool), corners, corners
-        )
+        every = np.ones(len(a.faces), dtype=bool)
+        return Coincidence(every, every, corners, corners, same=True)
     rows = np.concatenate([a.vertices, b.vertices]).astype(np.float64) + 0.0
     if len(rows) >= _MAX_KEYED_VERTICES or not np.isfinite(rows).all():
-        return Coincidence(*(np.zeros(n, dtype=bool) for n in _sizes(a, b)))
+        faces_a, faces_b, vertices_a, vertices_b = (np.zeros(n, dtype=bool) for n in _sizes(a, b))
+        return Coincidence(faces_a, faces_b, vertices_a, vertices_b)
     _, ids = np.unique(rows.view(np.dtype((np.void, 24))).ravel(), return_inverse=True)
     ids_a, ids_b = ids[: len(a.vertices)], ids[len(a.vertices) :]
     keys_a, keys_b = _face_keys(ids_a[a.faces], len(rows)), _face_keys(ids_b[b.faces], len(rows))

@@ -213,27 +213,71 @@ def _distances(
     return side
 
 
+@dataclass(frozen=True)
+class _Frames:
+    """What drawing area-uniform points on a mesh computes per face, once: the faces'
+    cumulative areas, first corners and the two edges from it. `draw` then does only the
+    per-point work, as ``trimesh.sample.sample_surface`` does it, with the same random
+    stream: the same points and faces, bit for bit, as `sample_with_faces` (pinned by
+    ``test_kept_frames_draw_what_trimesh_draws``). Kept with a reference, so a candidate
+    of the same arrays (a CAD part made as the reference was) draws without them."""
+
+    cumulative: np.ndarray
+    origins: np.ndarray
+    edges: np.ndarray
+
+    @classmethod
+    def of(cls, mesh: trimesh.Trimesh) -> _Frames:
+        origins = mesh.vertices[mesh.faces[:, 0]]
+        edges = mesh.vertices[mesh.faces[:, 1:]].copy()
+        edges -= np.tile(origins, (1, 2)).reshape((-1, 2, 3))
+        return cls(np.cumsum(mesh.area_faces), origins, edges)
+
+    def draw(self, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        """`n` points uniform by area and each one's face (`sample_with_faces`)."""
+        random = np.random.default_rng(seed).random
+        face = np.searchsorted(self.cumulative, random(n) * self.cumulative[-1])
+        lengths = random((n, 2, 1))
+        # Two lengths summing past 1 fold back into the triangle.
+        lengths[lengths.sum(axis=1).reshape(-1) > 1.0] -= 1.0
+        lengths = np.abs(lengths)
+        points = (self.edges[face] * lengths).sum(axis=1) + self.origins[face]
+        return np.asarray(points, dtype=np.float64), face
+
+
 _REFERENCES = 4
 """Reference surfaces kept per process (`reference_surface`)."""
 
-_reference_surfaces: OrderedDict[bytes, Surface] = OrderedDict()
+_reference_surfaces: OrderedDict[bytes, tuple[Surface, _Frames]] = OrderedDict()
 
 
 def reference_surface(mesh: trimesh.Trimesh, n: int, seed: int) -> Surface:
+    """`mesh`'s `Surface` on `n` points drawn with `seed`, kept for the next call (see
+    `_reference`)."""
+    return _reference(mesh, n, seed)[0]
+
+
+def _reference(mesh: trimesh.Trimesh, n: int, seed: int) -> tuple[Surface, _Frames]:
     """`mesh`'s `Surface` on `n` points drawn with `seed`, kept for the next call.
 
     A task's reference is the same mesh for every sample scored against it (and the
     comparison's worker process stays warm between samples), so its samples, their
-    KD-tree, its triangles' size classes and vertex fans are built once: keyed on the
-    mesh's content, so an equal mesh finds them whatever object holds it. The last
-    `_REFERENCES` are kept."""
+    KD-tree, its triangles' size classes, vertex fans, normals and sampling frames
+    (`_Frames`) are built once: keyed on the mesh's content, so an equal mesh finds them
+    whatever object holds it, and on a copy of its arrays. The last `_REFERENCES` are
+    kept."""
     digest = hashlib.sha256(f"{n} {seed} {mesh.vertices.shape} {mesh.faces.shape}".encode())
-    digest.update(np.ascontiguousarray(mesh.vertices, dtype=np.float64).tobytes())
-    digest.update(np.ascontiguousarray(mesh.faces, dtype=np.int64).tobytes())
+    # The arrays' own buffers (C-contiguous), not copies of them.
+    digest.update(np.ascontiguousarray(mesh.vertices, dtype=np.float64).data)
+    digest.update(np.ascontiguousarray(mesh.faces, dtype=np.int64).data)
     key = digest.digest()
     found = _reference_surfaces.get(key)
     if found is None:
-        found = _reference_surfaces[key] = Surface(mesh, *sample_with_faces(mesh, n, seed))
+        # Its own copy of the arrays: what is kept (and read later: the areas, the normals,
+        # the triangles) cannot change with the caller's mesh.
+        kept = trimesh.Trimesh(mesh.vertices.copy(), mesh.faces.copy(), process=False)
+        frames = _Frames.of(kept)
+        found = _reference_surfaces[key] = (Surface(kept, *frames.draw(n, seed)), frames)
         while len(_reference_surfaces) > _REFERENCES:
             _reference_surfaces.popitem(last=False)
     _reference_surfaces.move_to_end(key)
@@ -256,44 +300,61 @@ def surface_metrics(
     upper bound could move their ramps (`_settle`); elsewhere a figure may read an upper
     bound (never closer than the surface is), which the verdict cannot tell apart. A point
     on a triangle both meshes have reads 0, and so does a vertex of the other's
-    (`distance.coincidence`). `b` is the reference: its surface is kept for the next call
-    (`reference_surface`)."""
+    (`distance.coincidence`); where every triangle is shared, nothing is searched. `b` is
+    the reference: its surface is kept for the next call (`reference_surface`), and a
+    candidate of the same arrays (a CAD part made as the reference was) reuses its
+    sampling frames and normals."""
     levels = Thresholds() if levels is None else levels
-    sa = Surface(a, *sample_with_faces(a, n_points, seed))
     # A different stream: a == b must not match point for point by construction.
-    sb = reference_surface(b, n_points, seed + 1)
-    pa, fa, pb, fb = sa.samples, sa.sample_faces, sb.samples, sb.sample_faces
-    na, nb = a.face_normals[fa], b.face_normals[fb]
+    sb, frames = _reference(b, n_points, seed + 1)
     shared = coincidence(a, b)
+    # The reference's normals and sampling frames are kept with it (`sb.mesh`: the same
+    # arrays as `b`); a candidate of the same arrays has the same ones.
+    normals_b = sb.mesh.face_normals
+    if shared.same:
+        sa, normals_a = Surface(a, *frames.draw(n_points, seed)), normals_b
+    else:
+        sa, normals_a = Surface(a, *sample_with_faces(a, n_points, seed)), a.face_normals
+    pa, fa, pb, fb = sa.samples, sa.sample_faces, sb.samples, sb.sample_faces
     # One query a side serves both the Chamfer and the point-to-surface distances' upper
     # bounds (the nearest sample's triangle), in each cloud's leaf order.
     order_a, order_b = sa.sample_tree.indices, sb.sample_tree.indices
     near_ab, index_ab = sb.nearest_samples(pa, 1, order_a)
     near_ba, index_ba = sa.nearest_samples(pb, 1, order_b)
     d_ab, i_ab, d_ba, i_ba = near_ab[:, 0], index_ab[:, 0], near_ba[:, 0], index_ba[:, 0]
-    side_b = _distances(sb, pa, index_ab, order_a, shared.faces_a[fa])
-    side_a = _distances(sa, pb, index_ba, order_b, shared.faces_b[fb])
-    _settle(side_b, side_a, levels, threshold)
-    to_b, to_a = side_b.upper, side_a.upper
-    # Hausdorff reads the vertices too; only a vertex farther than the samples matters,
-    # and past the pass level (where the ramp starts) it is measured exactly.
-    exact_above = levels.hausdorff_pass
-    floor = float(max(to_b.max(), to_a.max()))
-    hausdorff = farthest_vertex(
-        a, sb, floor=floor, exact_above=exact_above, on_other=shared.vertices_a
-    )
-    hausdorff = farthest_vertex(
-        b, sa, floor=hausdorff, exact_above=exact_above, on_other=shared.vertices_b
-    )
-    f, precision, recall = fscore(to_b, to_a, threshold)
+    if shared.every_face:
+        # Every sample lies on a triangle of the other, and every corner is a corner of
+        # the other's: each distance is 0, as `_distances` and `farthest_vertex` find.
+        hausdorff = p95 = 0.0
+        f, precision, recall = fscore(np.zeros(1), np.zeros(1), threshold)
+    else:
+        side_b = _distances(sb, pa, index_ab, order_a, shared.faces_a[fa])
+        side_a = _distances(sa, pb, index_ba, order_b, shared.faces_b[fb])
+        _settle(side_b, side_a, levels, threshold)
+        to_b, to_a = side_b.upper, side_a.upper
+        # Hausdorff reads the vertices too; only a vertex farther than the samples matters,
+        # and past the pass level (where the ramp starts) it is measured exactly.
+        exact_above = levels.hausdorff_pass
+        floor = float(max(to_b.max(), to_a.max()))
+        hausdorff = farthest_vertex(
+            a, sb, floor=floor, exact_above=exact_above, on_other=shared.vertices_a
+        )
+        hausdorff = farthest_vertex(
+            b, sa, floor=hausdorff, exact_above=exact_above, on_other=shared.vertices_b
+        )
+        f, precision, recall = fscore(to_b, to_a, threshold)
+        # Distances are never negative: where the largest is 0, so is every percentile.
+        p95 = 0.0 if floor == 0.0 else float(np.percentile(np.concatenate([to_b, to_a]), 95))
+    # |n_p . n_q| with q p's nearest sample: the normals of the faces of both.
+    na, nb = normals_a.take(fa, axis=0), normals_b.take(fb, axis=0)
     consistency = 0.5 * (
-        np.mean(np.abs(np.einsum("ij,ij->i", na, nb[i_ab])))
-        + np.mean(np.abs(np.einsum("ij,ij->i", nb, na[i_ba])))
+        np.mean(np.abs(np.einsum("ij,ij->i", na, nb.take(i_ab, axis=0))))
+        + np.mean(np.abs(np.einsum("ij,ij->i", nb, na.take(i_ba, axis=0))))
     )
     return SurfaceMetrics(
         chamfer=chamfer_from_distances(d_ab, d_ba),
         hausdorff=hausdorff,
-        p95=float(np.percentile(np.concatenate([to_b, to_a]), 95)),
+        p95=p95,
         fscore=f,
         precision=precision,
         recall=recall,

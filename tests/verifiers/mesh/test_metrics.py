@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 import trimesh
 
+from rewardsmith.verifiers.mesh import metrics
 from rewardsmith.verifiers.mesh.align import normalise
+from rewardsmith.verifiers.mesh.distance import Coincidence, coincidence
 from rewardsmith.verifiers.mesh.metrics import (
     chamfer_from_distances,
     nearest_both_ways,
@@ -187,3 +190,63 @@ def test_the_reference_surface_is_built_once_per_content() -> None:
     for k in range(8):  # others push it out: the cache is bounded
         reference_surface(part, 100, k)
     assert reference_surface(part, 2000, 6) is not kept
+
+
+def _parts() -> dict[str, trimesh.Trimesh]:
+    annulus = trimesh.creation.annulus(r_min=0.2, r_max=0.5, height=0.3)
+    return {
+        "cube": unit_cube(),
+        "annulus": normalise(annulus),
+        "sphere": normalise(trimesh.creation.icosphere(subdivisions=2)),
+        "slab with a sliver": normalise(trimesh.creation.box(extents=[1, 1e-3, 0.4])),
+    }
+
+
+@pytest.mark.parametrize("name", list(_parts()))
+def test_a_candidate_of_the_reference_arrays_reads_what_the_general_path_reads(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A candidate of the same arrays as the reference takes its areas and normals from
+    the kept reference, and where every triangle is shared its distances are 0 without
+    the bounds, the settling and the vertices' check: every figure is the general path's,
+    bit for bit, cold (the reference built) and warm (kept)."""
+    part = _parts()[name]
+    metrics._reference_surfaces.clear()
+    fast = [surface_metrics(part.copy(), part.copy(), n_points=3000, seed=2) for _ in range(2)]
+    monkeypatch.setattr(
+        metrics, "coincidence", lambda a, b: dataclasses.replace(coincidence(a, b), same=False)
+    )
+    monkeypatch.setattr(Coincidence, "every_face", property(lambda self: False))
+    metrics._reference_surfaces.clear()
+    general = [surface_metrics(part.copy(), part.copy(), n_points=3000, seed=2) for _ in range(2)]
+    assert fast == general
+    assert fast[0].hausdorff == fast[0].p95 == 0.0 and fast[0].fscore == 1.0
+
+
+def test_the_kept_reference_does_not_change_with_the_callers_mesh() -> None:
+    """The reference is kept on its own copy of the arrays: a caller that edits its mesh
+    afterwards changes neither the kept surface nor the next equal reference's figures."""
+    part = normalise(trimesh.creation.annulus(r_min=0.2, r_max=0.5, height=0.3))
+    metrics._reference_surfaces.clear()
+    edited = part.copy()
+    first = surface_metrics(part.copy(), edited, n_points=2000, seed=5)
+    edited.vertices[0] += [0.3, 0.1, 0.0]  # its faces change area and normal
+    assert surface_metrics(part.copy(), part.copy(), n_points=2000, seed=5) == first
+
+
+@pytest.mark.parametrize("name", list(_parts()))
+def test_kept_frames_draw_what_trimesh_draws(name: str) -> None:
+    """The reference's kept sampling frames draw the points and faces trimesh's
+    ``sample_surface`` draws with the same seed, bit for bit (a zero-area face included)."""
+    part = _parts()[name]
+    flat = trimesh.Trimesh(
+        np.vstack([part.vertices, part.vertices[:1]]),
+        np.vstack([part.faces, [[0, len(part.vertices), 0]]]),
+        process=False,
+    )
+    for mesh in (part, flat):
+        frames = metrics._Frames.of(mesh.copy())
+        for n, seed in ((1, 0), (3000, 2), (20_000, 7)):
+            points, faces = frames.draw(n, seed)
+            want_points, want_faces = metrics.sample_with_faces(mesh.copy(), n, seed)
+            assert np.array_equal(points, want_points) and np.array_equal(faces, want_faces)
