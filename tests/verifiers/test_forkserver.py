@@ -26,6 +26,22 @@ def _where(executor: Executor, n: int = 1) -> list[dict]:
 
 
 def test_pools_of_one_kind_share_one_fork_server_which_ends_with_the_last():
+    """In a process of its own: a pool another test left open in this pytest worker (a
+    module's fixture) would share the fork server and keep it up (a failure seen under
+    four xdist workers, where the tests fall on the workers otherwise)."""
+    code = "from tests.verifiers.test_forkserver import share_then_end; share_then_end()"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+
+
+def share_then_end() -> None:
     with (
         Executor("pool", workers=1, cache=False) as one,
         Executor("pool", workers=1, cache=False) as two,
