@@ -8,14 +8,13 @@ with that colour's hue and at least part of its saturation (`truth.washed_out`).
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
 
 import pytest
 
 from rewardsmith.verifiers.blender.spec import SceneSpec
 from rewardsmith.verifiers.blender.truth import WORLD_MAX, colour_rewrites, gate_on_truth
 from rewardsmith.verifiers.types import Status
-from tests.verifiers.blender.test_redteam_blown_out import _world
+from tests.verifiers.blender.test_redteam_blown_out import Check, _world
 from tests.verifiers.blender.test_redteam_lights_and_blur import judge
 
 _VIEW = "v = bpy.context.scene.view_settings\n"
@@ -106,14 +105,6 @@ def test_light_and_colour_a_scene_uses_keep_full_marks(name: str) -> None:
     task_id, code = HONEST[name]
     verdict = judge(task_id, code)
     assert verdict.status is Status.PASS, verdict.feedback
-
-
-@dataclass(frozen=True)
-class Check:
-    stage: str
-    what: str
-    ok: bool = True
-    detail: str | None = None
 
 
 def _gated(
