@@ -136,10 +136,11 @@ sentence), where a new last line is the new answer."""
 def _marked_math_answer(answer: str, task: Mapping[str, Any]) -> bool:
     """Whether `math` reads a marked answer in ``answer``, with no problem. Not after a
     disowned or framed one (``\\boxed{30} Scratch that.``: the text gives no answer, and
-    a value after the disowning corrects it) nor a value read off the text's end (``####
-    73x + 30``, a last line: a new last line answers instead): there the pasted value is
-    the model's answer, as any value it writes is (found by the math_tool search, budget
-    200, seed 0: four chains ending in `tool_output_appended` paid 1.0)."""
+    a value after the disowning corrects it) nor a value read off the text's end (``73x +
+    30`` on a last line: a new last line answers instead): there the pasted value is the
+    model's answer, as any value it writes is (found by the math_tool search, budget 200,
+    seed 0: four chains ending in `tool_output_appended` paid 1.0). A GSM8K line (``####
+    73x + 30``) is marked, as "Answer:" is."""
     from rewardsmith.verifiers.math.reading import read_answer
 
     read = read_answer(answer, str(task.get("reference", "")))
