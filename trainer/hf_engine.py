@@ -93,8 +93,8 @@ class HFEngine:
                 input_ids=torch.where(done, self.pad_token_id, choice).unsqueeze(-1),
                 attention_mask=attn,
                 position_ids=next_pos,
-                cache=out.cache,  # transformers 5: `cache` replaces `past_key_values`
                 use_cache=True,
+                **_cache_argument(out),
             )
             next_pos = next_pos + 1
         stopped = done.cpu().tolist()
@@ -110,6 +110,14 @@ class HFEngine:
 
     def close(self) -> None:
         """Nothing to release: the model is an ordinary module."""
+
+
+def _cache_argument(out: Any) -> dict[str, Any]:
+    """The KV cache of a forward's output, as the keyword that feeds it to the next forward:
+    `cache` from transformers 5.2x on, `past_key_values` before (5.17 on the GPU machine)."""
+    if hasattr(out, "cache"):
+        return {"cache": out.cache}
+    return {"past_key_values": out.past_key_values}
 
 
 def left_pad(

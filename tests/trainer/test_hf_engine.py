@@ -3,6 +3,9 @@ sample, cached decoding that agrees with a full forward pass, and bad input refu
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -150,3 +153,24 @@ def test_update_weights_changes_what_is_sampled(tiny_model: str, contexts: list)
     own.update_weights(state)
     after = own.generate(contexts, params(6))
     assert after.logprobs != before.logprobs
+
+
+def test_it_decodes_alike_under_the_older_cache_keyword(engine: HFEngine, contexts: list) -> None:
+    """transformers before 5.2x (5.17 on the GPU machine) names the KV cache
+    `past_key_values`, in the output and in the call; the engine must feed it back under the
+    name the output carries, or decoding stops at the second token (it did, on the GPU)."""
+    seen: list[str] = []
+
+    def older_forward(**kwargs: Any) -> SimpleNamespace:
+        assert "cache" not in kwargs, "the older convention has no `cache` keyword"
+        if "past_key_values" in kwargs:
+            kwargs["cache"] = kwargs.pop("past_key_values")
+            seen.append("past_key_values")
+        out = engine.lm(**kwargs)
+        return SimpleNamespace(logits=out.logits, past_key_values=out.cache)
+
+    older = HFEngine(engine.lm, engine.pad_token_id, forward=older_forward)
+    assert older.generate(contexts, params(len(contexts))) == engine.generate(
+        contexts, params(len(contexts))
+    )
+    assert seen  # the cache went back under the older name
