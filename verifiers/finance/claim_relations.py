@@ -320,6 +320,38 @@ def _reversed_move(verifier: Any) -> Any:
     return rewrite
 
 
+def _year_labels(verifier: Any) -> Any:
+    """A cited figure labelled with its year and its row's figure of another year added
+    beside it, as a report's prose writes them ("Revenue was 2024: 122,445 (2023: 150,239)
+    (p. 1)"): both are printed, so the claim stays grounded."""
+
+    def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
+        from rewardsmith.verifiers.finance.grounding import cited_figures, other_year
+        from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document
+
+        text, ref = sample.completion, sample.reference
+        pdf = ref.get("pdf") if isinstance(ref, dict) else ref
+        if not isinstance(text, str) or not isinstance(pdf, str) or _YEAR.search(text):
+            return None
+        limits = getattr(verifier, "limits", ExtractionLimits())
+        for c in cited_figures(text):
+            at = text.find(c.figure.text)
+            if c.page is None or at < 0:
+                continue
+            document = load_document(pdf, [c.page], tables=False, limits=limits).document
+            page = document.text.get(c.page) if document is not None else None
+            found = other_year(c, page) if page else None
+            if found is not None:
+                year, other, printed = found
+                fy = rng.choice(("", "FY"))
+                labelled = f"{fy}{year}: {c.figure.text} ({fy}{other}: {printed.strip('()')})"
+                end = at + len(c.figure.text)
+                return rewritten(sample, text[:at] + labelled + text[end:])
+        return None
+
+    return rewrite
+
+
 _GROUPED = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\d,.]\d|\w)")
 
 
@@ -343,4 +375,7 @@ def grounding_relations(verifier: object) -> list[Relation]:
         ("grounding_other_quantity", _other_quantity, "a claim's figure given another quantity"),
         ("glued_digit", _glued_digit, "a digit glued after a cited figure"),
     ]
-    return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]
+    kept = [("grounding_year_labels", _year_labels(verifier), "figures labelled with years")]
+    return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made] + [
+        Relation(f"finance/{n}", "preserving", f, d) for n, f, d in kept
+    ]

@@ -83,7 +83,7 @@ from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_docum
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
 
-__all__ = ["OUTFLOW_WORDS", "Cited", "Grounding", "cited_figures", "printed_move"]
+__all__ = ["OUTFLOW_WORDS", "Cited", "Grounding", "cited_figures", "other_year", "printed_move"]
 
 MAX_COMPLETION_CHARS = 100_000
 MAX_FIGURES = 500
@@ -215,8 +215,9 @@ def cited_figures(text: str) -> list[Cited]:
             currency = _currency(figure, bare[max(0, start - 6) : end + 16])
             negative = negative_in_words(bare[:start]) or negative_after(bare[end:])
             context = label_words(bare)
-            year = cited_year(_CLAUSE.split(bare[:start])[-1], bare[end:]) or opening
-            if is_year(figure) and YEAR_AS_AMOUNT.search(bare[:start]):
+            year = _year_of(bare, start, end, opening)
+            labels = re.match(r"\s*:", bare[end:])  # "Revenue was 2024: 122,445": a label
+            if is_year(figure) and YEAR_AS_AMOUNT.search(bare[:start]) and not labels:
                 figure = Figure(figure.value, text=f"{figure.text} (as an amount)")
             moved, moved_from = move_to_level(bare, spans, i)
             out.append(
@@ -227,6 +228,29 @@ def cited_figures(text: str) -> list[Cited]:
             )  # fmt: skip
             previous_end = end
     return out[:MAX_FIGURES]
+
+
+_YEAR_LABEL = re.compile(r"(?<![\w.,])(?:FY\s?)?((?:19|20)\d{2})\s*:\s*(?:[$€£¥]\s?)?$", re.I)
+"""A year written before a figure as its label ("2023: 150,239", "(FY2023: $150,239")."""
+_STOP = re.compile(r"(?<!\d)\.\s+")
+"""A full stop inside one split sentence ("... (p. 1). <answer>122,445</answer>")."""
+
+
+def _year_of(bare: str, start: int, end: int, opening: int | None) -> int | None:
+    """The year the figure at `start:end` is said to be for: a year labelling it ("2023:
+    150,239"), else one in its clause or just after it, else the year its sentence opens
+    with. No year crosses a full stop: a year of the claim before an answer tag is not the
+    answer's year."""
+    label = _YEAR_LABEL.search(bare, 0, start)
+    if label is not None:
+        return int(label.group(1))
+    stops = [m.end() for m in _STOP.finditer(bare, 0, start)]
+    if stops:
+        segment = bare[stops[-1] : start]
+        opening = leading_year(_CLAUSE.split(segment, maxsplit=1)[0])
+    else:
+        segment = bare[:start]
+    return cited_year(_CLAUSE.split(segment)[-1], bare[end:]) or opening
 
 
 def _derives(figure: Figure, clause: str, after: str) -> bool:
@@ -495,6 +519,21 @@ def printed_move(c: Cited, page_text: str) -> int:
             ):
                 return -direction
     return 0
+
+
+def other_year(c: Cited, page_text: str) -> tuple[int, int, str] | None:
+    """(the year of the printed figure that grounds `c`, another year of its row, that
+    year's printed figure) on a page, or None where the page gives the row one year: what
+    a claim may add as its prior-year figure ("2024: 122,445 (2023: 150,239)")."""
+    printed, scale = printed_figures(page_text), scale_from_header(page_text)
+    for level in printed:
+        if level.year is None or not _grounded_by(c, level, scale, False):
+            continue
+        for p in printed:
+            if p.label == level.label and p.year not in (None, level.year):
+                if _same_kind(p.figure, level.figure):
+                    return level.year, p.year or 0, p.figure.text
+    return None
 
 
 def _of_quantity(printed: Printed, claimed: set[str], words: frozenset[str]) -> bool:
