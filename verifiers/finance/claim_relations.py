@@ -366,6 +366,19 @@ def _glued_digit(sample: Sample, rng: random.Random) -> Sample | None:
     return rewritten(sample, text[: match.start()] + glued + text[match.end() :])
 
 
+def _decimal_comma(sample: Sample, rng: random.Random) -> Sample | None:
+    """An invented figure written with a decimal comma added to the first claim ("Revenue
+    was 122,445 (p. 1), up 97,3%."): read as nothing, it would never be checked."""
+    text = sample.completion
+    if not isinstance(text, str) or _GROUPED.search(text) is None:
+        return None
+    stop = text.find(". ")
+    stop = len(text.rstrip(" .")) if stop < 0 else stop
+    added = rng.choice(("up {0},{1}%", "down {0},{1}%", "a margin of {0},{1}%", "{0},{1} million"))
+    invented = added.format(rng.randint(91, 98), rng.randint(1, 9))
+    return rewritten(sample, f"{text[:stop]}, {invented}{text[stop:]}")
+
+
 def grounding_relations(verifier: object) -> list[Relation]:
     """The relations of `grounding`: each makes a right answer's claims wrong (it earns 0)."""
     made = [
@@ -374,6 +387,7 @@ def grounding_relations(verifier: object) -> list[Relation]:
         ("grounding_reversed_move", _reversed_move(verifier), "a level reached the other way"),
         ("grounding_other_quantity", _other_quantity, "a claim's figure given another quantity"),
         ("glued_digit", _glued_digit, "a digit glued after a cited figure"),
+        ("grounding_decimal_comma", _decimal_comma, "an invented decimal-comma figure added"),
     ]
     kept = [("grounding_year_labels", _year_labels(verifier), "figures labelled with years")]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made] + [

@@ -57,6 +57,7 @@ from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.finance.figures import (
     Figure,
     find_figure_spans,
+    is_bracketed,
     is_year,
     restates,
     scale_from_header,
@@ -219,6 +220,11 @@ def cited_figures(text: str) -> list[Cited]:
             labels = re.match(r"\s*:", bare[end:])  # "Revenue was 2024: 122,445": a label
             if is_year(figure) and YEAR_AS_AMOUNT.search(bare[:start]) and not labels:
                 figure = Figure(figure.value, text=f"{figure.text} (as an amount)")
+            if is_bracketed(figure) and not _reference_number(figure):  # "[122,445]"
+                why = "in square brackets, which state no sign"
+                out.append(Cited(figure, page, False, False, why=why))
+                previous_end = end
+                continue
             moved, moved_from = move_to_level(bare, spans, i)
             out.append(
                 Cited(figure, page, outflow, i in hedged or doubted, label_words(words), negative,
@@ -251,6 +257,12 @@ def _year_of(bare: str, start: int, end: int, opening: int | None) -> int | None
     else:
         segment = bare[:start]
     return cited_year(_CLAUSE.split(segment)[-1], bare[end:]) or opening
+
+
+def _reference_number(figure: Figure) -> bool:
+    """ "[3]": a footnote or source reference (a bare integer below 10), not a figure."""
+    plain = figure.unit == "" and figure.scale == 1.0 and figure.decimals == 0
+    return plain and 0 <= figure.value < 10
 
 
 def _derives(figure: Figure, clause: str, after: str) -> bool:

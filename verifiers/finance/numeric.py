@@ -57,6 +57,7 @@ from rewardsmith.verifiers.finance.figures import (
     Figure,
     find_figure_spans,
     find_figures,
+    is_bracketed,
     is_garbled,
     is_year,
     parse_figure,
@@ -480,8 +481,8 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
         spans = _up_to_asked_year(span, spans, prompt)
     # A marked answer starts with its figure; free text ends with its conclusion.
     figure, start, end = spans[0] if is_marked else spans[-1]
-    if is_garbled(figure):  # "12,2445 thousand": digits with no grouping state no quantity
-        return None
+    if is_garbled(figure) or is_bracketed(figure):  # "12,2445 thousand", "[122,445]": no
+        return None  # grouping, or no sign, is written, so no quantity is stated
     second = _SECOND_SCALE.match(span, end) if figure.scale != 1.0 else None
     if second is not None:
         raise StackedScale(figure.text, second.group(1))

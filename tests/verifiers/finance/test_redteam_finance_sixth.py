@@ -145,7 +145,7 @@ def test_a_decimal_comma_answer_reads_as_its_decimal(text: str, score: float) ->
 SIGNED_RUNS = [
     "<answer>-1,22,445 thousand</answer>",
     "<answer>(1,22,445) thousand</answer>",
-    "<answer>−1.22.445 thousand</answer>",
+    "<answer>–1,22,445 thousand</answer>",
 ]
 
 
