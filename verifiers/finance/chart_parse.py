@@ -7,6 +7,7 @@ A clause the chart cannot decide becomes an ``unchecked`` claim, which fails.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, replace
 
 from rewardsmith.verifiers.finance.chart_sentences import (
@@ -16,7 +17,7 @@ from rewardsmith.verifiers.finance.chart_sentences import (
     ordered,
     sentences,
 )
-from rewardsmith.verifiers.finance.figures import Figure, find_figure_spans
+from rewardsmith.verifiers.finance.figures import Figure, find_figure_spans, without_denied
 from rewardsmith.verifiers.finance.quantities import (
     both_directions,
     currency_of,
@@ -101,6 +102,10 @@ def parse_claims(text: str, series: list[str], categories: list[str]) -> list[Cl
     names = _names(series)
     out: list[Claim] = []
     for sentence in sentences(model_text(text[:MAX_TEXT])):
+        # "was 151, not 190" claims 151: the figure denied after another is no claim, and
+        # its "not" no denial of the claim (`figures.without_denied`)
+        sentence = unicodedata.normalize("NFKC", sentence)
+        sentence, _ = without_denied(sentence, find_figure_spans(sentence))
         # a guess anywhere in the sentence ("151 (approximately; I am not sure)") is a
         # guess of each of its clauses
         doubted = bool(_MODAL.search(sentence))

@@ -131,6 +131,25 @@ def _wrong_relative_gap(sample: Sample, rng: random.Random) -> Sample | None:
     return _on_tag(sample, f"{tag.group(1)} ({wrong})")
 
 
+def _not_other(sample: Sample, rng: random.Random) -> Sample | None:
+    """The other label denied in passing after the answer's ("Globex (not Acme), higher by
+    16,849 thousand"): the same answer, not a denial of it."""
+    found = _labels(sample)
+    if found is None:
+        return None
+    right, other, _ = found
+    tag = _TAG.search(sample.completion)
+    assert tag is not None
+    content = tag.group(1)
+    at = content.find(right) + len(right)
+    rest = content[at:]
+    if rng.random() < 0.5:
+        said = f" (not {other})"
+    else:
+        said = f", not {other}" + ("" if rest.startswith(",") else ",")
+    return _on_tag(sample, content[:at] + said + rest)
+
+
 def cross_document_relations(verifier: object) -> list[Relation]:
     """The relations of `cross_document`: each makes a right answer wrong (it earns 0)."""
     made = [
@@ -140,7 +159,10 @@ def cross_document_relations(verifier: object) -> list[Relation]:
         ("cross_both_higher", _both_higher, "a second clause naming the other the answer"),
         ("cross_wrong_relative_gap", _wrong_relative_gap, "a wrong percentage gap beside it"),
     ]
-    return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]
+    kept = [("cross_not_other", _not_other, "the other label denied in passing")]
+    return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made] + [
+        Relation(f"finance/{n}", "preserving", f, d) for n, f, d in kept
+    ]
 
 
 # ----------------------------------------------------------------------------- chart_claims
@@ -231,6 +253,27 @@ def _guessed(sample: Sample, rng: random.Random) -> Sample | None:
     return rewritten(sample, f"{text[:stop]}; I am not sure{text[stop:]}")
 
 
+_CHART_VALUE = re.compile(r"\b(?:was|were|reached|stood at)\s+\$?\d[\d,]*(?:\.\d+)?(?![\d%])")
+
+
+def _denied_after(verifier: Any) -> Any:
+    """A value no series of the chart comes near denied after a claimed one ("Revenue in
+    2021 was 151, not 190"): the claim is still 151, not a denial."""
+
+    def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
+        chart = _chart_of(verifier, sample)
+        text = sample.completion
+        claim = _CHART_VALUE.search(text) if chart is not None else None
+        if claim is None:
+            return None
+        top = max(abs(v) for values in chart.values.values() for v in values.values())
+        wrong = round(top * 3 + rng.choice((100, 250, 400)))
+        said = rng.choice((f", not {wrong}", f" (not {wrong})"))
+        return rewritten(sample, text[: claim.end()] + said + text[claim.end() :])
+
+    return rewrite
+
+
 def chart_relations(verifier: object) -> list[Relation]:
     """The relations of `chart_claims`: each adds or makes a claim that must fail."""
     made = [
@@ -240,7 +283,10 @@ def chart_relations(verifier: object) -> list[Relation]:
         ("chart_guessed", _guessed, "a claim made a guess"),
         ("chart_wrong_gap", _appended(verifier, _wrong_gap), "a comparison by a wrong amount"),
     ]
-    return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]
+    kept = [("chart_denied_after", _denied_after(verifier), "a wrong value denied after one")]
+    return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made] + [
+        Relation(f"finance/{n}", "preserving", f, d) for n, f, d in kept
+    ]
 
 
 # ----------------------------------------------------------------------------- grounding

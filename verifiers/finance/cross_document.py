@@ -153,6 +153,25 @@ _CLAUSE = re.compile(r"[;\n]|(?<!\d)\.(?!\d)|\.(?=\s)")
 decimal point ("Globex, higher by 16,849.5 thousand; Acme, higher")."""
 
 
+def _without_denied_labels(text: str, labels: list[str]) -> str:
+    """`text` without the other labels denied right after a label ("Globex (not Acme),
+    higher by ..." and "Globex, not Acme, is higher" affirm Globex): a correction in
+    passing, not a denial of the answer. A label denied after itself ("Globex (not
+    Globex)") is kept, and stays the denial it is."""
+    names = "|".join(re.escape(lab) for lab in labels)
+    denied = re.compile(
+        rf"(?<!\w)({names})(?!\w)(\s*\(\s*not\s+({names})\s*\)|\s*,\s*not\s+({names})\s*(?=,))",
+        re.I,
+    )
+
+    def keep(m: re.Match[str]) -> str:
+        other = m.group(3) or m.group(4)
+        same = other.casefold() == m.group(1).casefold()
+        return m.group(0) if same else m.group(1) + " " * len(m.group(2))
+
+    return denied.sub(keep, text)
+
+
 def winner(text: str, labels: list[str], ask: str) -> str | None:
     """The label `text` says is the `ask` one (`one_winner`), where every clause of it that
     names a label beside a comparison word names the same one: "Globex, higher by 16,849;
@@ -304,7 +323,7 @@ class CrossDocument:
     def _grade(
         self, ref: dict[str, Any], labels: list[str], values: list[float], text: str
     ) -> Verdict:
-        text = model_text(text)
+        text = _without_denied_labels(model_text(text), labels)
         tags = all_tagged(text)
         answer = tags[-1] if tags else text
         after = text[text.rfind("</answer>") + len("</answer>") :] if tags else ""

@@ -542,9 +542,9 @@ def other_year(c: Cited, page_text: str) -> tuple[int, int, str] | None:
         if level.year is None or not _grounded_by(c, level, scale, False):
             continue
         for p in printed:
-            if p.label == level.label and p.year not in (None, level.year):
-                if _same_kind(p.figure, level.figure):
-                    return level.year, p.year or 0, p.figure.text
+            same_row = p.label == level.label and _same_kind(p.figure, level.figure)
+            if same_row and p.year not in (None, level.year):
+                return level.year, p.year or 0, p.figure.text
     return None
 
 

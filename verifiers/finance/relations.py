@@ -342,6 +342,18 @@ def _denied_other(text: str, sample: Sample, rng: random.Random) -> str | None:
     return rng.choice(("{}, not {}", "{} (not {})")).format(text.strip(), other)
 
 
+def _footnote_marker(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A footnote marker after the figure or its scale word ("122,445 (1) thousand",
+    "122,445 thousand (2)"): the same figure, no second one."""
+    figure = _figure(text)
+    if figure is None:
+        return None
+    marker = f" ({rng.randint(1, 9)})"
+    word = _SCALE_WORD.match(text, figure.end() + 1)
+    at = word.end() if word is not None and rng.random() < 0.5 else figure.end()
+    return text[:at] + marker + text[at:]
+
+
 def _json_object(text: str, sample: Sample, rng: random.Random) -> str | None:
     """The answer as a JSON object of its figure and its scale (``{"value": "122,445",
     "unit": "thousand"}``): the same figure. Only for an answer that states nothing else:
@@ -381,6 +393,7 @@ def numeric_relations(verifier: object) -> list[Relation]:
         ("hedge_in_tag", "dressing", _hedge_in_tag),
         ("denied_other", "preserving", _denied_other),
         ("json_object", "preserving", _json_object),
+        ("footnote_marker", "preserving", _footnote_marker),
     ]
     on_text: list[tuple[str, Kind, Change]] = [
         ("sentence", "preserving", _sentence),

@@ -41,7 +41,9 @@ def _grounding(text: str) -> float | None:
     return Grounding()(Sample(id="g", completion=text, reference=ACME)).score
 
 
-def _numeric(text: str, reference: dict[str, str], prompt: str = "What was 2024 revenue?") -> float | None:
+def _numeric(
+    text: str, reference: dict[str, str], prompt: str = "What was 2024 revenue?"
+) -> float | None:
     sample = Sample(id="n", prompt=prompt, completion=text, reference=reference)
     return NumericAnswer()(sample).score
 
@@ -85,7 +87,9 @@ def test_the_environment_task_grounds_the_prior_year_figure() -> None:
 
     task = json.loads(FINANCE_TASKS.read_text().splitlines()[0])
     assert task["id"] == "northwind-revenue"
-    read = '<tool_call>{"name": "page_text", "arguments": {"doc": "northwind", "page": 2}}</tool_call>'
+    read = (
+        '<tool_call>{"name": "page_text", "arguments": {"doc": "northwind", "page": 2}}</tool_call>'
+    )
     env = FinanceDocument()
     try:
         assert play(env, task, [read, "2024: 117,999 (2023: 120,205 thousand)."]) == 1.0
@@ -274,7 +278,9 @@ def test_the_relation_corrects_the_other_label_and_keeps_the_score() -> None:
     """`finance/cross_not_other` (preserving) is how `audit --search` finds S4."""
     from rewardsmith.verifiers.finance.claim_relations import cross_document_relations
 
-    relation = next(r for r in cross_document_relations(None) if r.name == "finance/cross_not_other")
+    relation = next(
+        r for r in cross_document_relations(None) if r.name == "finance/cross_not_other"
+    )
     right = Sample(id="r", completion="<answer>Globex, higher by 16,849 thousand</answer>",
                    reference=HIGHER)  # fmt: skip
     for seed in range(4):
