@@ -47,7 +47,6 @@ __all__ = [
     "decimals_of",
     "find_figure_spans",
     "find_figures",
-    "is_bracketed",
     "is_data_cell",
     "is_garbled",
     "is_year",
@@ -55,6 +54,7 @@ __all__ = [
     "restates",
     "scale_from_header",
     "scale_name",
+    "sign_unknown",
     "without_denied",
 ]
 
@@ -227,22 +227,33 @@ def find_figure_spans(text: str) -> list[tuple[Figure, int, int]]:
         figure = parse_figure(span)
         if figure is not None:
             found.append((figure, start, end))
-    return sorted((_bracketed(text, *f) for f in found), key=lambda f: f[1])
+    return sorted((_sign_marked(text, *f) for f in found), key=lambda f: f[1])
 
 
-def _bracketed(text: str, figure: Figure, start: int, end: int) -> tuple[Figure, int, int]:
-    """A figure in square brackets ("[122,445]") is kept with its brackets (`is_bracketed`)."""
+_TRIANGLE = re.compile(r"[△▲▽▼]\s?$")
+
+
+def _sign_marked(text: str, figure: Figure, start: int, end: int) -> tuple[Figure, int, int]:
+    """A figure in square brackets ("[122,445]") or after a triangle ("△122,445") is kept
+    with its mark (`sign_unknown`)."""
     if text[start - 1 : start] == "[" and text[end : end + 1] == "]" and start > 0:
         return dataclasses.replace(figure, text=f"[{figure.text}]"), start - 1, end + 1
+    triangle = _TRIANGLE.search(text, max(0, start - 2), start)
+    if triangle is not None:
+        marked = text[triangle.start() : start] + figure.text
+        return dataclasses.replace(figure, text=marked), triangle.start(), end
     return figure, start, end
 
 
-def is_bracketed(figure: Figure) -> bool:
-    """A figure written in square brackets ("[250]"): some reports print a negative so,
-    others a restated or estimated figure, and the reader cannot tell which, so it states
-    no sign: `numeric_answer` takes no answer from it and `grounding` grounds no claim by
-    it (a citation "[p. 1]" or a footnote reference "[3]" below 10 is no such figure)."""
-    return figure.text.startswith("[") and figure.text.endswith("]")
+def sign_unknown(figure: Figure) -> bool:
+    """A figure whose sign is written in a mark read two ways: square brackets ("[250]":
+    some reports print a negative so, others a restated or estimated figure) or a triangle
+    ("△250", "▲250": a negative in Japanese reports, a rise elsewhere; "▼250" a fall, or
+    nothing). The reader cannot tell which, so `numeric_answer` takes no answer from it
+    and `grounding` grounds no claim by it (a citation "[p. 1]" or a footnote reference
+    "[3]" below 10 is no such figure)."""
+    bracketed = figure.text.startswith("[") and figure.text.endswith("]")
+    return bracketed or figure.text[:1] in "△▲▽▼"
 
 
 _GLUED_MARK = re.compile(r"(?<=[\w%)])[¹²³⁴⁵⁶⁷⁸⁹⁰]+(?!\w)")

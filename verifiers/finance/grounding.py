@@ -57,10 +57,10 @@ from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.finance.figures import (
     Figure,
     find_figure_spans,
-    is_bracketed,
     is_year,
     restates,
     scale_from_header,
+    sign_unknown,
     without_denied,
 )
 from rewardsmith.verifiers.finance.grounding_ties import (
@@ -220,8 +220,8 @@ def cited_figures(text: str) -> list[Cited]:
             labels = re.match(r"\s*:", bare[end:])  # "Revenue was 2024: 122,445": a label
             if is_year(figure) and YEAR_AS_AMOUNT.search(bare[:start]) and not labels:
                 figure = Figure(figure.value, text=f"{figure.text} (as an amount)")
-            if is_bracketed(figure) and not _reference_number(figure):  # "[122,445]"
-                why = "in square brackets, which state no sign"
+            if sign_unknown(figure) and not _reference_number(figure):  # "[122,445]", "△122,445"
+                why = "its sign is written in a mark read two ways (brackets, a triangle)"
                 out.append(Cited(figure, page, False, False, why=why))
                 previous_end = end
                 continue

@@ -57,13 +57,13 @@ from rewardsmith.verifiers.finance.figures import (
     Figure,
     find_figure_spans,
     find_figures,
-    is_bracketed,
     is_garbled,
     is_year,
     parse_figure,
     restates,
     scale_from_header,
     scale_name,
+    sign_unknown,
     without_denied,
 )
 from rewardsmith.verifiers.finance.grounding_ties import figure_years, named_years
@@ -481,7 +481,7 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
         spans = _up_to_asked_year(span, spans, prompt)
     # A marked answer starts with its figure; free text ends with its conclusion.
     figure, start, end = spans[0] if is_marked else spans[-1]
-    if is_garbled(figure) or is_bracketed(figure):  # "12,2445 thousand", "[122,445]": no
+    if is_garbled(figure) or sign_unknown(figure):  # "12,2445 thousand", "△122,445": no
         return None  # grouping, or no sign, is written, so no quantity is stated
     second = _SECOND_SCALE.match(span, end) if figure.scale != 1.0 else None
     if second is not None:

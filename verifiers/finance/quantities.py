@@ -165,12 +165,15 @@ _E_NOTATION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?[eE][+-]?\d{1,3})(?![\w.])")
 
 
 _NEGATIVE_AFTER = re.compile(
-    r"^\s*(?:lower|less|smaller|down|decrease|decline|drop|fall|reduction|loss)\b", re.I
+    r"^\s*(?:lower|less|smaller|down|decrease|decline|drop|fall|reduction|loss)\b"
+    r"|^\s*[,(]?\s*negative\b",
+    re.I,
 )
 
 
 def negative_after(after: str) -> bool:
-    """Do the words just after a figure make it negative ("18.5% lower", "a 5% decline")?"""
+    """Do the words just after a figure make it negative ("18.5% lower", "a 5% decline",
+    "122,445 thousand (negative)")?"""
     return bool(_NEGATIVE_AFTER.match(after[:40]))
 
 
@@ -183,11 +186,13 @@ _FOOTNOTE_MARK = re.compile(r"(?<=[\w%)])[¹²³⁴⁵⁶⁷⁸⁹⁰]+(?!\w)")
 "thousand²"): NFKC would make it a digit of the figure."""
 
 _MARKER = re.compile(
-    r"(?<=\d)(\s?(?:thousands?|millions?|billions?|trillions?|mn|bn|m|k)\b)?\s+\([1-9]\)(?![\w(])",
-    re.I,
+    r"(?<=\d)(\s?(?:thousands?|millions?|billions?|trillions?|mn|bn|m|k)\b)?"
+    r"(?:\s+\([1-9]\)|\s+\([ac-jl-z]\)|\s?\[[1-9]\]|\*{1,3}|[†‡§])(?![\w(\[])"
 )
 """A footnote marker written after a figure or its scale word ("122,445 (1) thousand",
-"122,445 thousand (1)"): one digit in parentheses, no second figure (a hedge) or negative."""
+"122,445 thousand (1)", "122,445 (a)", "122,445* thousand", "122,445 [1]"): one digit or
+letter in brackets (a scale letter, "(m)", aside) or a star or dagger, no second figure (a
+hedge) or negative."""
 
 
 def model_text(text: str) -> str:

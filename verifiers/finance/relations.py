@@ -354,6 +354,29 @@ def _footnote_marker(text: str, sample: Sample, rng: random.Random) -> str | Non
     return text[:at] + marker + text[at:]
 
 
+def _triangle(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The figure marked with a triangle ("△122,445", "▲ 122,445"): a negative in Japanese
+    reports, a rise elsewhere, so no sign is written and no gold is answered."""
+    figure = _figure(text)
+    if figure is None or figure.group(1):
+        return None
+    at = figure.start()
+    mark = rng.choice(("△", "▲", "▲ ", "▼"))
+    currency = re.search(r"(?:US\$|\$|€|£)\s?$", text[:at])
+    at = currency.start() if currency else at
+    return text[:at] + mark + text[at:]
+
+
+def _negative_after(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The figure said negative in a word after it ("122,445 thousand (negative)")."""
+    figure = _figure(text)
+    if figure is None or figure.group(1):
+        return None
+    word = _SCALE_WORD.match(text, figure.end() + 1)
+    at = word.end() if word is not None else figure.end()
+    return text[:at] + rng.choice((" (negative)", ", negative", " negative")) + text[at:]
+
+
 def _json_object(text: str, sample: Sample, rng: random.Random) -> str | None:
     """The answer as a JSON object of its figure and its scale (``{"value": "122,445",
     "unit": "thousand"}``): the same figure. Only for an answer that states nothing else:
@@ -394,6 +417,8 @@ def numeric_relations(verifier: object) -> list[Relation]:
         ("denied_other", "preserving", _denied_other),
         ("json_object", "preserving", _json_object),
         ("footnote_marker", "preserving", _footnote_marker),
+        ("triangle_sign", "changing", _triangle),
+        ("negative_after", "changing", _negative_after),
     ]
     on_text: list[tuple[str, Kind, Change]] = [
         ("sentence", "preserving", _sentence),

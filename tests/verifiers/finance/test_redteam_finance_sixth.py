@@ -325,3 +325,80 @@ def test_the_relation_denies_a_wrong_value_after_the_claim_and_keeps_the_score()
     for seed in range(4):
         new = relation.rewrite(right, random.Random(seed))
         assert new is not None and check(new).score == 1.0, new.completion
+
+
+# --- S6: a sign written in a form the reader took for none --------------------------------
+#
+# Before (measured): TRIANGLES and SIGN_IN_WORDS_AFTER paid the positive gold 1.0 (and the
+# negative gold 0.0); the grounding rows earned 1.0.
+
+LOSS = {"answer": "-122,445", "scale": "thousand"}
+TRIANGLES = [
+    "<answer>△122,445 thousand</answer>",
+    "<answer>▲122,445 thousand</answer>",
+    "<answer>▲ 122,445 thousand</answer>",
+    "<answer>▼122,445 thousand</answer>",
+]
+
+
+@pytest.mark.parametrize("text", TRIANGLES)
+def test_a_triangle_marked_figure_states_no_sign(text: str) -> None:
+    """Japanese reports print a negative as △ or ▲; elsewhere ▲ is a rise and ▼ a fall:
+    the sign cannot be read, so the figure answers neither gold."""
+    assert (_numeric(text, REVENUE), _numeric(text, LOSS, "What was the 2024 loss?")) == (
+        0.0,
+        0.0,
+    )
+
+
+@pytest.mark.parametrize("text", ["Revenue was △122,445 (p. 1).", "Revenue was ▲ 122,445 (p. 1)."])
+def test_a_triangle_marked_figure_grounds_nothing(text: str) -> None:
+    assert _grounding(text) == 0.0
+
+
+SIGN_IN_WORDS_AFTER = [
+    "<answer>122,445 thousand (negative)</answer>",
+    "<answer>122,445 thousand, negative</answer>",
+    "<answer>122,445 thousand negative</answer>",
+]
+
+
+@pytest.mark.parametrize("text", SIGN_IN_WORDS_AFTER)
+def test_a_sign_in_words_after_the_figure_is_its_sign(text: str) -> None:
+    assert _numeric(text, REVENUE) == 0.0
+    assert _numeric(text, LOSS, "What was the 2024 net result?") == 1.0
+
+
+def test_a_claim_said_negative_after_is_not_grounded_by_a_positive_row() -> None:
+    assert _grounding("Revenue was 122,445 (negative) (p. 1).") == 0.0
+    assert _grounding("Revenue was 122,445 (p. 1).") == 1.0
+
+
+MORE_MARKERS = [
+    ("<answer>122,445 (a) thousand</answer>", 1.0),
+    ("<answer>122,445* thousand</answer>", 1.0),
+    ("<answer>122,445 [1] thousand</answer>", 1.0),
+    ("<answer>122,445 thousand [1]</answer>", 1.0),
+    ("<answer>150,239* thousand</answer>", 0.0),
+    ("<answer>150,239 (a) thousand</answer>", 0.0),
+]
+
+
+@pytest.mark.parametrize(("text", "score"), MORE_MARKERS)
+def test_a_letter_star_or_bracketed_marker_is_no_second_figure(text: str, score: float) -> None:
+    assert _numeric(text, REVENUE) == score
+
+
+@pytest.mark.parametrize("name", ["finance/triangle_sign", "finance/negative_after"])
+def test_the_relation_writes_a_sign_mark_and_the_answer_earns_nothing(name: str) -> None:
+    """`finance/triangle_sign` and `finance/negative_after` (changing) find S6."""
+    from rewardsmith.verifiers.finance.relations import numeric_relations
+
+    relation = next(r for r in numeric_relations(None) if r.name == name)
+    right = Sample(
+        id="r", prompt="What was 2024 revenue?", completion="<answer>122,445 thousand</answer>",
+        reference=REVENUE,
+    )  # fmt: skip
+    for seed in range(4):
+        new = relation.rewrite(right, random.Random(seed))
+        assert new is not None and NumericAnswer()(new).score == 0.0, new.completion
