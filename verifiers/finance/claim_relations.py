@@ -425,6 +425,23 @@ def _decimal_comma(sample: Sample, rng: random.Random) -> Sample | None:
     return rewritten(sample, f"{text[:stop]}, {invented}{text[stop:]}")
 
 
+def _scale_before(sample: Sample, rng: random.Random) -> Sample | None:
+    """A scale written apart from the first grouped figure, before it or in parentheses
+    after it ("trillion 122,445", "122,445 (in trillions)"): no page of a report is in
+    trillions, so the claim states a quantity no page prints."""
+    text = sample.completion
+    match = _GROUPED.search(text) if isinstance(text, str) else None
+    if match is None or re.match(
+        r"\s*(?:thousand|million|billion|trillion|[kmb]n?\b)", text[match.end() :]
+    ):
+        return None
+    if rng.random() < 0.5:
+        before = rng.choice(("trillion ", "$ trillions ", "USD trillion "))
+        return rewritten(sample, text[: match.start()] + before + text[match.start() :])
+    after = rng.choice((" (in trillions)", " ($ trillion)"))
+    return rewritten(sample, text[: match.end()] + after + text[match.end() :])
+
+
 def grounding_relations(verifier: object) -> list[Relation]:
     """The relations of `grounding`: each makes a right answer's claims wrong (it earns 0)."""
     made = [
@@ -434,6 +451,7 @@ def grounding_relations(verifier: object) -> list[Relation]:
         ("grounding_other_quantity", _other_quantity, "a claim's figure given another quantity"),
         ("glued_digit", _glued_digit, "a digit glued after a cited figure"),
         ("grounding_decimal_comma", _decimal_comma, "an invented decimal-comma figure added"),
+        ("grounding_scale_before", _scale_before, "a wrong scale written apart from a figure"),
     ]
     kept = [("grounding_year_labels", _year_labels(verifier), "figures labelled with years")]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made] + [

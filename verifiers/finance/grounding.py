@@ -55,11 +55,13 @@ from typing import ClassVar
 
 from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.finance.figures import (
+    SCALE_WORDS,
     Figure,
     find_figure_spans,
     is_year,
     restates,
     scale_from_header,
+    scale_name,
     sign_unknown,
     without_denied,
 )
@@ -79,6 +81,7 @@ from rewardsmith.verifiers.finance.quantities import (
     model_text,
     negative_after,
     negative_in_words,
+    stated_scale,
 )
 from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document, problem_verdict
 from rewardsmith.verifiers.protocol import Cost
@@ -225,6 +228,7 @@ def cited_figures(text: str) -> list[Cited]:
                 out.append(Cited(figure, page, False, False, why=why))
                 previous_end = end
                 continue
+            figure = _placed_scale(figure, bare[previous_end:start], bare[end:])
             moved, moved_from = move_to_level(bare, spans, i)
             out.append(
                 Cited(figure, page, outflow, i in hedged or doubted, label_words(words), negative,
@@ -257,6 +261,30 @@ def _year_of(bare: str, start: int, end: int, opening: int | None) -> int | None
     else:
         segment = bare[:start]
     return cited_year(_CLAUSE.split(segment)[-1], bare[end:]) or opening
+
+
+_BARE_SCALE_BEFORE = re.compile(
+    r"\b(thousands?|millions?|billions?|trillions?|mn|bn)\s*(?:[$€£¥]\s?)?$", re.I
+)
+_PARENTHESIS_AFTER = re.compile(r"^\s*\([^()\d]{1,40}\)")
+
+
+def _placed_scale(figure: Figure, before: str, after: str) -> Figure:
+    """`figure` with the scale written apart from it: before it in its clause ("million
+    122,445", "$ millions 122,445", "Revenue (in thousands) was 122,445", "in $ millions,
+    was 122.4") or in parentheses right after it ("122,445 ($ million)"). A claim of
+    122,445 million is not grounded by a printed 122,445 (thousand)."""
+    if figure.scale != 1.0 or figure.unit in ("%", "bp"):
+        return figure
+    paren = _PARENTHESIS_AFTER.match(after)
+    scale = stated_scale(paren.group(0)) if paren else 1.0
+    if scale == 1.0:
+        bare_word = _BARE_SCALE_BEFORE.search(before)
+        scale = SCALE_WORDS[bare_word.group(1).lower()] if bare_word else stated_scale(before)
+    if scale == 1.0:
+        return figure
+    text = f"{figure.text} ({scale_name(scale)})"
+    return Figure(figure.value, scale, figure.unit, figure.decimals, text)
 
 
 def _reference_number(figure: Figure) -> bool:

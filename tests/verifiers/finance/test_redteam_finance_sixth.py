@@ -402,3 +402,47 @@ def test_the_relation_writes_a_sign_mark_and_the_answer_earns_nothing(name: str)
     for seed in range(4):
         new = relation.rewrite(right, random.Random(seed))
         assert new is not None and NumericAnswer()(new).score == 0.0, new.completion
+
+
+# --- S7: a scale word before the figure, or in parentheses after it (grounding) ---------
+#
+# Before (measured): WRONG_SCALE_PLACED rows earned 1.0 (the digits were matched and the
+# scale word never read); RIGHT_SCALE_PLACED 1.0, except "USD m 122.4" (0.0).
+
+WRONG_SCALE_PLACED = [
+    "Revenue was million 122,445 (p. 1).",
+    "Revenue was 122,445 ($ million) (p. 1).",
+    "Revenue was $ millions 122,445 (p. 1).",
+    "Revenue, in $ millions, was 122,445 (p. 1).",
+    "Revenue was 122,445 (in billions) (p. 1).",
+]
+RIGHT_SCALE_PLACED = [
+    "Revenue (in thousands) was 122,445 (p. 1).",
+    "Revenue was $ thousands 122,445 (p. 1).",
+    "Revenue was 122,445 ($ thousand) (p. 1).",
+    "Revenue was USD m 122.4 (p. 1).",
+    "Revenue was 122,445 (p. 1). Cost of sales was 44,943 (p. 1).",
+]
+
+
+@pytest.mark.parametrize("text", WRONG_SCALE_PLACED)
+def test_a_scale_word_placed_apart_from_the_figure_is_its_scale(text: str) -> None:
+    assert _grounding(text) == 0.0
+
+
+@pytest.mark.parametrize("text", RIGHT_SCALE_PLACED)
+def test_a_right_scale_placed_apart_from_the_figure_is_grounded(text: str) -> None:
+    assert _grounding(text) == 1.0
+
+
+def test_the_relation_puts_a_wrong_scale_before_the_figure_and_it_earns_nothing() -> None:
+    """`finance/grounding_scale_before` (changing) is how `audit --search` finds S7."""
+    from rewardsmith.verifiers.finance.claim_relations import grounding_relations
+
+    relation = next(
+        r for r in grounding_relations(Grounding()) if r.name == "finance/grounding_scale_before"
+    )
+    right = Sample(id="r", completion="Revenue was 122,445 (p. 1).", reference=ACME)
+    for seed in range(4):
+        new = relation.rewrite(right, random.Random(seed))
+        assert new is not None and Grounding()(new).score == 0.0, new.completion
