@@ -398,6 +398,35 @@ def _year_labels(verifier: Any) -> Any:
     return rewrite
 
 
+def _prior_is_current(verifier: Any) -> Any:
+    """A cited figure of its row's latest year given again as the prior year's ("Revenue
+    was 122,445 (PY: 122,445) (p. 1)"): the page prints another figure for that year."""
+
+    def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
+        from rewardsmith.verifiers.finance.grounding import cited_figures, other_year
+        from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document
+
+        text, ref = sample.completion, sample.reference
+        pdf = ref.get("pdf") if isinstance(ref, dict) else ref
+        if not isinstance(text, str) or not isinstance(pdf, str):
+            return None
+        limits = getattr(verifier, "limits", ExtractionLimits())
+        for c in cited_figures(text):
+            at = text.find(c.figure.text)
+            if c.page is None or at < 0:
+                continue
+            document = load_document(pdf, [c.page], tables=False, limits=limits).document
+            page = document.text.get(c.page) if document is not None else None
+            found = other_year(c, page) if page else None
+            if found is not None and found[0] > found[1]:  # the row's later year
+                label = rng.choice(("PY: ", "prior year: ", "last year ", "previous year: "))
+                end = at + len(c.figure.text)
+                return rewritten(sample, f"{text[:end]} ({label}{c.figure.text}){text[end:]}")
+        return None
+
+    return rewrite
+
+
 _GROUPED = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\d,.]\d|\w)")
 
 
@@ -452,6 +481,7 @@ def grounding_relations(verifier: object) -> list[Relation]:
         ("glued_digit", _glued_digit, "a digit glued after a cited figure"),
         ("grounding_decimal_comma", _decimal_comma, "an invented decimal-comma figure added"),
         ("grounding_scale_before", _scale_before, "a wrong scale written apart from a figure"),
+        ("grounding_prior_is_current", _prior_is_current(verifier), "PY given the current"),
     ]
     kept = [("grounding_year_labels", _year_labels(verifier), "figures labelled with years")]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made] + [

@@ -148,6 +148,9 @@ class Cited:
     """+1 or -1 when it is the level a quantity rose or fell to ("rose to 122,445")."""
     moved_from: Figure | None = None
     """The level a move to it started from ("from 150,239 to 122,445"), None if unsaid."""
+    prior: bool = False
+    """It is labelled the prior year's ("PY: 150,239") where no year of the claim says
+    which year that is: only a printed figure of an earlier column of its row grounds it."""
 
 
 @dataclass(frozen=True)
@@ -208,6 +211,7 @@ def cited_figures(text: str) -> list[Cited]:
             why = f"{span!r}: an amount no printed digit can check"
             out.append(Cited(Figure(0.0, text=span), page_of_all, False, False, why=why))
         previous_end = 0
+        said: list[Cited] = []  # this sentence's figures so far
         for i, (figure, start, end) in enumerate(spans):
             before = bare[previous_end:start]
             clause = _CLAUSE.split(before)[-1] if _CLAUSE.search(before) else before
@@ -220,6 +224,10 @@ def cited_figures(text: str) -> list[Cited]:
             negative = negative_in_words(bare[:start]) or negative_after(bare[end:])
             context = label_words(bare)
             year = _year_of(bare, start, end, opening)
+            prior = _PRIOR_LABEL.search(bare, 0, start) is not None
+            if prior:  # "In 2024, revenue was 122,445 (PY: 150,239)": 150,239 is 2023's
+                current = next((c.year for c in reversed(said) if c.year), None)
+                year = current - 1 if current else None
             labels = re.match(r"\s*:", bare[end:])  # "Revenue was 2024: 122,445": a label
             if is_year(figure) and YEAR_AS_AMOUNT.search(bare[:start]) and not labels:
                 figure = Figure(figure.value, text=f"{figure.text} (as an amount)")
@@ -234,14 +242,22 @@ def cited_figures(text: str) -> list[Cited]:
                 Cited(figure, page, outflow, i in hedged or doubted, label_words(words), negative,
                       currency,
                       context, year, derives=_derives(figure, clause, bare[end:]), moved=moved,
-                      moved_from=moved_from)
+                      moved_from=moved_from, prior=prior and year is None)
             )  # fmt: skip
+            said.append(out[-1])
             previous_end = end
     return out[:MAX_FIGURES]
 
 
-_YEAR_LABEL = re.compile(r"(?<![\w.,])(?:FY\s?)?((?:19|20)\d{2})\s*:\s*(?:[$€£¥]\s?)?$", re.I)
-"""A year written before a figure as its label ("2023: 150,239", "(FY2023: $150,239")."""
+_YEAR_LABEL = re.compile(r"(?<![\w.,])(?:FY\s?)?((?:19|20)\d{2})[AE]?\s*:\s*(?:[$€£¥]\s?)?$", re.I)
+"""A year written before a figure as its label ("2023: 150,239", "(FY2023: $150,239",
+"2023A: 150,239")."""
+_PRIOR_LABEL = re.compile(
+    r"\b(?:PY|prior[- ]years?|previous[- ]years?|last[- ]years?|the\s+year\s+before)(?:'s)?"
+    r"(?:\s+(?:figure|amount|value))?\s*:?\s*(?:[$€£¥]\s?)?$",
+    re.I,
+)
+"""A figure labelled the prior year's in words ("(PY: 150,239)", "(last year 150,239)")."""
 _STOP = re.compile(r"(?<!\d)\.\s+")
 """A full stop inside one split sentence ("... (p. 1). <answer>122,445</answer>")."""
 
@@ -497,6 +513,8 @@ class Grounding:
             # A row the claim names ties even exact digits to it ("Cash was 26,079" is not
             # grounded by total assets); a claim that names no row is read on the page.
             tied = [p for p in printed if not named or not p.label or p.label in named]
+            if c.prior:  # "PY: 150,239": a figure of an earlier column of its row
+                tied = [p for p in tied if _earlier_column(p, printed)]
             if not named and claimed:
                 tied = [p for p in tied if _of_quantity(p, claimed, c.words | c.context)]
             if any(
@@ -510,6 +528,14 @@ class Grounding:
             if c.derives and derived(c.figure, c.negative, terms, scale):
                 return ""  # a difference, ratio or growth of figures on the rows it names
         return "not found"
+
+
+def _earlier_column(printed: Printed, page: list[Printed]) -> bool:
+    """Whether `printed` stands in a column of an earlier year than another of its row."""
+    year = printed.year
+    return year is not None and any(
+        p.label == printed.label and p.year is not None and p.year > year for p in page
+    )
 
 
 def _moved_as_printed(c: Cited, level: Printed, printed: list[Printed], scale: float) -> bool:

@@ -446,3 +446,51 @@ def test_the_relation_puts_a_wrong_scale_before_the_figure_and_it_earns_nothing(
     for seed in range(4):
         new = relation.rewrite(right, random.Random(seed))
         assert new is not None and Grounding()(new).score == 0.0, new.completion
+
+
+# --- S8: a prior-year figure labelled in words ("PY:", "prior year:", "2023A:") -----------
+#
+# Before (measured): WRONG_PRIOR rows earned 1.0 (the label was not read, so the current
+# year's figure given as the prior year's was grounded); RIGHT_PRIOR rows 1.0.
+
+WRONG_PRIOR = [
+    "Revenue was 122,445 (PY: 122,445) (p. 1).",
+    "Revenue was 122,445 (prior year: 122,445) (p. 1).",
+    "Revenue was 122,445 (last year 122,445) (p. 1).",
+    "Revenue was 122,445 (previous year: $122,445) (p. 1).",
+    "Revenue was 122,445 (2023A: 122,445) (p. 1).",
+    "In 2024, revenue was 122,445 (PY: 122,445) (p. 1).",
+]
+RIGHT_PRIOR = [
+    "Revenue was 122,445 (PY: 150,239) (p. 1).",
+    "Revenue was 122,445 (prior year: 150,239) (p. 1).",
+    "Revenue was 122,445 (last year 150,239) (p. 1).",
+    "Revenue was 122,445 (previous year: $150,239) (p. 1).",
+    "Revenue was 122,445 (2023A: 150,239) (p. 1).",
+    "In 2024, revenue was 122,445 (PY: 150,239) (p. 1).",
+]
+
+
+@pytest.mark.parametrize("text", WRONG_PRIOR)
+def test_a_figure_labelled_prior_year_must_be_the_prior_years(text: str) -> None:
+    assert _grounding(text) == 0.0
+
+
+@pytest.mark.parametrize("text", RIGHT_PRIOR)
+def test_a_true_prior_year_figure_labelled_in_words_is_grounded(text: str) -> None:
+    assert _grounding(text) == 1.0
+
+
+def test_the_relation_gives_the_current_figure_as_the_prior_years() -> None:
+    """`finance/grounding_prior_is_current` (changing) is how `audit --search` finds S8."""
+    from rewardsmith.verifiers.finance.claim_relations import grounding_relations
+
+    relation = next(
+        r
+        for r in grounding_relations(Grounding())
+        if r.name == "finance/grounding_prior_is_current"
+    )
+    right = Sample(id="r", completion="Revenue was 122,445 (p. 1).", reference=ACME)
+    for seed in range(4):
+        new = relation.rewrite(right, random.Random(seed))
+        assert new is not None and Grounding()(new).score == 0.0, new.completion
