@@ -447,8 +447,8 @@ def _decimal_comma(sample: Sample, rng: random.Random) -> Sample | None:
     text = sample.completion
     if not isinstance(text, str) or _GROUPED.search(text) is None:
         return None
-    stop = text.find(". ")
-    stop = len(text.rstrip(" .")) if stop < 0 else stop
+    end = re.search(r"(?<!\bp)(?<!\bpp)\.(?=\s|$)", text)  # not the stop of "(p. 1)"
+    stop = end.start() if end else len(text.rstrip(" "))
     added = rng.choice(("up {0},{1}%", "down {0},{1}%", "a margin of {0},{1}%", "{0},{1} million"))
     invented = added.format(rng.randint(91, 98), rng.randint(1, 9))
     return rewritten(sample, f"{text[:stop]}, {invented}{text[stop:]}")
