@@ -352,7 +352,10 @@ def is_year(figure: Figure) -> bool:
 def restates(a: Figure, b: Figure) -> bool:
     """True when `b` states `a`'s quantity again (to the precision of the coarser of the
     two: "$122,445 thousand" and "$122.4 million"), or a different kind of fact (a
-    percentage beside an amount); False for two different amounts (a hedge)."""
+    percentage beside an amount); False for two different amounts (a hedge), and where
+    either states no known sign ("[122,445]", "△122,445": `sign_unknown`)."""
+    if sign_unknown(a) or sign_unknown(b):
+        return False
     if (a.unit in ("%", "bp")) != (b.unit in ("%", "bp")):
         return True
     coarse, fine = (a, b) if _precision(a) >= _precision(b) else (b, a)

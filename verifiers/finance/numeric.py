@@ -561,7 +561,10 @@ def _sentence_start(text: str, at: int) -> int:
 
 def _same_stated(a: Figure, b: Figure) -> bool:
     """The same quantity written twice: equal, or two scaled restatements ("$1.2 billion",
-    "1,200 million"); a bare "1" does not restate "0 thousand"."""
+    "1,200 million"); a bare "1" does not restate "0 thousand", nor a figure of no known
+    sign ("△122,445", `sign_unknown`) any figure."""
+    if sign_unknown(a) or sign_unknown(b):
+        return False
     if math.isclose(a.absolute, b.absolute, rel_tol=1e-9, abs_tol=1e-12):
         return True
     return a.scale != 1.0 and b.scale != 1.0 and restates(a, b)

@@ -494,3 +494,17 @@ def test_the_relation_gives_the_current_figure_as_the_prior_years() -> None:
     for seed in range(4):
         new = relation.rewrite(right, random.Random(seed))
         assert new is not None and Grounding()(new).score == 0.0, new.completion
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<answer>△122,445 thousand</answer> <answer>122,445 thousand</answer>",
+        "<answer>[122,445] thousand</answer> <answer>122,445 thousand</answer>",
+        "<answer>122,445 thousand (△122,445 thousand)</answer>",
+    ],
+)
+def test_a_figure_of_no_known_sign_restates_no_other(text: str) -> None:
+    """`audit --search` (tests/cli, seed 4): `triangle_sign` then `second_tag_gold` earned
+    1.0 (the tags were read as one quantity stated twice)."""
+    assert _numeric(text, REVENUE) == 0.0
