@@ -150,6 +150,25 @@ def _not_other(sample: Sample, rng: random.Random) -> Sample | None:
     return _on_tag(sample, content[:at] + said + rest)
 
 
+def _symbol(sample: Sample, rng: random.Random) -> Sample | None:
+    """The comparison written as a symbol ("Globex > Acme by 16,849 thousand", "Acme <
+    Globex ...") or with "beats": the same answer."""
+    found = _labels(sample)
+    if found is None:
+        return None
+    right, other, ask = found
+    tag = _TAG.search(sample.completion)
+    assert tag is not None
+    amount = _AMOUNT.search(tag.group(1))
+    by = f" by {amount.group(0)}" if amount else ""
+    forms = (
+        ("{r} > {o}", "{o} < {r}", "{r} beats {o}")
+        if ask == "higher"
+        else ("{r} < {o}", "{o} > {r}")
+    )
+    return _on_tag(sample, rng.choice(forms).format(r=right, o=other) + by)
+
+
 def cross_document_relations(verifier: object) -> list[Relation]:
     """The relations of `cross_document`: each makes a right answer wrong (it earns 0)."""
     made = [
@@ -159,7 +178,10 @@ def cross_document_relations(verifier: object) -> list[Relation]:
         ("cross_both_higher", _both_higher, "a second clause naming the other the answer"),
         ("cross_wrong_relative_gap", _wrong_relative_gap, "a wrong percentage gap beside it"),
     ]
-    kept = [("cross_not_other", _not_other, "the other label denied in passing")]
+    kept = [
+        ("cross_not_other", _not_other, "the other label denied in passing"),
+        ("cross_symbol", _symbol, "the comparison written as a symbol"),
+    ]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made] + [
         Relation(f"finance/{n}", "preserving", f, d) for n, f, d in kept
     ]

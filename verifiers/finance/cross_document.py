@@ -85,12 +85,16 @@ def item_value(item: dict[str, Any], limits: ExtractionLimits) -> float | str:
 
 _MORE = re.compile(
     r"\b(?:higher|greater|more|larger|bigger|exceed(?:s|ed)?|above|ahead|outperform(?:s|ed)?|"
-    r"beat|tops?|topped)\b",
+    r"beat(?:s|en)?|tops?|topped)\b|(?<![\w/<-])>(?![=\w>])",
     re.I,
 )
 _LESS = re.compile(
-    r"\b(?:lower|less|smaller|below|behind|trail(?:s|ed)?|lag(?:s|ged)?|fewer)\b", re.I
+    r"\b(?:lower|less|smaller|below|behind|trail(?:s|ed)?|lag(?:s|ged)?|fewer)\b"
+    r"|(?<![\w<])<(?![=\w/<-])",
+    re.I,
 )
+"""Comparison words, and the symbols "Globex > Acme", "Acme < Globex" (a tag's brackets,
+"<answer>", "</answer>", touch a letter or a slash and are no comparison)."""
 
 
 _CITED = re.compile(r"[(\[]?\b(?:p\.|pp\.|pg\.|page)\s*\d{1,5}\b[)\]]?", re.I)

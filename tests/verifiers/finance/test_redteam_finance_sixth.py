@@ -508,3 +508,37 @@ def test_a_figure_of_no_known_sign_restates_no_other(text: str) -> None:
     """`audit --search` (tests/cli, seed 4): `triangle_sign` then `second_tag_gold` earned
     1.0 (the tags were read as one quantity stated twice)."""
     assert _numeric(text, REVENUE) == 0.0
+
+
+# --- S9: a comparison written with a symbol or "beats" (cross_document) ------------------
+#
+# Before (measured): the right rows earned 0.0 ("the answer names no one label"); the
+# swapped rows 0.0.
+
+SYMBOLS = [
+    ("<answer>Globex > Acme by 16,849 thousand</answer>", 1.0),
+    ("<answer>Acme < Globex by 16,849 thousand</answer>", 1.0),
+    ("<answer>Globex beats Acme by 16,849 thousand</answer>", 1.0),
+    ("<answer>Globex > Acme, 16,849 thousand</answer>", 1.0),
+    ("<answer>Acme > Globex by 16,849 thousand</answer>", 0.0),
+    ("<answer>Globex < Acme by 16,849 thousand</answer>", 0.0),
+    ("<answer>Acme beats Globex by 16,849 thousand</answer>", 0.0),
+    ("<answer>Globex > Acme by 150,239 thousand</answer>", 0.0),
+]
+
+
+@pytest.mark.parametrize(("text", "score"), SYMBOLS)
+def test_a_comparison_symbol_is_read_as_its_comparison(text: str, score: float) -> None:
+    assert _cross(text) == score
+
+
+def test_the_relation_writes_the_comparison_as_a_symbol_and_keeps_the_score() -> None:
+    """`finance/cross_symbol` (preserving) is how `audit --search` finds S9."""
+    from rewardsmith.verifiers.finance.claim_relations import cross_document_relations
+
+    relation = next(r for r in cross_document_relations(None) if r.name == "finance/cross_symbol")
+    right = Sample(id="r", completion="<answer>Globex, higher by 16,849 thousand</answer>",
+                   reference=HIGHER)  # fmt: skip
+    for seed in range(4):
+        new = relation.rewrite(right, random.Random(seed))
+        assert new is not None and CrossDocument()(new).score == 1.0, new.completion
