@@ -542,3 +542,18 @@ def test_the_relation_writes_the_comparison_as_a_symbol_and_keeps_the_score() ->
     for seed in range(4):
         new = relation.rewrite(right, random.Random(seed))
         assert new is not None and CrossDocument()(new).score == 1.0, new.completion
+
+
+# S6 in chart_claims. Before (measured): each row earned 1.0 (the chart shows +151).
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Revenue in 2021 was [151].",
+        "Revenue in 2021 was △151.",
+        "Revenue in 2021 was ▲ 151.",
+        "Revenue in 2021 was 151 (negative).",
+        "Revenue in 2021 was 151, negative.",
+    ],
+)
+def test_a_chart_value_of_no_known_or_a_negative_sign_is_not_the_positive_bar(text: str) -> None:
+    assert _chart(text) == 0.0
