@@ -296,6 +296,21 @@ def _denied_after(verifier: Any) -> Any:
     return rewrite
 
 
+_CHART_NUMBER = re.compile(r"(?:(?<=\bwas )|(?<=\bwere ))(\$?)(\d[\d,]*(?:\.\d+)?)(?![\d%])")
+
+
+def _sign_mark(sample: Sample, rng: random.Random) -> Sample | None:
+    """A claimed value given a sign mark read two ways, or said negative after it
+    ("Revenue in 2021 was △151", "[151]", "151 (negative)"): not the positive value."""
+    text = sample.completion
+    number = _CHART_NUMBER.search(text) if isinstance(text, str) else None
+    if number is None or not float(number.group(2).replace(",", "")):
+        return None
+    value = number.group(0)
+    marked = rng.choice((f"△{value}", f"▲ {value}", f"[{value}]", f"{value} (negative)"))
+    return rewritten(sample, text[: number.start()] + marked + text[number.end() :])
+
+
 def chart_relations(verifier: object) -> list[Relation]:
     """The relations of `chart_claims`: each adds or makes a claim that must fail."""
     made = [
@@ -304,6 +319,7 @@ def chart_relations(verifier: object) -> list[Relation]:
         ("chart_consistently", _appended(verifier, _consistently), "every step claimed"),
         ("chart_guessed", _guessed, "a claim made a guess"),
         ("chart_wrong_gap", _appended(verifier, _wrong_gap), "a comparison by a wrong amount"),
+        ("chart_sign_mark", _sign_mark, "a value's sign made unknown or negative"),
     ]
     kept = [("chart_denied_after", _denied_after(verifier), "a wrong value denied after one")]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made] + [

@@ -557,3 +557,15 @@ def test_the_relation_writes_the_comparison_as_a_symbol_and_keeps_the_score() ->
 )
 def test_a_chart_value_of_no_known_or_a_negative_sign_is_not_the_positive_bar(text: str) -> None:
     assert _chart(text) == 0.0
+
+
+def test_the_relation_marks_a_chart_value_and_the_claim_earns_nothing() -> None:
+    """`finance/chart_sign_mark` (changing) is how `audit --search` finds S6 in charts."""
+    from rewardsmith.verifiers.finance.claim_relations import chart_relations
+
+    check = ChartClaims()
+    relation = next(r for r in chart_relations(check) if r.name == "finance/chart_sign_mark")
+    right = Sample(id="r", completion="Revenue in 2021 was 151.", reference=CHART)
+    for seed in range(6):
+        new = relation.rewrite(right, random.Random(seed))
+        assert new is not None and check(new).score == 0.0, new.completion
