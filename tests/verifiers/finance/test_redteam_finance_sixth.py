@@ -569,3 +569,46 @@ def test_the_relation_marks_a_chart_value_and_the_claim_earns_nothing() -> None:
     for seed in range(6):
         new = relation.rewrite(right, random.Random(seed))
         assert new is not None and check(new).score == 0.0, new.completion
+
+
+# --- S10: numeric_answer's free text, a figure labelled another year in words ------------
+#
+# Before (measured): the WRONG rows paid 1.0 (the last figure was taken though labelled the
+# prior year's, or "2024A"/"2023A" named no year); the RIGHT rows: PY 0.0, the others 1.0.
+
+PRIOR_WRONG = [
+    "Revenue: 150,239 thousand (PY: 122,445 thousand).",
+    "Revenue was 150,239 thousand (prior year: 122,445 thousand).",
+    "2024A: 150,239 thousand; 2023A: 122,445 thousand.",
+    "FY2024E: 150,239 thousand; FY2023A: 122,445 thousand.",
+]
+PRIOR_RIGHT = [
+    "Revenue: 122,445 thousand (PY: 150,239 thousand).",
+    "Revenue was 122,445 thousand (last year 150,239 thousand).",
+    "2023A: 150,239 thousand; 2024A: 122,445 thousand.",
+    "2024A: 122,445 thousand (2023A: 150,239 thousand).",
+]
+
+
+@pytest.mark.parametrize("text", PRIOR_WRONG)
+def test_free_text_labelled_prior_year_is_not_the_conclusion(text: str) -> None:
+    assert _numeric(text, REVENUE) == 0.0
+
+
+@pytest.mark.parametrize("text", PRIOR_RIGHT)
+def test_free_text_with_its_prior_year_labelled_keeps_full_marks(text: str) -> None:
+    assert _numeric(text, REVENUE) == 1.0
+
+
+def test_the_relation_adds_the_gold_as_the_prior_years_and_the_answer_earns_nothing() -> None:
+    """`finance/prior_year_last` (changing) is how `audit --search` finds S10."""
+    from rewardsmith.verifiers.finance.relations import numeric_relations
+
+    relation = next(r for r in numeric_relations(None) if r.name == "finance/prior_year_last")
+    right = Sample(
+        id="r", prompt="What was 2024 revenue?", completion="Revenue was 122,445 thousand.",
+        reference=REVENUE,
+    )  # fmt: skip
+    for seed in range(4):
+        new = relation.rewrite(right, random.Random(seed))
+        assert new is not None and NumericAnswer()(new).score == 0.0, new.completion
