@@ -67,6 +67,7 @@ from rewardsmith.verifiers.finance.figures import (
 )
 from rewardsmith.verifiers.finance.grounding_ties import (
     DERIVING,
+    PRIOR_LABEL,
     YEAR_AS_AMOUNT,
     cited_year,
     column_years,
@@ -224,7 +225,7 @@ def cited_figures(text: str) -> list[Cited]:
             negative = negative_in_words(bare[:start]) or negative_after(bare[end:])
             context = label_words(bare)
             year = _year_of(bare, start, end, opening)
-            prior = _PRIOR_LABEL.search(bare, 0, start) is not None
+            prior = PRIOR_LABEL.search(bare, 0, start) is not None
             if prior:  # "In 2024, revenue was 122,445 (PY: 150,239)": 150,239 is 2023's
                 current = next((c.year for c in reversed(said) if c.year), None)
                 year = current - 1 if current else None
@@ -252,12 +253,7 @@ def cited_figures(text: str) -> list[Cited]:
 _YEAR_LABEL = re.compile(r"(?<![\w.,])(?:FY\s?)?((?:19|20)\d{2})[AE]?\s*:\s*(?:[$€£¥]\s?)?$", re.I)
 """A year written before a figure as its label ("2023: 150,239", "(FY2023: $150,239",
 "2023A: 150,239")."""
-_PRIOR_LABEL = re.compile(
-    r"\b(?:PY|prior[- ]years?|previous[- ]years?|last[- ]years?|the\s+year\s+before)(?:'s)?"
-    r"(?:\s+(?:figure|amount|value))?\s*:?\s*(?:[$€£¥]\s?)?$",
-    re.I,
-)
-"""A figure labelled the prior year's in words ("(PY: 150,239)", "(last year 150,239)")."""
+
 _STOP = re.compile(r"(?<!\d)\.\s+")
 """A full stop inside one split sentence ("... (p. 1). <answer>122,445</answer>")."""
 

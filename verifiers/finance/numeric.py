@@ -66,7 +66,7 @@ from rewardsmith.verifiers.finance.figures import (
     sign_unknown,
     without_denied,
 )
-from rewardsmith.verifiers.finance.grounding_ties import figure_years, named_years
+from rewardsmith.verifiers.finance.grounding_ties import PRIOR_LABEL, figure_years, named_years
 from rewardsmith.verifiers.finance.quantities import (
     currency_of,
     model_text,
@@ -505,13 +505,20 @@ def _up_to_asked_year(
 ) -> list[tuple[Figure, int, int]]:
     """Free text's figures up to its conclusion: the last one not given for another year
     than the question names ("2024: 122,445 (2023: 150,239)" concludes on 122,445 for a
-    2024 question). A figure with no year written beside it, or a question naming none,
-    leaves the last figure the conclusion; when every figure is given for another year,
-    the text answers nothing asked (`OtherPeriod`)."""
+    2024 question; so does "122,445 (PY: 150,239)", the prior year's being the year
+    before the figure's before it, else before the one asked). A figure with no year
+    written beside it, or a question naming none, leaves the last figure the conclusion;
+    when every figure is given for another year, the text answers nothing asked
+    (`OtherPeriod`)."""
     asked = named_years(question)
     if not asked:
         return spans
     years = figure_years(text, spans)
+    for k, (_, start, _) in enumerate(spans):  # "122,445 (PY: 150,239)": the year before
+        previous_end = spans[k - 1][2] if k else 0
+        if years[k] is None and PRIOR_LABEL.search(text, previous_end, start):
+            current = years[k - 1] if k and years[k - 1] else min(asked)
+            years[k] = current - 1
     for k in range(len(spans) - 1, -1, -1):
         if years[k] is None or years[k] in asked:
             return spans[: k + 1]

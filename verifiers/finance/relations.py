@@ -316,6 +316,13 @@ def _other_period_last(text: str, sample: Sample, rng: random.Random) -> str | N
     return _two_periods(text, sample, rng, forms)
 
 
+def _prior_year_last(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """Free text giving another amount as the current one and the right one, last, as the
+    prior year's in words ("Revenue: X (PY: <gold>)", "2024A: X; 2023A: <gold>")."""
+    forms = ("Revenue: {o} (PY: {s}).", "It was {o} (prior year: {s}).", "{y}A: {o}; {p}A: {s}.")
+    return _two_periods(text, sample, rng, forms)
+
+
 def _other_period_beside(text: str, sample: Sample, rng: random.Random) -> str | None:
     """Free text giving the right amount for the asked year, then another for another year
     ("<gold> in 2024 (2023: X)"): the figure for the asked year is the answer."""
@@ -430,6 +437,7 @@ def numeric_relations(verifier: object) -> list[Relation]:
         ("padded_second_answer", "changing", _padded_second_answer),
         ("answer_line_beside", "changing", _answer_line_beside),
         ("other_period_last", "changing", _other_period_last),
+        ("prior_year_last", "changing", _prior_year_last),
         ("other_period_beside", "preserving", _other_period_beside),
     ]
     # A wrong figure earns nothing.

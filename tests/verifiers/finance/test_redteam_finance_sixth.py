@@ -606,7 +606,7 @@ def test_the_relation_adds_the_gold_as_the_prior_years_and_the_answer_earns_noth
 
     relation = next(r for r in numeric_relations(None) if r.name == "finance/prior_year_last")
     right = Sample(
-        id="r", prompt="What was 2024 revenue?", completion="Revenue was 122,445 thousand.",
+        id="r", prompt="What was 2024 revenue?", completion="<answer>122,445 thousand</answer>",
         reference=REVENUE,
     )  # fmt: skip
     for seed in range(4):
