@@ -161,6 +161,9 @@ def _symbol(sample: Sample, rng: random.Random) -> Sample | None:
     assert tag is not None
     amount = _AMOUNT.search(tag.group(1))
     by = f" by {amount.group(0)}" if amount else ""
+    plain = rf"\s*{re.escape(right)},?\s+(?:is\s+)?{ask}(?:\s+than\s+{re.escape(other)})?"
+    if not re.fullmatch(plain + re.escape(by) + r"\s*", tag.group(1)):
+        return None  # only a plain answer: a rebuilt one would drop what else it says
     forms = (
         ("{r} > {o}", "{o} < {r}", "{r} beats {o}")
         if ask == "higher"
@@ -404,6 +407,9 @@ def _reversed_move(verifier: Any) -> Any:
     return rewrite
 
 
+_STATED = re.compile(r"\b(?:was|were|is|are|of|at)\s+\$?$")
+
+
 def _year_labels(verifier: Any) -> Any:
     """A cited figure labelled with its year and its row's figure of another year added
     beside it, as a report's prose writes them ("Revenue was 2024: 122,445 (2023: 150,239)
@@ -420,8 +426,8 @@ def _year_labels(verifier: Any) -> Any:
         limits = getattr(verifier, "limits", ExtractionLimits())
         for c in cited_figures(text):
             at = text.find(c.figure.text)
-            if c.page is None or at < 0:
-                continue
+            if c.page is None or at < 0 or not _STATED.search(text[:at]):
+                continue  # "rose to 2024: 122,445" would hide the move from its reading
             document = load_document(pdf, [c.page], tables=False, limits=limits).document
             page = document.text.get(c.page) if document is not None else None
             found = other_year(c, page) if page else None

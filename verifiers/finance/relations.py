@@ -397,8 +397,8 @@ def _json_object(text: str, sample: Sample, rng: random.Random) -> str | None:
     rest = text[: figure.start()] + text[figure.end() :]
     if scale:
         rest = _SCALE_WORD.sub("", rest, count=1)
-    if re.search(r"[^\W_]", _CURRENCY_MARK.sub("", rest)):
-        return None
+    if re.search(r"[^\W_]|[△▲▽▼\[\]]", _CURRENCY_MARK.sub("", rest)):
+        return None  # a word, or a sign mark ("△122,445"), the object would drop
     key = rng.choice(("value", "answer", "revenue"))
     fields = {key: figure.group(2) + (figure.group(3) or "")}
     if scale:

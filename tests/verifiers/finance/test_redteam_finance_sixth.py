@@ -612,3 +612,26 @@ def test_the_relation_adds_the_gold_as_the_prior_years_and_the_answer_earns_noth
     for seed in range(4):
         new = relation.rewrite(right, random.Random(seed))
         assert new is not None and NumericAnswer()(new).score == 0.0, new.completion
+
+
+def test_the_preserving_relations_keep_what_else_an_answer_says() -> None:
+    """`audit --bundled --search` seeds 1-3 chained a changing relation, then one of these,
+    and the rewrite dropped what the first had added (a wrong "(99.9%)", a triangle, a
+    reversed move): each now declines to rewrite such an answer."""
+    from rewardsmith.verifiers.finance.claim_relations import (
+        cross_document_relations,
+        grounding_relations,
+    )
+    from rewardsmith.verifiers.finance.relations import numeric_relations
+
+    symbol = next(r for r in cross_document_relations(None) if r.name == "finance/cross_symbol")
+    gap = "<answer>Globex, higher by 16,849 thousand (99.9%)</answer>"
+    assert symbol(Sample(id="x", completion=gap, reference=HIGHER), 0) is None
+    json_object = next(r for r in numeric_relations(None) if r.name == "finance/json_object")
+    marked = Sample(id="n", completion="<answer>△122,445 thousand</answer>", reference=REVENUE)
+    assert json_object(marked, 0) is None
+    labels = next(
+        r for r in grounding_relations(Grounding()) if r.name == "finance/grounding_year_labels"
+    )
+    moved = Sample(id="g", completion="Revenue rose to 122,445 (p. 1).", reference=ACME)
+    assert labels(moved, 0) is None
