@@ -7,6 +7,7 @@ A clause the chart cannot decide becomes an ``unchecked`` claim, which fails.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, replace
 
 from rewardsmith.verifiers.finance.chart_sentences import (
@@ -16,7 +17,12 @@ from rewardsmith.verifiers.finance.chart_sentences import (
     ordered,
     sentences,
 )
-from rewardsmith.verifiers.finance.figures import Figure, find_figure_spans
+from rewardsmith.verifiers.finance.figures import (
+    Figure,
+    find_figure_spans,
+    sign_unknown,
+    without_denied,
+)
 from rewardsmith.verifiers.finance.quantities import (
     both_directions,
     currency_of,
@@ -101,6 +107,10 @@ def parse_claims(text: str, series: list[str], categories: list[str]) -> list[Cl
     names = _names(series)
     out: list[Claim] = []
     for sentence in sentences(model_text(text[:MAX_TEXT])):
+        # "was 151, not 190" claims 151: the figure denied after another is no claim, and
+        # its "not" no denial of the claim (`figures.without_denied`)
+        sentence = unicodedata.normalize("NFKC", sentence)
+        sentence, _ = without_denied(sentence, find_figure_spans(sentence))
         # a guess anywhere in the sentence ("151 (approximately; I am not sure)") is a
         # guess of each of its clauses
         doubted = bool(_MODAL.search(sentence))
@@ -123,7 +133,11 @@ def _clause_claims(
         return []  # "it is not true that it did not rise": not one decidable claim
     cats = _categories_in(clause, categories)
     stripped = _strip(clause, categories, names)
-    figures = [_signed(f, stripped[:start]) for f, start, _ in find_figure_spans(stripped)]
+    spans = find_figure_spans(stripped)
+    figures = [_signed(f, stripped[:start], stripped[end:]) for f, start, end in spans]
+    if any(sign_unknown(f) for f in figures):  # "[151]", "△151": which sign is not written
+        why = "states a figure of no known sign (in square brackets or after a triangle)"
+        return [Claim("unchecked", named[0] if named else "", (), text=clause, other=why)]
     currency = currency_of(stripped)
     missing = off_chart(clause, categories)
     if missing and (figures or direction_of(clause) or comparative(clause)):
@@ -185,9 +199,13 @@ def _split_at_and(
     return out
 
 
-def _signed(figure: Figure, before: str) -> Figure:
-    """ "a loss of 12.5" states -12.5."""
-    if figure.value > 0 and negative_in_words(before):
+_NEGATIVE_WORD_AFTER = re.compile(r"^\s*[,(]?\s*negative\b", re.I)
+
+
+def _signed(figure: Figure, before: str, after: str = "") -> Figure:
+    """ "a loss of 12.5" and "12.5 (negative)" state -12.5."""
+    negative = negative_in_words(before) or _NEGATIVE_WORD_AFTER.match(after) is not None
+    if figure.value > 0 and negative:
         return Figure(-figure.value, figure.scale, figure.unit, figure.decimals, figure.text)
     return figure
 

@@ -131,6 +131,47 @@ def _wrong_relative_gap(sample: Sample, rng: random.Random) -> Sample | None:
     return _on_tag(sample, f"{tag.group(1)} ({wrong})")
 
 
+def _not_other(sample: Sample, rng: random.Random) -> Sample | None:
+    """The other label denied in passing after the answer's ("Globex (not Acme), higher by
+    16,849 thousand"): the same answer, not a denial of it."""
+    found = _labels(sample)
+    if found is None:
+        return None
+    right, other, _ = found
+    tag = _TAG.search(sample.completion)
+    assert tag is not None
+    content = tag.group(1)
+    at = content.find(right) + len(right)
+    rest = content[at:]
+    if rng.random() < 0.5:
+        said = f" (not {other})"
+    else:
+        said = f", not {other}" + ("" if rest.startswith(",") else ",")
+    return _on_tag(sample, content[:at] + said + rest)
+
+
+def _symbol(sample: Sample, rng: random.Random) -> Sample | None:
+    """The comparison written as a symbol ("Globex > Acme by 16,849 thousand", "Acme <
+    Globex ...") or with "beats": the same answer."""
+    found = _labels(sample)
+    if found is None:
+        return None
+    right, other, ask = found
+    tag = _TAG.search(sample.completion)
+    assert tag is not None
+    amount = _AMOUNT.search(tag.group(1))
+    by = f" by {amount.group(0)}" if amount else ""
+    plain = rf"\s*{re.escape(right)},?\s+(?:is\s+)?{ask}(?:\s+than\s+{re.escape(other)})?"
+    if not re.fullmatch(plain + re.escape(by) + r"\s*", tag.group(1)):
+        return None  # only a plain answer: a rebuilt one would drop what else it says
+    forms = (
+        ("{r} > {o}", "{o} < {r}", "{r} beats {o}")
+        if ask == "higher"
+        else ("{r} < {o}", "{o} > {r}")
+    )
+    return _on_tag(sample, rng.choice(forms).format(r=right, o=other) + by)
+
+
 def cross_document_relations(verifier: object) -> list[Relation]:
     """The relations of `cross_document`: each makes a right answer wrong (it earns 0)."""
     made = [
@@ -140,7 +181,13 @@ def cross_document_relations(verifier: object) -> list[Relation]:
         ("cross_both_higher", _both_higher, "a second clause naming the other the answer"),
         ("cross_wrong_relative_gap", _wrong_relative_gap, "a wrong percentage gap beside it"),
     ]
-    return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]
+    kept = [
+        ("cross_not_other", _not_other, "the other label denied in passing"),
+        ("cross_symbol", _symbol, "the comparison written as a symbol"),
+    ]
+    return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made] + [
+        Relation(f"finance/{n}", "preserving", f, d) for n, f, d in kept
+    ]
 
 
 # ----------------------------------------------------------------------------- chart_claims
@@ -231,6 +278,42 @@ def _guessed(sample: Sample, rng: random.Random) -> Sample | None:
     return rewritten(sample, f"{text[:stop]}; I am not sure{text[stop:]}")
 
 
+_CHART_VALUE = re.compile(r"\b(?:was|were|reached|stood at)\s+\$?\d[\d,]*(?:\.\d+)?(?![\d%])")
+
+
+def _denied_after(verifier: Any) -> Any:
+    """A value no series of the chart comes near denied after a claimed one ("Revenue in
+    2021 was 151, not 190"): the claim is still 151, not a denial."""
+
+    def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
+        chart = _chart_of(verifier, sample)
+        text = sample.completion
+        claim = _CHART_VALUE.search(text) if chart is not None else None
+        if claim is None:
+            return None
+        top = max(abs(v) for values in chart.values.values() for v in values.values())
+        wrong = round(top * 3 + rng.choice((100, 250, 400)))
+        said = rng.choice((f", not {wrong}", f" (not {wrong})"))
+        return rewritten(sample, text[: claim.end()] + said + text[claim.end() :])
+
+    return rewrite
+
+
+_CHART_NUMBER = re.compile(r"(?:(?<=\bwas )|(?<=\bwere ))(\$?)(\d[\d,]*(?:\.\d+)?)(?![\d%])")
+
+
+def _sign_mark(sample: Sample, rng: random.Random) -> Sample | None:
+    """A claimed value given a sign mark read two ways, or said negative after it
+    ("Revenue in 2021 was △151", "[151]", "151 (negative)"): not the positive value."""
+    text = sample.completion
+    number = _CHART_NUMBER.search(text) if isinstance(text, str) else None
+    if number is None or not float(number.group(2).replace(",", "")):
+        return None
+    value = number.group(0)
+    marked = rng.choice((f"△{value}", f"▲ {value}", f"[{value}]", f"{value} (negative)"))
+    return rewritten(sample, text[: number.start()] + marked + text[number.end() :])
+
+
 def chart_relations(verifier: object) -> list[Relation]:
     """The relations of `chart_claims`: each adds or makes a claim that must fail."""
     made = [
@@ -239,8 +322,12 @@ def chart_relations(verifier: object) -> list[Relation]:
         ("chart_consistently", _appended(verifier, _consistently), "every step claimed"),
         ("chart_guessed", _guessed, "a claim made a guess"),
         ("chart_wrong_gap", _appended(verifier, _wrong_gap), "a comparison by a wrong amount"),
+        ("chart_sign_mark", _sign_mark, "a value's sign made unknown or negative"),
     ]
-    return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]
+    kept = [("chart_denied_after", _denied_after(verifier), "a wrong value denied after one")]
+    return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made] + [
+        Relation(f"finance/{n}", "preserving", f, d) for n, f, d in kept
+    ]
 
 
 # ----------------------------------------------------------------------------- grounding
@@ -320,6 +407,70 @@ def _reversed_move(verifier: Any) -> Any:
     return rewrite
 
 
+_STATED = re.compile(r"\b(?:was|were|is|are|of|at)\s+\$?$")
+
+
+def _year_labels(verifier: Any) -> Any:
+    """A cited figure labelled with its year and its row's figure of another year added
+    beside it, as a report's prose writes them ("Revenue was 2024: 122,445 (2023: 150,239)
+    (p. 1)"): both are printed, so the claim stays grounded."""
+
+    def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
+        from rewardsmith.verifiers.finance.grounding import cited_figures, other_year
+        from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document
+
+        text, ref = sample.completion, sample.reference
+        pdf = ref.get("pdf") if isinstance(ref, dict) else ref
+        if not isinstance(text, str) or not isinstance(pdf, str) or _YEAR.search(text):
+            return None
+        limits = getattr(verifier, "limits", ExtractionLimits())
+        for c in cited_figures(text):
+            at = text.find(c.figure.text)
+            if c.page is None or at < 0 or not _STATED.search(text[:at]):
+                continue  # "rose to 2024: 122,445" would hide the move from its reading
+            document = load_document(pdf, [c.page], tables=False, limits=limits).document
+            page = document.text.get(c.page) if document is not None else None
+            found = other_year(c, page) if page else None
+            if found is not None:
+                year, other, printed = found
+                fy = rng.choice(("", "FY"))
+                labelled = f"{fy}{year}: {c.figure.text} ({fy}{other}: {printed.strip('()')})"
+                end = at + len(c.figure.text)
+                return rewritten(sample, text[:at] + labelled + text[end:])
+        return None
+
+    return rewrite
+
+
+def _prior_is_current(verifier: Any) -> Any:
+    """A cited figure of its row's latest year given again as the prior year's ("Revenue
+    was 122,445 (PY: 122,445) (p. 1)"): the page prints another figure for that year."""
+
+    def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
+        from rewardsmith.verifiers.finance.grounding import cited_figures, other_year
+        from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document
+
+        text, ref = sample.completion, sample.reference
+        pdf = ref.get("pdf") if isinstance(ref, dict) else ref
+        if not isinstance(text, str) or not isinstance(pdf, str):
+            return None
+        limits = getattr(verifier, "limits", ExtractionLimits())
+        for c in cited_figures(text):
+            at = text.find(c.figure.text)
+            if c.page is None or at < 0:
+                continue
+            document = load_document(pdf, [c.page], tables=False, limits=limits).document
+            page = document.text.get(c.page) if document is not None else None
+            found = other_year(c, page) if page else None
+            if found is not None and found[0] > found[1]:  # the row's later year
+                label = rng.choice(("PY: ", "prior year: ", "last year ", "previous year: "))
+                end = at + len(c.figure.text)
+                return rewritten(sample, f"{text[:end]} ({label}{c.figure.text}){text[end:]}")
+        return None
+
+    return rewrite
+
+
 _GROUPED = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\d,.]\d|\w)")
 
 
@@ -334,6 +485,36 @@ def _glued_digit(sample: Sample, rng: random.Random) -> Sample | None:
     return rewritten(sample, text[: match.start()] + glued + text[match.end() :])
 
 
+def _decimal_comma(sample: Sample, rng: random.Random) -> Sample | None:
+    """An invented figure written with a decimal comma added to the first claim ("Revenue
+    was 122,445 (p. 1), up 97,3%."): read as nothing, it would never be checked."""
+    text = sample.completion
+    if not isinstance(text, str) or _GROUPED.search(text) is None:
+        return None
+    end = re.search(r"(?<!\bp)(?<!\bpp)\.(?=\s|$)", text)  # not the stop of "(p. 1)"
+    stop = end.start() if end else len(text.rstrip(" "))
+    added = rng.choice(("up {0},{1}%", "down {0},{1}%", "a margin of {0},{1}%", "{0},{1} million"))
+    invented = added.format(rng.randint(91, 98), rng.randint(1, 9))
+    return rewritten(sample, f"{text[:stop]}, {invented}{text[stop:]}")
+
+
+def _scale_before(sample: Sample, rng: random.Random) -> Sample | None:
+    """A scale written apart from the first grouped figure, before it or in parentheses
+    after it ("trillion 122,445", "122,445 (in trillions)"): no page of a report is in
+    trillions, so the claim states a quantity no page prints."""
+    text = sample.completion
+    match = _GROUPED.search(text) if isinstance(text, str) else None
+    if match is None or re.match(
+        r"\s*(?:thousand|million|billion|trillion|[kmb]n?\b)", text[match.end() :]
+    ):
+        return None
+    if rng.random() < 0.5:
+        before = rng.choice(("trillion ", "$ trillions ", "USD trillion "))
+        return rewritten(sample, text[: match.start()] + before + text[match.start() :])
+    after = rng.choice((" (in trillions)", " ($ trillion)"))
+    return rewritten(sample, text[: match.end()] + after + text[match.end() :])
+
+
 def grounding_relations(verifier: object) -> list[Relation]:
     """The relations of `grounding`: each makes a right answer's claims wrong (it earns 0)."""
     made = [
@@ -342,5 +523,11 @@ def grounding_relations(verifier: object) -> list[Relation]:
         ("grounding_reversed_move", _reversed_move(verifier), "a level reached the other way"),
         ("grounding_other_quantity", _other_quantity, "a claim's figure given another quantity"),
         ("glued_digit", _glued_digit, "a digit glued after a cited figure"),
+        ("grounding_decimal_comma", _decimal_comma, "an invented decimal-comma figure added"),
+        ("grounding_scale_before", _scale_before, "a wrong scale written apart from a figure"),
+        ("grounding_prior_is_current", _prior_is_current(verifier), "PY given the current"),
     ]
-    return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made]
+    kept = [("grounding_year_labels", _year_labels(verifier), "figures labelled with years")]
+    return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made] + [
+        Relation(f"finance/{n}", "preserving", f, d) for n, f, d in kept
+    ]

@@ -85,12 +85,16 @@ def item_value(item: dict[str, Any], limits: ExtractionLimits) -> float | str:
 
 _MORE = re.compile(
     r"\b(?:higher|greater|more|larger|bigger|exceed(?:s|ed)?|above|ahead|outperform(?:s|ed)?|"
-    r"beat|tops?|topped)\b",
+    r"beat(?:s|en)?|tops?|topped)\b|(?<![\w/<-])>(?![=\w>])",
     re.I,
 )
 _LESS = re.compile(
-    r"\b(?:lower|less|smaller|below|behind|trail(?:s|ed)?|lag(?:s|ged)?|fewer)\b", re.I
+    r"\b(?:lower|less|smaller|below|behind|trail(?:s|ed)?|lag(?:s|ged)?|fewer)\b"
+    r"|(?<![\w<])<(?![=\w/<-])",
+    re.I,
 )
+"""Comparison words, and the symbols "Globex > Acme", "Acme < Globex" (a tag's brackets,
+"<answer>", "</answer>", touch a letter or a slash and are no comparison)."""
 
 
 _CITED = re.compile(r"[(\[]?\b(?:p\.|pp\.|pg\.|page)\s*\d{1,5}\b[)\]]?", re.I)
@@ -151,6 +155,25 @@ def _headed(text: str, labels: list[str]) -> list[tuple[int, str]]:
 _CLAUSE = re.compile(r"[;\n]|(?<!\d)\.(?!\d)|\.(?=\s)")
 """Where one clause of an answer ends: a semicolon, a line break, or a full stop that is no
 decimal point ("Globex, higher by 16,849.5 thousand; Acme, higher")."""
+
+
+def _without_denied_labels(text: str, labels: list[str]) -> str:
+    """`text` without the other labels denied right after a label ("Globex (not Acme),
+    higher by ..." and "Globex, not Acme, is higher" affirm Globex): a correction in
+    passing, not a denial of the answer. A label denied after itself ("Globex (not
+    Globex)") is kept, and stays the denial it is."""
+    names = "|".join(re.escape(lab) for lab in labels)
+    denied = re.compile(
+        rf"(?<!\w)({names})(?!\w)(\s*\(\s*not\s+({names})\s*\)|\s*,\s*not\s+({names})\s*(?=,))",
+        re.I,
+    )
+
+    def keep(m: re.Match[str]) -> str:
+        other = m.group(3) or m.group(4)
+        same = other.casefold() == m.group(1).casefold()
+        return m.group(0) if same else m.group(1) + " " * len(m.group(2))
+
+    return denied.sub(keep, text)
 
 
 def winner(text: str, labels: list[str], ask: str) -> str | None:
@@ -304,7 +327,7 @@ class CrossDocument:
     def _grade(
         self, ref: dict[str, Any], labels: list[str], values: list[float], text: str
     ) -> Verdict:
-        text = model_text(text)
+        text = _without_denied_labels(model_text(text), labels)
         tags = all_tagged(text)
         answer = tags[-1] if tags else text
         after = text[text.rfind("</answer>") + len("</answer>") :] if tags else ""

@@ -33,6 +33,7 @@ in Finance", which scores the answer and its scale separately and jointly).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import unicodedata
@@ -53,6 +54,7 @@ __all__ = [
     "restates",
     "scale_from_header",
     "scale_name",
+    "sign_unknown",
     "without_denied",
 ]
 
@@ -225,15 +227,43 @@ def find_figure_spans(text: str) -> list[tuple[Figure, int, int]]:
         figure = parse_figure(span)
         if figure is not None:
             found.append((figure, start, end))
-    return sorted(found, key=lambda f: f[1])
+    return sorted((_sign_marked(text, *f) for f in found), key=lambda f: f[1])
+
+
+_TRIANGLE = re.compile(r"[△▲▽▼]\s?$")
+
+
+def _sign_marked(text: str, figure: Figure, start: int, end: int) -> tuple[Figure, int, int]:
+    """A figure in square brackets ("[122,445]") or after a triangle ("△122,445") is kept
+    with its mark (`sign_unknown`)."""
+    if text[start - 1 : start] == "[" and text[end : end + 1] == "]" and start > 0:
+        return dataclasses.replace(figure, text=f"[{figure.text}]"), start - 1, end + 1
+    triangle = _TRIANGLE.search(text, max(0, start - 2), start)
+    if triangle is not None:
+        marked = text[triangle.start() : start] + figure.text
+        return dataclasses.replace(figure, text=marked), triangle.start(), end
+    return figure, start, end
+
+
+def sign_unknown(figure: Figure) -> bool:
+    """A figure whose sign is written in a mark read two ways: square brackets ("[250]":
+    some reports print a negative so, others a restated or estimated figure) or a triangle
+    ("△250", "▲250": a negative in Japanese reports, a rise elsewhere; "▼250" a fall, or
+    nothing). The reader cannot tell which, so `numeric_answer` takes no answer from it
+    and `grounding` grounds no claim by it (a citation "[p. 1]" or a footnote reference
+    "[3]" below 10 is no such figure)."""
+    bracketed = figure.text.startswith("[") and figure.text.endswith("]")
+    return bracketed or figure.text[:1] in "△▲▽▼"
 
 
 _GLUED_MARK = re.compile(r"(?<=[\w%)])[¹²³⁴⁵⁶⁷⁸⁹⁰]+(?!\w)")
 """Superscript footnote marks glued to a figure or its scale word ("122,445¹",
 "thousand²")."""
 _RUN = re.compile(
-    r"(?<![\w.,])(?P<num>\d+(?:[.,]\d+)+)(?![\w])"
-    r"(?:\s?(?P<scale>thousands?|millions?|billions?|trillions?|mln|mn|bln|bn|tn|k|m|b)\b)?",
+    r"(?<![\w.,])(?P<sign>\(|[-−–]\s?)?(?P<num>\d+(?:[.,]\d+)+)(?![\w])"
+    r"(?:\s?(?P<scale>thousands?|millions?|billions?|trillions?|mln|mn|bln|bn|tn|k|m|b)\b)?"
+    r"(?P<unit>%|\s%(?!\s?(?:change|chg|growth|var))|\s?(?:percent\b|bps?\b))?"
+    r"(?P<close>\))?(?P<trail>[-−](?![\d\w]))?",
     re.IGNORECASE,
 )
 _YEAR_RUN = re.compile(r"(?:19|20)\d{2}(?:,(?:19|20)\d{2})+")
@@ -266,16 +296,23 @@ def _glued_runs(text: str) -> list[tuple[Figure, int, int]]:
     dot kept as the decimal point when it is the only one and after every comma), never as
     its well-formed start: "122,4450" is 1,224,450, not 122,445. A list of years
     ("2023,2024") and a run of fewer than `_MIN_RUN_DIGITS` digits read as nothing; a
-    single comma before one or two digits is a decimal comma ("1224,45" is 1,224.45)."""
+    single comma before one or two digits is a decimal comma ("1224,45" is 1,224.45), and
+    so is a shorter run's with a unit or scale word ("3,5%" is 3.5 %, "1,5 million"; a bare
+    "1,2" stays nothing, a list). A run keeps its sign (a leading minus, parentheses
+    around it, a trailing minus) and its unit ("%", "bp"), as `parse_figure` reads them."""
     found = []
     for match in _RUN.finditer(text):
         token = match.group("num")
         well_formed = _FIND.fullmatch(token)
         digits = re.sub(r"\D", "", token)
-        if well_formed or len(digits) < _MIN_RUN_DIGITS or _YEAR_RUN.fullmatch(token):
+        decimal_comma = _EURO_DECIMAL.fullmatch(token)
+        if well_formed or _YEAR_RUN.fullmatch(token):
             continue
+        marked = match.group("scale") or match.group("unit")
+        if len(digits) < _MIN_RUN_DIGITS and not (decimal_comma and marked):
+            continue  # "notes 1,2": a list; "3,5%", "1,5 million": a decimal comma
         dots = token.count(".")
-        if _EURO_DECIMAL.fullmatch(token):  # "1224,45": a decimal comma, 1,224.45
+        if decimal_comma:  # "1224,45", "3,5": a decimal comma, 1,224.45 and 3.5
             value, decimals = float(token.replace(",", ".")), len(token.split(",")[1])
         elif dots == 1 and token.rfind(".") > token.rfind(","):
             value = float(token.replace(",", ""))
@@ -283,8 +320,17 @@ def _glued_runs(text: str) -> list[tuple[Figure, int, int]]:
         else:
             value, decimals = float(digits), 0
         scale = SCALE_WORDS[match.group("scale").lower()] if match.group("scale") else 1.0
-        figure = Figure(value, scale, decimals=decimals, text=match.group(0))
-        found.append((figure, match.start(), match.end()))
+        sign, close = (match.group("sign") or "").strip(), match.group("close")
+        start, end = match.start(), match.end()
+        if (sign == "(") != bool(close):  # a parenthesis around other words: not the sign
+            start += len(match.group("sign") or "") if sign == "(" else 0
+            end -= 1 if close else 0
+            sign = "" if sign == "(" else sign
+        negative = bool(sign) or bool(match.group("trail"))
+        unit = _unit(match.group("unit").strip(), None) if match.group("unit") else ""
+        text_of = text[start:end]
+        figure = Figure(-value if negative else value, scale, unit, decimals, text=text_of)
+        found.append((figure, start, end))
     return found
 
 
@@ -306,7 +352,10 @@ def is_year(figure: Figure) -> bool:
 def restates(a: Figure, b: Figure) -> bool:
     """True when `b` states `a`'s quantity again (to the precision of the coarser of the
     two: "$122,445 thousand" and "$122.4 million"), or a different kind of fact (a
-    percentage beside an amount); False for two different amounts (a hedge)."""
+    percentage beside an amount); False for two different amounts (a hedge), and where
+    either states no known sign ("[122,445]", "△122,445": `sign_unknown`)."""
+    if sign_unknown(a) or sign_unknown(b):
+        return False
     if (a.unit in ("%", "bp")) != (b.unit in ("%", "bp")):
         return True
     coarse, fine = (a, b) if _precision(a) >= _precision(b) else (b, a)

@@ -55,15 +55,19 @@ from typing import ClassVar
 
 from rewardsmith.verifiers.exploits import Exploit
 from rewardsmith.verifiers.finance.figures import (
+    SCALE_WORDS,
     Figure,
     find_figure_spans,
     is_year,
     restates,
     scale_from_header,
+    scale_name,
+    sign_unknown,
     without_denied,
 )
 from rewardsmith.verifiers.finance.grounding_ties import (
     DERIVING,
+    PRIOR_LABEL,
     YEAR_AS_AMOUNT,
     cited_year,
     column_years,
@@ -78,12 +82,13 @@ from rewardsmith.verifiers.finance.quantities import (
     model_text,
     negative_after,
     negative_in_words,
+    stated_scale,
 )
 from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document, problem_verdict
 from rewardsmith.verifiers.protocol import Cost
 from rewardsmith.verifiers.types import Failure, Sample, Verdict
 
-__all__ = ["OUTFLOW_WORDS", "Cited", "Grounding", "cited_figures", "printed_move"]
+__all__ = ["OUTFLOW_WORDS", "Cited", "Grounding", "cited_figures", "other_year", "printed_move"]
 
 MAX_COMPLETION_CHARS = 100_000
 MAX_FIGURES = 500
@@ -144,6 +149,9 @@ class Cited:
     """+1 or -1 when it is the level a quantity rose or fell to ("rose to 122,445")."""
     moved_from: Figure | None = None
     """The level a move to it started from ("from 150,239 to 122,445"), None if unsaid."""
+    prior: bool = False
+    """It is labelled the prior year's ("PY: 150,239") where no year of the claim says
+    which year that is: only a printed figure of an earlier column of its row grounds it."""
 
 
 @dataclass(frozen=True)
@@ -204,6 +212,7 @@ def cited_figures(text: str) -> list[Cited]:
             why = f"{span!r}: an amount no printed digit can check"
             out.append(Cited(Figure(0.0, text=span), page_of_all, False, False, why=why))
         previous_end = 0
+        said: list[Cited] = []  # this sentence's figures so far
         for i, (figure, start, end) in enumerate(spans):
             before = bare[previous_end:start]
             clause = _CLAUSE.split(before)[-1] if _CLAUSE.search(before) else before
@@ -215,18 +224,85 @@ def cited_figures(text: str) -> list[Cited]:
             currency = _currency(figure, bare[max(0, start - 6) : end + 16])
             negative = negative_in_words(bare[:start]) or negative_after(bare[end:])
             context = label_words(bare)
-            year = cited_year(_CLAUSE.split(bare[:start])[-1], bare[end:]) or opening
-            if is_year(figure) and YEAR_AS_AMOUNT.search(bare[:start]):
+            year = _year_of(bare, start, end, opening)
+            prior = PRIOR_LABEL.search(bare, 0, start) is not None
+            if prior:  # "In 2024, revenue was 122,445 (PY: 150,239)": 150,239 is 2023's
+                current = next((c.year for c in reversed(said) if c.year), None)
+                year = current - 1 if current else None
+            labels = re.match(r"\s*:", bare[end:])  # "Revenue was 2024: 122,445": a label
+            if is_year(figure) and YEAR_AS_AMOUNT.search(bare[:start]) and not labels:
                 figure = Figure(figure.value, text=f"{figure.text} (as an amount)")
+            if sign_unknown(figure) and not _reference_number(figure):  # "[122,445]", "△122,445"
+                why = "its sign is written in a mark read two ways (brackets, a triangle)"
+                out.append(Cited(figure, page, False, False, why=why))
+                previous_end = end
+                continue
+            figure = _placed_scale(figure, bare[previous_end:start], bare[end:])
             moved, moved_from = move_to_level(bare, spans, i)
             out.append(
                 Cited(figure, page, outflow, i in hedged or doubted, label_words(words), negative,
                       currency,
                       context, year, derives=_derives(figure, clause, bare[end:]), moved=moved,
-                      moved_from=moved_from)
+                      moved_from=moved_from, prior=prior and year is None)
             )  # fmt: skip
+            said.append(out[-1])
             previous_end = end
     return out[:MAX_FIGURES]
+
+
+_YEAR_LABEL = re.compile(r"(?<![\w.,])(?:FY\s?)?((?:19|20)\d{2})[AE]?\s*:\s*(?:[$€£¥]\s?)?$", re.I)
+"""A year written before a figure as its label ("2023: 150,239", "(FY2023: $150,239",
+"2023A: 150,239")."""
+
+_STOP = re.compile(r"(?<!\d)\.\s+")
+"""A full stop inside one split sentence ("... (p. 1). <answer>122,445</answer>")."""
+
+
+def _year_of(bare: str, start: int, end: int, opening: int | None) -> int | None:
+    """The year the figure at `start:end` is said to be for: a year labelling it ("2023:
+    150,239"), else one in its clause or just after it, else the year its sentence opens
+    with. No year crosses a full stop: a year of the claim before an answer tag is not the
+    answer's year."""
+    label = _YEAR_LABEL.search(bare, 0, start)
+    if label is not None:
+        return int(label.group(1))
+    stops = [m.end() for m in _STOP.finditer(bare, 0, start)]
+    if stops:
+        segment = bare[stops[-1] : start]
+        opening = leading_year(_CLAUSE.split(segment, maxsplit=1)[0])
+    else:
+        segment = bare[:start]
+    return cited_year(_CLAUSE.split(segment)[-1], bare[end:]) or opening
+
+
+_BARE_SCALE_BEFORE = re.compile(
+    r"\b(thousands?|millions?|billions?|trillions?|mn|bn)\s*(?:[$€£¥]\s?)?$", re.I
+)
+_PARENTHESIS_AFTER = re.compile(r"^\s*\([^()\d]{1,40}\)")
+
+
+def _placed_scale(figure: Figure, before: str, after: str) -> Figure:
+    """`figure` with the scale written apart from it: before it in its clause ("million
+    122,445", "$ millions 122,445", "Revenue (in thousands) was 122,445", "in $ millions,
+    was 122.4") or in parentheses right after it ("122,445 ($ million)"). A claim of
+    122,445 million is not grounded by a printed 122,445 (thousand)."""
+    if figure.scale != 1.0 or figure.unit in ("%", "bp"):
+        return figure
+    paren = _PARENTHESIS_AFTER.match(after)
+    scale = stated_scale(paren.group(0)) if paren else 1.0
+    if scale == 1.0:
+        bare_word = _BARE_SCALE_BEFORE.search(before)
+        scale = SCALE_WORDS[bare_word.group(1).lower()] if bare_word else stated_scale(before)
+    if scale == 1.0:
+        return figure
+    text = f"{figure.text} ({scale_name(scale)})"
+    return Figure(figure.value, scale, figure.unit, figure.decimals, text)
+
+
+def _reference_number(figure: Figure) -> bool:
+    """ "[3]": a footnote or source reference (a bare integer below 10), not a figure."""
+    plain = figure.unit == "" and figure.scale == 1.0 and figure.decimals == 0
+    return plain and 0 <= figure.value < 10
 
 
 def _derives(figure: Figure, clause: str, after: str) -> bool:
@@ -433,6 +509,8 @@ class Grounding:
             # A row the claim names ties even exact digits to it ("Cash was 26,079" is not
             # grounded by total assets); a claim that names no row is read on the page.
             tied = [p for p in printed if not named or not p.label or p.label in named]
+            if c.prior:  # "PY: 150,239": a figure of an earlier column of its row
+                tied = [p for p in tied if _earlier_column(p, printed)]
             if not named and claimed:
                 tied = [p for p in tied if _of_quantity(p, claimed, c.words | c.context)]
             if any(
@@ -446,6 +524,14 @@ class Grounding:
             if c.derives and derived(c.figure, c.negative, terms, scale):
                 return ""  # a difference, ratio or growth of figures on the rows it names
         return "not found"
+
+
+def _earlier_column(printed: Printed, page: list[Printed]) -> bool:
+    """Whether `printed` stands in a column of an earlier year than another of its row."""
+    year = printed.year
+    return year is not None and any(
+        p.label == printed.label and p.year is not None and p.year > year for p in page
+    )
 
 
 def _moved_as_printed(c: Cited, level: Printed, printed: list[Printed], scale: float) -> bool:
@@ -495,6 +581,21 @@ def printed_move(c: Cited, page_text: str) -> int:
             ):
                 return -direction
     return 0
+
+
+def other_year(c: Cited, page_text: str) -> tuple[int, int, str] | None:
+    """(the year of the printed figure that grounds `c`, another year of its row, that
+    year's printed figure) on a page, or None where the page gives the row one year: what
+    a claim may add as its prior-year figure ("2024: 122,445 (2023: 150,239)")."""
+    printed, scale = printed_figures(page_text), scale_from_header(page_text)
+    for level in printed:
+        if level.year is None or not _grounded_by(c, level, scale, False):
+            continue
+        for p in printed:
+            same_row = p.label == level.label and _same_kind(p.figure, level.figure)
+            if same_row and p.year not in (None, level.year):
+                return level.year, p.year or 0, p.figure.text
+    return None
 
 
 def _of_quantity(printed: Printed, claimed: set[str], words: frozenset[str]) -> bool:

@@ -25,6 +25,7 @@ from rewardsmith.verifiers.finance.quantities import DOWN_WORDS, UP_WORDS
 
 __all__ = [
     "DERIVING",
+    "PRIOR_LABEL",
     "YEAR_AS_AMOUNT",
     "cited_year",
     "column_years",
@@ -103,7 +104,13 @@ def cited_year(before_in_clause: str, after: str) -> int | None:
     return int(years.pop()) if len(years) == 1 else None
 
 
-_NAMED_YEAR = re.compile(r"(?<![\w.,])(?:FY\s?)?((?:19|20)\d{2})(?![\w%]|,\d)")
+_NAMED_YEAR = re.compile(r"(?<![\w.,])(?:FY\s?)?((?:19|20)\d{2})(?:[AEae](?=\W|$))?(?![\w%]|,\d)")
+PRIOR_LABEL = re.compile(
+    r"\b(?:PY|prior[- ]years?|previous[- ]years?|last[- ]years?|the\s+year\s+before)(?:'s)?"
+    r"(?:\s+(?:figure|amount|value))?\s*:?\s*(?:[$€£¥]\s?)?$",
+    re.I,
+)
+"""A figure labelled the prior year's in words ("(PY: 150,239)", "(last year 150,239)")."""
 _BASE_YEAR = re.compile(
     r"\b(?:compared\s+(?:to|with)|relative\s+to|from|vs\.?|versus|than|since|over|on|"
     r"against)\s+(?:fiscal\s+(?:year\s+)?)?(?:FY\s?)?(?:19|20)\d{2}\b",

@@ -63,9 +63,10 @@ from rewardsmith.verifiers.finance.figures import (
     restates,
     scale_from_header,
     scale_name,
+    sign_unknown,
     without_denied,
 )
-from rewardsmith.verifiers.finance.grounding_ties import figure_years, named_years
+from rewardsmith.verifiers.finance.grounding_ties import PRIOR_LABEL, figure_years, named_years
 from rewardsmith.verifiers.finance.quantities import (
     currency_of,
     model_text,
@@ -480,8 +481,8 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
         spans = _up_to_asked_year(span, spans, prompt)
     # A marked answer starts with its figure; free text ends with its conclusion.
     figure, start, end = spans[0] if is_marked else spans[-1]
-    if is_garbled(figure):  # "12,2445 thousand": digits with no grouping state no quantity
-        return None
+    if is_garbled(figure) or sign_unknown(figure):  # "12,2445 thousand", "△122,445": no
+        return None  # grouping, or no sign, is written, so no quantity is stated
     second = _SECOND_SCALE.match(span, end) if figure.scale != 1.0 else None
     if second is not None:
         raise StackedScale(figure.text, second.group(1))
@@ -504,13 +505,20 @@ def _up_to_asked_year(
 ) -> list[tuple[Figure, int, int]]:
     """Free text's figures up to its conclusion: the last one not given for another year
     than the question names ("2024: 122,445 (2023: 150,239)" concludes on 122,445 for a
-    2024 question). A figure with no year written beside it, or a question naming none,
-    leaves the last figure the conclusion; when every figure is given for another year,
-    the text answers nothing asked (`OtherPeriod`)."""
+    2024 question; so does "122,445 (PY: 150,239)", the prior year's being the year
+    before the figure's before it, else before the one asked). A figure with no year
+    written beside it, or a question naming none, leaves the last figure the conclusion;
+    when every figure is given for another year, the text answers nothing asked
+    (`OtherPeriod`)."""
     asked = named_years(question)
     if not asked:
         return spans
     years = figure_years(text, spans)
+    for k, (_, start, _) in enumerate(spans):  # "122,445 (PY: 150,239)": the year before
+        previous_end = spans[k - 1][2] if k else 0
+        if years[k] is None and PRIOR_LABEL.search(text, previous_end, start):
+            current = years[k - 1] if k and years[k - 1] else min(asked)
+            years[k] = current - 1
     for k in range(len(spans) - 1, -1, -1):
         if years[k] is None or years[k] in asked:
             return spans[: k + 1]
@@ -560,7 +568,10 @@ def _sentence_start(text: str, at: int) -> int:
 
 def _same_stated(a: Figure, b: Figure) -> bool:
     """The same quantity written twice: equal, or two scaled restatements ("$1.2 billion",
-    "1,200 million"); a bare "1" does not restate "0 thousand"."""
+    "1,200 million"); a bare "1" does not restate "0 thousand", nor a figure of no known
+    sign ("△122,445", `sign_unknown`) any figure."""
+    if sign_unknown(a) or sign_unknown(b):
+        return False
     if math.isclose(a.absolute, b.absolute, rel_tol=1e-9, abs_tol=1e-12):
         return True
     return a.scale != 1.0 and b.scale != 1.0 and restates(a, b)

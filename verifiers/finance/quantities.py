@@ -165,12 +165,15 @@ _E_NOTATION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?[eE][+-]?\d{1,3})(?![\w.])")
 
 
 _NEGATIVE_AFTER = re.compile(
-    r"^\s*(?:lower|less|smaller|down|decrease|decline|drop|fall|reduction|loss)\b", re.I
+    r"^\s*(?:lower|less|smaller|down|decrease|decline|drop|fall|reduction|loss)\b"
+    r"|^\s*[,(]?\s*negative\b",
+    re.I,
 )
 
 
 def negative_after(after: str) -> bool:
-    """Do the words just after a figure make it negative ("18.5% lower", "a 5% decline")?"""
+    """Do the words just after a figure make it negative ("18.5% lower", "a 5% decline",
+    "122,445 thousand (negative)")?"""
     return bool(_NEGATIVE_AFTER.match(after[:40]))
 
 
@@ -182,14 +185,24 @@ _FOOTNOTE_MARK = re.compile(r"(?<=[\w%)])[¹²³⁴⁵⁶⁷⁸⁹⁰]+(?!\w)")
 """A superscript footnote mark glued to a figure or its scale word ("122,445¹ thousand",
 "thousand²"): NFKC would make it a digit of the figure."""
 
+_MARKER = re.compile(
+    r"(?<=\d)(\s?(?:thousands?|millions?|billions?|trillions?|mn|bn|m|k)\b)?"
+    r"(?:\s+\([1-9]\)|\s+\([ac-jl-z]\)|\s?\[[1-9]\]|\*{1,3}|[†‡§])(?![\w(\[])"
+)
+"""A footnote marker written after a figure or its scale word ("122,445 (1) thousand",
+"122,445 thousand (1)", "122,445 (a)", "122,445* thousand", "122,445 [1]"): one digit or
+letter in brackets (a scale letter, "(m)", aside) or a star or dagger, no second figure (a
+hedge) or negative."""
+
 
 def model_text(text: str) -> str:
-    """A model's text with its figures in one form: superscript footnote marks glued on
-    dropped ("122,445¹"), digit groups separated by spaces, thin spaces or LaTeX's ``{,}``
-    joined with commas, E-notation written out ("1.22e5" is 122000), a scale after a
-    parenthesised figure put inside, and a two-digit fiscal year written in four ("FY24" is
-    "FY2024": a year, not the figure 24)."""
+    """A model's text with its figures in one form: footnote marks glued on or written
+    after a figure dropped ("122,445¹", "122,445 (1) thousand"), digit groups separated by
+    spaces, thin spaces or LaTeX's ``{,}`` joined with commas, E-notation written out
+    ("1.22e5" is 122000), a scale after a parenthesised figure put inside, and a two-digit
+    fiscal year written in four ("FY24" is "FY2024": a year, not the figure 24)."""
     text = _FOOTNOTE_MARK.sub("", text)
+    text = _MARKER.sub(lambda m: m.group(1) or "", text)
     text = _SHORT_FISCAL.sub(lambda m: f"FY{2000 + int(m.group(1))}", text)
     text = _E_NOTATION.sub(lambda m: format(Decimal(m.group(1)), "f"), text)
     text = _LATEX_GROUP.sub(",", text)

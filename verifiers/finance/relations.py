@@ -316,6 +316,13 @@ def _other_period_last(text: str, sample: Sample, rng: random.Random) -> str | N
     return _two_periods(text, sample, rng, forms)
 
 
+def _prior_year_last(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """Free text giving another amount as the current one and the right one, last, as the
+    prior year's in words ("Revenue: X (PY: <gold>)", "2024A: X; 2023A: <gold>")."""
+    forms = ("Revenue: {o} (PY: {s}).", "It was {o} (prior year: {s}).", "{y}A: {o}; {p}A: {s}.")
+    return _two_periods(text, sample, rng, forms)
+
+
 def _other_period_beside(text: str, sample: Sample, rng: random.Random) -> str | None:
     """Free text giving the right amount for the asked year, then another for another year
     ("<gold> in 2024 (2023: X)"): the figure for the asked year is the answer."""
@@ -342,6 +349,41 @@ def _denied_other(text: str, sample: Sample, rng: random.Random) -> str | None:
     return rng.choice(("{}, not {}", "{} (not {})")).format(text.strip(), other)
 
 
+def _footnote_marker(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A footnote marker after the figure or its scale word ("122,445 (1) thousand",
+    "122,445 thousand (2)"): the same figure, no second one."""
+    figure = _figure(text)
+    if figure is None:
+        return None
+    marker = f" ({rng.randint(1, 9)})"
+    word = _SCALE_WORD.match(text, figure.end() + 1)
+    at = word.end() if word is not None and rng.random() < 0.5 else figure.end()
+    return text[:at] + marker + text[at:]
+
+
+def _triangle(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The figure marked with a triangle ("△122,445", "▲ 122,445"): a negative in Japanese
+    reports, a rise elsewhere, so no sign is written and no gold is answered."""
+    figure = _figure(text)
+    if figure is None or figure.group(1):
+        return None
+    at = figure.start()
+    mark = rng.choice(("△", "▲", "▲ ", "▼"))
+    currency = re.search(r"(?:US\$|\$|€|£)\s?$", text[:at])
+    at = currency.start() if currency else at
+    return text[:at] + mark + text[at:]
+
+
+def _negative_after(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The figure said negative in a word after it ("122,445 thousand (negative)")."""
+    figure = _figure(text)
+    if figure is None or figure.group(1):
+        return None
+    word = _SCALE_WORD.match(text, figure.end() + 1)
+    at = word.end() if word is not None else figure.end()
+    return text[:at] + rng.choice((" (negative)", ", negative", " negative")) + text[at:]
+
+
 def _json_object(text: str, sample: Sample, rng: random.Random) -> str | None:
     """The answer as a JSON object of its figure and its scale (``{"value": "122,445",
     "unit": "thousand"}``): the same figure. Only for an answer that states nothing else:
@@ -355,8 +397,8 @@ def _json_object(text: str, sample: Sample, rng: random.Random) -> str | None:
     rest = text[: figure.start()] + text[figure.end() :]
     if scale:
         rest = _SCALE_WORD.sub("", rest, count=1)
-    if re.search(r"[^\W_]", _CURRENCY_MARK.sub("", rest)):
-        return None
+    if re.search(r"[^\W_]|[△▲▽▼\[\]]", _CURRENCY_MARK.sub("", rest)):
+        return None  # a word, or a sign mark ("△122,445"), the object would drop
     key = rng.choice(("value", "answer", "revenue"))
     fields = {key: figure.group(2) + (figure.group(3) or "")}
     if scale:
@@ -381,6 +423,9 @@ def numeric_relations(verifier: object) -> list[Relation]:
         ("hedge_in_tag", "dressing", _hedge_in_tag),
         ("denied_other", "preserving", _denied_other),
         ("json_object", "preserving", _json_object),
+        ("footnote_marker", "preserving", _footnote_marker),
+        ("triangle_sign", "changing", _triangle),
+        ("negative_after", "changing", _negative_after),
     ]
     on_text: list[tuple[str, Kind, Change]] = [
         ("sentence", "preserving", _sentence),
@@ -392,6 +437,7 @@ def numeric_relations(verifier: object) -> list[Relation]:
         ("padded_second_answer", "changing", _padded_second_answer),
         ("answer_line_beside", "changing", _answer_line_beside),
         ("other_period_last", "changing", _other_period_last),
+        ("prior_year_last", "changing", _prior_year_last),
         ("other_period_beside", "preserving", _other_period_beside),
     ]
     # A wrong figure earns nothing.
