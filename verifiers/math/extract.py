@@ -146,6 +146,8 @@ _HEDGED_NUMBER = re.compile(
     r"或|可能|かも|또는|या",
     re.IGNORECASE,
 )
+# Symbols that make a prose line a formula: its one number is then an operand, not the answer.
+_PROSE_FORMULA = re.compile(r"[·×÷*^√∛∜π∞]")
 # A last line that concludes: only there are number words read as the answer.
 _CONCLUDES = re.compile(
     r"\s*(?:so|therefore|thus|hence|in\s+total|finally|altogether|overall)\b", re.IGNORECASE
@@ -338,6 +340,8 @@ def _number_in_prose(line: str) -> str | None:
     the line is words without math, states exactly one number and neither qualifies it
     nor computes with it (see `_HEDGED_NUMBER`)."""
     if "$" in line or "\\" in line or not _WORD.search(line) or _HEDGED_NUMBER.search(line):
+        return None
+    if _PROSE_FORMULA.search(line):  # "That gives π·4" answers 4π, not 4
         return None
     numbers = _NUMBER_PERCENT.findall(line)
     return numbers[0].strip() if len(numbers) == 1 else None
