@@ -61,6 +61,10 @@ _UNICODE = {
     "\\lbrace": "\\{",  # a set written \lbrace 1, 2 \rbrace
     "\\rbrace": "\\}",
 }
+# A radical sign takes its whole radicand: "√15" is \sqrt{15}, never TeX's "\sqrt 15" (which
+# is √1 then 5). A number, one letter, or a bracketed group; other radicands stay as they are.
+_RADICAL = re.compile(r"([√∛∜])\s*(\d+(?:\.\d+)?|[A-Za-z](?![A-Za-z])|\([^()]*\)|\{[^{}]*\})")
+_ROOT_INDEX = {"√": "", "∛": "[3]", "∜": "[4]"}
 _DROP = re.compile(
     r"\\(?:displaystyle|textstyle|left|right|bigl|bigr|Bigl|Bigr|big|Big|quad|qquad|"
     r"mathrm|mathbf|mathit|mathsf|boldsymbol)(?![A-Za-z])|(?<!\\)\\[!,;: ]|~"
@@ -236,9 +240,19 @@ def cis_as_exp(text: str) -> str:
     return "".join(out) + text[last:]
 
 
+def _braced_root(radical: re.Match[str]) -> str:
+    """A radical sign and its radicand as TeX: ``√(x+1)`` -> ``\\sqrt{x+1}``, ``∛8`` ->
+    ``\\sqrt[3]{8}``."""
+    radicand = radical[2]
+    if radicand[0] in "({":
+        radicand = radicand[1:-1]
+    return rf"\sqrt{_ROOT_INDEX[radical[1]]}{{{radicand}}}"
+
+
 def normalise(text: str) -> Normalised:
     """Canonical text for parsing; see the module docstring for what is removed."""
     text = cis_as_exp(text)  # before "°" is dropped
+    text = _RADICAL.sub(_braced_root, text)
     for char, replacement in _UNICODE.items():
         if char in text:
             text = text.replace(char, replacement)
