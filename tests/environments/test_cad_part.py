@@ -26,6 +26,7 @@ from rewardsmith.environments.cad_tasks import EXAMPLES, EXAMPLES_DIR, reference
 from rewardsmith.environments.episodes import spec_document
 from rewardsmith.graders import Scorer
 from rewardsmith.verifiers.cad.run import cad_python
+from rewardsmith.verifiers.mesh import cad as cad_verifier
 from rewardsmith.verifiers.sandbox import Limits, Program, SandboxResult
 
 from .conftest import tasks
@@ -71,6 +72,30 @@ def endless_builds_stop_sooner(monkeypatch: pytest.MonkeyPatch) -> list[Limits]:
         return execute(program)
 
     monkeypatch.setattr(cad_build, "_execute", run)
+    return shortened
+
+
+HUGE = ("huge_spline", "huge_tessellation")
+"""The hostile scripts that may build (a part too heavy to judge): answered, the final
+`cad_code` run of one waits out its inspection limit (30 s of wall time)."""
+
+
+@pytest.fixture
+def huge_answers_judged_sooner(monkeypatch: pytest.MonkeyPatch) -> list[Limits]:
+    """The final `cad_code` run of a HUGE script gets SHORT's CPU and wall limits (the same
+    kill, so the same verdict: a limit hit scores 0); every other answer keeps the
+    verifier's own. The list records each shortened run, as above."""
+    run_cad = cad_verifier.run_cad
+    huge = {HOSTILE_SCRIPTS[name].strip() for name in HUGE}
+    shortened: list[Limits] = []
+
+    def run(script: str, **kwargs: Any) -> Any:
+        if script.strip() in huge:
+            kwargs["limits"] = kwargs["limits"].replace(wall_s=SHORT.wall_s, cpu_s=SHORT.cpu_s)
+            shortened.append(kwargs["limits"])
+        return run_cad(script, **kwargs)
+
+    monkeypatch.setattr(cad_verifier, "run_cad", run)
     return shortened
 
 
@@ -153,20 +178,27 @@ CLASSES = sorted({e.name for e in exploits(TASKS[:1], facts=False)})
 @pytest.mark.slow
 @pytest.mark.parametrize("name", CLASSES)
 def test_every_exploit_class_earns_nothing_on_every_task(
-    env: CadPart, name: str, endless_builds_stop_sooner: list[Limits]
+    env: CadPart,
+    name: str,
+    endless_builds_stop_sooner: list[Limits],
+    huge_answers_judged_sooner: list[Limits],
 ) -> None:
     # Only copy_measured_facts uses the built references' facts: the other classes skip
     # those builds (a build per task, each time), which would change none of their actions.
     played = [e for e in exploits(TASKS, facts=name == "copy_measured_facts") if e.name == name]
     assert len(played) == len(TASKS) == PLAYED > 0
+    huge = {_answer(HOSTILE_SCRIPTS[n]) for n in HUGE}
+    judged_huge = 0  # HUGE answers that built, so were judged by the final cad_code run
     for exploit in played:
         reward, end = _play(env, dict(exploit.task), exploit.actions)
+        judged_huge += end == "answered" and bool(huge & set(exploit.actions))
         assert reward <= exploit.limit, (exploit.task["id"], reward)
         if name in SCORED:  # the fake was built and judged, not merely refused
             assert end == "answered", (exploit.task["id"], end)
     endless = {build_call(HOSTILE_SCRIPTS[n]) for n in ENDLESS}
     hanging = sum(any(a in endless for a in e.actions) for e in played)
     assert len(endless_builds_stop_sooner) == hanging  # each ENDLESS build ran under SHORT
+    assert len(huge_answers_judged_sooner) == judged_huge  # each such run under SHORT
     assert hanging or name != "hang_or_crash_the_server"
 
 

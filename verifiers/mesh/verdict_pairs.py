@@ -106,15 +106,20 @@ def cadquery_pairs(folder: Path, examples: Path) -> Iterator[Pair]:
         base = part.script()
         scripts.append((part.name, base, base))
         scripts += [(f"{part.name}-{k}", v, base) for k, v in part.variant_scripts().items()]
+    meshes: dict[str, bytes] = {}  # each script built once: an example (or a part) and
+    # its reference are one script, one mesh (as recorded: their digests are equal), written
+    # to a file per role (a candidate that is the reference's own file is refused)
     made: dict[str, str] = {}
     for name, candidate, reference in scripts:
         for role, script in (("cand", candidate), ("ref", reference)):
             key = f"{role}:{script}"
             if key not in made:
-                run = run_cad(script, kind="cadquery", limits=limits)
-                assert run.mesh is not None, f"{name}: the script made no mesh"
+                if script not in meshes:
+                    run = run_cad(script, kind="cadquery", limits=limits)
+                    assert run.mesh is not None, f"{name}: the script made no mesh"
+                    meshes[script] = run.mesh
                 path = folder / f"{role}_{hashlib.sha256(script.encode()).hexdigest()[:12]}.stl"
-                path.write_bytes(run.mesh)
+                path.write_bytes(meshes[script])
                 made[key] = str(path)
         ref = {"mesh": made[f"ref:{reference}"], "components": None}
         yield Pair(f"cadquery/{name}", made[f"cand:{candidate}"], ref, ("cadrille",))

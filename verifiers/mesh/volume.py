@@ -102,7 +102,9 @@ def _surface_cells(
     steps = np.maximum(1, np.ceil(longest / (0.5 * pitch))).astype(np.int64)
     grid = np.zeros(tuple(shape), dtype=bool)
     for k in np.unique(steps):
-        points = np.einsum("mv,fvc->fmc", _barycentric_grid(int(k)), triangles[steps == k])
+        # (m, 3) weights times each (3, 3) triangle: (f, m, 3) points. matmul, not einsum:
+        # the same sums, 5-7x faster (einsum was a third of `audit --search` on meshes)
+        points = np.matmul(_barycentric_grid(int(k)), triangles[steps == k])
         cells = np.floor((points.reshape(-1, 3) - origin) / pitch).astype(np.int64)
         cells = np.clip(cells, 0, shape - 1)
         grid[cells[:, 0], cells[:, 1], cells[:, 2]] = True

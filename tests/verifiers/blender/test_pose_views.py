@@ -126,17 +126,28 @@ RENDER_TRUTH = {
 }
 
 
+PARTS = 3
+"""Each task's exploits are played in PARTS tests (every PARTS-th exploit, from `part`):
+~40 scenes of ~2 s each were one test of ~75-115 s that pytest-xdist could only run whole,
+often alone at the end of `make test`. Part 0 also scores the right scene and checks which
+classes were made; together the parts play every exploit once, as the one test did."""
+
+
 @pytest.mark.blender
 @pytest.mark.sandbox
+@pytest.mark.slow
+@pytest.mark.parametrize("part", range(PARTS), ids=lambda k: f"part{k}")
 @pytest.mark.parametrize("task_id", ["red_box", "gold_sphere"])
-def test_no_scene_exploit_earns_more_than_its_limit(task_id: str) -> None:
+def test_no_scene_exploit_earns_more_than_its_limit(task_id: str, part: int) -> None:
     task = next(t for t in load_tasks() if t.id == task_id)
     verifier = BlenderScene(wall_s=30)
     right = task.sample()
-    assert verifier(right).score == 1.0
-    seen, over, crashed = set(), [], []
-    for exploit in exploits_of(verifier, right):
-        seen.add(exploit.exploit_class)
+    made = list(exploits_of(verifier, right))
+    seen = {exploit.exploit_class for exploit in made}
+    if part == 0:
+        assert verifier(right).score == 1.0
+    over, crashed = [], []
+    for exploit in made[part::PARTS]:
         verdict = verifier(exploit.sample)
         if (verdict.score or 0.0) > exploit.max_fraction + 1e-9:
             over.append((exploit.exploit_class, verdict.score, exploit.max_fraction))

@@ -88,6 +88,44 @@ def judge_only_pairs() -> list[str]:
     return [f"{EXPLOIT_TABLE}[{f}-{c}]" for f in FORMATS_WITH_TEST_CODE for c in JUDGE_ONLY_CLASSES]
 
 
+REDTEAM = f"{CODE_TESTS}/test_redteam_code.py"
+TEXT_ONLY_RELATIONS = {
+    0: "code/fence_in_list_item",
+    1: "code/fence_info_string",
+    2: "code/backticks_in_a_line",
+    3: "code/byte_order_mark",
+    7: "code/java_class_named",
+}
+"""The preserving relations of `test_redteam_code` that only rewrite the answer's text
+(its fences, a byte-order mark, the Java class's name): what they test is extraction and
+`java_as_main` above the jail, whose run of the rewritten program is the plain right run the
+rerun makes in `test_stdio`. The others (an exit at the end, stdin read by path or by
+size) act on the process and its jail and stay in the rerun. Keys: the rows' indices."""
+
+
+def judge_only_tests() -> list[str]:
+    """Other tests of MODE_DEPENDENT files that the rerun leaves to root's run: the judging
+    above the jail, as in `SAME_IN_BOTH_MODES` (~14 s of the rerun's ~210, at load 9).
+    Java's class naming (`java_as_main`, four forms of one right program), the text-only
+    relations, and the real HumanEval tasks played with two `JUDGE_ONLY_CLASSES`."""
+    java_main = [f"{REDTEAM}::test_a_java_program_need_not_call_its_class_main[program{k}]"
+                 for k in range(4)]  # fmt: skip
+    relations = [
+        f"{REDTEAM}::test_each_new_preserving_relation_keeps_a_right_answer_right"
+        f"[{seed}-{name}-reference{k}-"  # a prefix (pytest deselects by prefix): the
+        # rows' ids end with the program's text
+        for seed in range(3)
+        for k, name in TEXT_ONLY_RELATIONS.items()
+    ]
+    humaneval = [
+        f"{CODE_TESTS}/test_exploits_code.py::test_real_humaneval_tasks[{cls}-{task}]"
+        for cls in ("constant_body", "builtin_shadowing")
+        for task in ("HumanEval/0", "HumanEval/32")
+    ]
+    assert {"constant_body", "builtin_shadowing"} <= set(JUDGE_ONLY_CLASSES)
+    return java_main + relations + humaneval
+
+
 def test_every_exploit_class_is_placed_for_the_rerun() -> None:
     """A new class must be put in one list (in doubt: JAIL_CLASSES)."""
     assert set(JUDGE_ONLY_CLASSES) | set(JAIL_CLASSES) == set(CLASSES)
@@ -130,7 +168,7 @@ def test_sandbox_and_code_tests_pass_as_an_unprivileged_user() -> None:
         "--durations=15",  # printed below with the tail: where the rerun's time goes
         "tests/verifiers/sandbox",
         *(f"{CODE_TESTS}/{name}" for name in MODE_DEPENDENT),
-        *(f"--deselect={test}" for test in judge_only_pairs()),
+        *(f"--deselect={test}" for test in judge_only_pairs() + judge_only_tests()),
     ]
     # No mode is forced: not root, the sandbox must choose rootless by itself.
     env = {k: v for k, v in os.environ.items() if k != "REWARDSMITH_SANDBOX_MODE"}
@@ -142,5 +180,6 @@ def test_sandbox_and_code_tests_pass_as_an_unprivileged_user() -> None:
     assert done.returncode == 0, tail
     passed = re.search(r"(\d+) passed", done.stdout)
     assert passed and int(passed[1]) > 200, tail  # the suites ran, not just skipped
-    # every pair left to root's run still exists (a renamed class or format fails here)
-    assert f"{len(judge_only_pairs())} deselected" in done.stdout, tail
+    # every test left to root's run still exists (a renamed class, format, row or test
+    # fails here)
+    assert f"{len(judge_only_pairs()) + len(judge_only_tests())} deselected" in done.stdout, tail
