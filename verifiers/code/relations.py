@@ -13,8 +13,10 @@ team rtcode): fenced inside a list item, with an info string such as ``python:so
 with three backticks inside a line, after a byte-order mark; (Python stdio programs)
 ending in ``exit()``, reading ``/dev/stdin`` or reading stdin by its size; (Java) with its
 public class not called ``Main`` or in a package; returning numpy scalars (red team
-rtcode3). A stdio program whose lines end in an ideographic space (U+3000) is wrong: a
-judge in C does not read it as a space. Reading a benchmark's answer key from
+rtcode3); returning a ``Counter``, ``OrderedDict``, ``defaultdict`` or named tuple where
+the tests compare with a dict or tuple literal (red team rtcode8). A stdio program whose
+lines end in an ideographic space (U+3000) is wrong: a judge in C does not read it as a
+space. Reading a benchmark's answer key from
 an installed package (``answer_key_read``) must not lift a wrong program. A right program
 that also defines functions named like the tests' own helpers (returning False) stays
 right: the tests keep their bindings, a star-imported ``isclose`` too (red team rtcode4).
@@ -431,6 +433,41 @@ def _numpy_scalar_returns(text: str, sample: Sample, rng: random.Random) -> str 
     return text.rstrip() + "\n" + _NUMPY_RETURNS.format(entry)
 
 
+_CONTAINER_RETURNS = """
+def _as_stdlib_container(f):
+    import collections
+
+    def wrapped(*args, **kwargs):
+        value = f(*args, **kwargs)
+        if type(value) is dict:
+            return collections.{1}
+        if type(value) is tuple:
+            fields = ["f%d" % i for i in range(len(value))]
+            return collections.namedtuple("Row", fields)(*value)
+        return value
+    return wrapped
+
+
+{0} = _as_stdlib_container({0})
+"""
+_STDLIB_CONTAINERS = ("OrderedDict(value)", "Counter(value)", "defaultdict(list, value)")
+"""The tested function returning its dict as a ``Counter``, ``OrderedDict`` or
+``defaultdict`` and its tuple as a named tuple: tests compare them with dict and tuple
+literals, as MBPP's own solutions need (task 88 returns a ``Counter``), so a right program
+stays right (red team rtcode8)."""
+
+
+def _stdlib_container_returns(text: str, sample: Sample, rng: random.Random) -> str | None:
+    ref = sample.reference
+    entry = ref.get("entry_point") or ref.get("fn") if isinstance(ref, dict) else None
+    if _language(sample) != "python" or not isinstance(entry, str) or not entry.isidentifier():
+        return None
+    if re.search(rf"^def {entry}\b", text, re.MULTILINE) is None:
+        return None
+    kind = rng.choice(_STDLIB_CONTAINERS)
+    return text.rstrip() + "\n" + _CONTAINER_RETURNS.format(entry, kind)
+
+
 _TRAILING_WIDE_SPACE = """import sys as _sys_rt3
 
 
@@ -477,6 +514,7 @@ def relations(verifier: object) -> list[Relation]:
         ("stdin_read_by_size", "preserving", _stdin_read_by_size),
         ("java_class_named", "preserving", _java_class_named),
         ("numpy_scalar_returns", "preserving", _numpy_scalar_returns),
+        ("stdlib_container_returns", "preserving", _stdlib_container_returns),
         ("helpers_named_like_tests", "preserving", _python(_helpers_named_like_tests)),
         ("off_by_one", "changing", _python(_off_by_one)),
         ("plus_to_minus", "changing", _operator),

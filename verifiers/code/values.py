@@ -2,7 +2,9 @@
 
 A candidate's return value crosses from its jail to the judge (or to the scoring process)
 as data, never as an object: only exact builtin types encode (``type(v) is int``, not a
-subclass), so no `__eq__` the candidate wrote ever runs on the trusted side. The decoder
+subclass), so no `__eq__` the candidate wrote ever runs on the trusted side. A numpy
+scalar, the stdlib's ``Counter``, ``OrderedDict`` and ``defaultdict``, and named tuples
+cross as the builtin value they hold (``item()``, the dict's or tuple's own storage). The decoder
 rebuilds fresh builtin objects and checks sizes and depth as it goes.
 
 This module is stdlib-only and self-contained: its source is also shipped into the jail.
@@ -16,6 +18,7 @@ This module is stdlib-only and self-contained: its source is also shipped into t
 from __future__ import annotations
 
 import base64
+import collections
 import math
 from typing import Any
 
@@ -63,15 +66,42 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
         return ["y", base64.b64encode(v).decode()]
     if _is_numpy_scalar(t):
         return _enc(v.item(), depth + 1, budget)
+    if any(t is m for m in _STDLIB_MAPPINGS):
+        return _enc_items(dict.items(v), depth, budget)
+    if _is_named_tuple(t):
+        return ["t", [_enc(x, depth + 1, budget) for x in tuple.__iter__(v)]]
     tag = _CONTAINER_TAGS.get(t)
     if tag is not None:
         return [tag, [_enc(x, depth + 1, budget) for x in v]]
     if t is dict:
-        return [
-            "d",
-            [[_enc(k, depth + 1, budget), _enc(x, depth + 1, budget)] for k, x in v.items()],
-        ]
+        return _enc_items(v.items(), depth, budget)
     raise EncodeError(f"cannot pass a {t.__module__}.{t.__qualname__} across the sandbox")
+
+
+def _enc_items(items: Any, depth: int, budget: list[int]) -> Any:
+    return ["d", [[_enc(k, depth + 1, budget), _enc(x, depth + 1, budget)] for k, x in items]]
+
+
+_STDLIB_MAPPINGS = (collections.Counter, collections.OrderedDict, collections.defaultdict)
+"""The stdlib's dict subclasses a right program returns (MBPP's own solution to task 88
+returns a ``Counter``; its tests compare it with a dict literal, as Python's ``==``
+allows). Each crosses as the plain dict it holds, read with ``dict.items`` from the dict's
+own storage, so a patched ``items`` or ``__iter__`` claims nothing; a subclass of them is
+a class like any other and does not cross (red team rtcode8). The classes are taken when
+this module loads, before the candidate's code runs, so rebinding ``collections.Counter``
+changes nothing."""
+
+
+def _is_named_tuple(t: type) -> bool:
+    """A ``collections.namedtuple`` or ``typing.NamedTuple`` class: it crosses as the plain
+    tuple it holds, read with ``tuple.__iter__`` (the tuple's own storage, whatever its
+    class says), as tests compare it with a tuple literal (red team rtcode8). What a
+    look-alike class sends is still only the items it holds."""
+    return (
+        issubclass(t, tuple)
+        and isinstance(t.__dict__.get("_fields"), tuple)
+        and "_make" in t.__dict__
+    )
 
 
 def _is_numpy_scalar(t: type) -> bool:

@@ -1,0 +1,200 @@
+"""Red team, eighth round (rtcode8). Each row runs only in the sandbox, through the verifier.
+
+Right programs in the forms the benchmarks' own solutions take: MBPP's canonical
+``freq_count`` returns a ``collections.Counter`` and its ``grouping_dictionary`` a
+``defaultdict(list)``; their tests compare them with dict literals, which Python's ``==``
+allows. Both scored 0 here ("cannot pass a collections.Counter across the sandbox"). The
+stdlib's mappings and named tuples now cross as the plain dict or tuple they hold, read
+from the base type's own storage; a subclass of them, or any other class, still does not
+cross, so an always-equal object gains nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rewardsmith.verifiers.code import CodeTests
+from rewardsmith.verifiers.code.relations import relations
+from rewardsmith.verifiers.types import Sample
+
+pytestmark = pytest.mark.sandbox
+
+FREQ_ASSERTS = {  # MBPP task 88, its tests as MBPP ships them
+    "format": "asserts",
+    "asserts": [
+        "assert freq_count([10,10,10,10,20,20,20,20,40,40,50,50,30])"
+        "==({10: 4, 20: 4, 40: 2, 50: 2, 30: 1}) ",
+        "assert freq_count([1,2,3,4,3,2,4,1,3,1,4])==({1:3, 2:2,3:3,4:3}) ",
+        "assert freq_count([5,6,7,4,9,10,4,5,6,7,9,5])==({10:1,5:3,6:2,7:2,4:2,9:2}) ",
+    ],
+}
+FREQ_CANONICAL = (  # MBPP's own solution to task 88
+    "import collections\r\ndef freq_count(list1):\r\n"
+    "  freq_count= collections.Counter(list1)\r\n  return freq_count\r\n"
+)
+GROUP_ASSERTS = {  # MBPP's grouping_dictionary
+    "format": "asserts",
+    "asserts": [
+        "assert grouping_dictionary([('yellow', 1), ('blue', 2), ('yellow', 3), ('blue', 4),"
+        " ('red', 1)])== ({'yellow': [1, 3], 'blue': [2, 4], 'red': [1]})",
+    ],
+}
+GROUP_CANONICAL = (
+    "from collections import defaultdict\ndef grouping_dictionary(l):\n"
+    "    d = defaultdict(list)\n    for k, v in l:\n        d[k].append(v)\n    return d\n"
+)
+FREQ_PLANNED = {  # literal calls: the batch route (check_plan)
+    "format": "humaneval",
+    "entry_point": "freq_count",
+    "test": "def check(candidate):\n"
+    "    assert candidate([1, 1, 2]) == {1: 2, 2: 1}\n"
+    "    assert candidate([]) == {}\n",
+}
+FREQ_JUDGED = {  # a loop: the judge route
+    "format": "humaneval",
+    "entry_point": "freq_count",
+    "test": "def check(candidate):\n"
+    "    for xs, want in [([1, 1, 2], {1: 2, 2: 1}), ([3], {3: 1})]:\n"
+    "        assert candidate(xs) == want\n",
+}
+FREQ_CALLS = {
+    "format": "calls",
+    "fn": "freq_count",
+    "cases": [
+        {"input": "([1, 1, 2],)", "output": "{1: 2, 2: 1}"},
+        {"input": "([3],)", "output": "{3: 1}"},
+    ],
+}
+FREQ_PYTEST = {
+    "format": "pytest",
+    "expected_tests": 1,
+    "files": {
+        "test_freq.py": "from solution import freq_count\n"
+        "def test_freq():\n    assert freq_count([1, 1, 2]) == {1: 2, 2: 1}\n"
+    },
+}
+EVEN_ODD = {  # HumanEval/155's shape: a tuple literal
+    "format": "humaneval",
+    "entry_point": "even_odd_count",
+    "test": "def check(candidate):\n"
+    "    assert candidate(7) == (0, 1)\n"
+    "    assert candidate(-78) == (1, 1)\n"
+    "    assert candidate(3452) == (2, 2)\n",
+}
+EVEN_ODD_BODY = (
+    "    even = sum(1 for c in str(abs(num)) if int(c) % 2 == 0)\n"
+    "    return {}(even, len(str(abs(num))) - even)\n"
+)
+COUNTER = "from collections import Counter\ndef freq_count(xs):\n    return Counter(xs)\n"
+ORDERED = (
+    "from collections import OrderedDict\ndef freq_count(xs):\n    d = OrderedDict()\n"
+    "    for x in xs:\n        d[x] = d.get(x, 0) + 1\n    return d\n"
+)
+DEFAULT = (
+    "from collections import defaultdict\ndef freq_count(xs):\n    d = defaultdict(int)\n"
+    "    for x in xs:\n        d[x] += 1\n    return d\n"
+)
+NAMED = (
+    "from collections import namedtuple\nCount = namedtuple('Count', 'even odd')\n"
+    "def even_odd_count(num):\n" + EVEN_ODD_BODY.format("Count")
+)
+TYPED_NAMED = (
+    "from typing import NamedTuple\nclass Count(NamedTuple):\n    even: int\n    odd: int\n"
+    "def even_odd_count(num):\n" + EVEN_ODD_BODY.format("Count")
+)
+NESTED = (  # a Counter inside a list, named tuples inside a dict
+    "from collections import Counter, namedtuple\nP = namedtuple('P', 'a b')\n"
+    "def f():\n    return [Counter('aab'), {'k': P(1, 2)}]\n"
+)
+NESTED_REF = {
+    "format": "humaneval",
+    "entry_point": "f",
+    "test": "def check(candidate):\n    assert candidate() == [{'a': 2, 'b': 1}, {'k': (1, 2)}]\n",
+}
+
+# Right programs: (reference, program). Before the fix every row scored 0.0 (the value
+# could not cross); each now earns 1.0, as under MBPP's and HumanEval's own harnesses.
+RIGHT: dict[str, tuple[dict[str, Any], str]] = {
+    "mbpp88_canonical_counter": (FREQ_ASSERTS, FREQ_CANONICAL),
+    "mbpp_grouping_defaultdict_list": (GROUP_ASSERTS, GROUP_CANONICAL),
+    "planned_counter": (FREQ_PLANNED, COUNTER),
+    "planned_ordered_dict": (FREQ_PLANNED, ORDERED),
+    "judged_defaultdict": (FREQ_JUDGED, DEFAULT),
+    "calls_counter": (FREQ_CALLS, COUNTER),
+    "pytest_counter": (FREQ_PYTEST, COUNTER),
+    "humaneval_namedtuple": (EVEN_ODD, NAMED),
+    "humaneval_typing_namedtuple": (EVEN_ODD, TYPED_NAMED),
+    "nested_counter_and_namedtuple": (NESTED_REF, NESTED),
+}
+
+# Hostile programs: (reference, program). Each must earn 0: what crosses is the base
+# type's own storage, and only the stdlib's exact classes cross at all.
+HOSTILE: dict[str, tuple[dict[str, Any], str]] = {
+    "counter_subclass_always_equal": (
+        FREQ_PLANNED,
+        "from collections import Counter\nclass C(Counter):\n"
+        "    def __eq__(self, other):\n        return True\n"
+        "    __hash__ = None\ndef freq_count(xs):\n    return C()\n",
+    ),
+    "counter_items_lie": (  # storage empty; items/keys/iter claim the right pairs
+        FREQ_CALLS,
+        "import collections\nC = collections.Counter\n"
+        "C.items = lambda self: [(1, 2), (2, 1)]\nC.keys = lambda self: [1, 2]\n"
+        "C.__iter__ = lambda self: iter([1, 2])\nC.__len__ = lambda self: 2\n"
+        "def freq_count(xs):\n    return C()\n",
+    ),
+    "collections_counter_rebound_to_always_equal": (
+        FREQ_JUDGED,
+        "import collections\nclass Eq(dict):\n    def __eq__(self, other):\n"
+        "        return True\n    __hash__ = None\ncollections.Counter = Eq\n"
+        "collections.OrderedDict = Eq\ncollections.defaultdict = Eq\n"
+        "def freq_count(xs):\n    return Eq()\n",
+    ),
+    "fake_namedtuple_always_equal": (
+        EVEN_ODD,
+        "class T(tuple):\n    _fields = ('even', 'odd')\n"
+        "    @classmethod\n    def _make(cls, it):\n        return cls(it)\n"
+        "    def __eq__(self, other):\n        return True\n    __hash__ = tuple.__hash__\n"
+        "def even_odd_count(num):\n    return T()\n",
+    ),
+    "namedtuple_iter_lies": (  # a real named tuple of wrong values, iterating the right ones
+        EVEN_ODD,
+        "from collections import namedtuple\nT = namedtuple('T', 'even odd')\n"
+        "T.__iter__ = lambda self: iter((0, 1))\n"
+        "def even_odd_count(num):\n    return T(9, 9)\n",
+    ),
+}
+
+
+def _score(fast: CodeTests, reference: dict[str, Any], program: str) -> float | None:
+    return fast(Sample(id="rt8", completion=program, reference=reference)).score
+
+
+@pytest.mark.parametrize("row", sorted(RIGHT))
+def test_stdlib_containers_a_right_program_returns_keep_full_marks(
+    fast: CodeTests, row: str
+) -> None:
+    reference, program = RIGHT[row]
+    verdict = fast(Sample(id=row, completion=program, reference=reference))
+    assert verdict.score == 1.0, verdict.feedback
+
+
+@pytest.mark.parametrize("row", sorted(HOSTILE))
+def test_container_look_alikes_earn_nothing(fast: CodeTests, row: str) -> None:
+    reference, program = HOSTILE[row]
+    assert _score(fast, reference, program) == 0.0
+
+
+def test_relation_returns_stdlib_containers() -> None:
+    rel = {r.name: r for r in relations(None)}["code/stdlib_container_returns"]
+    fn = Sample(
+        id="f",
+        completion="def f(xs):\n    return {x: 1 for x in xs}\n",
+        reference={"format": "calls", "fn": "f", "cases": []},
+    )
+    wrapped = rel(fn, 0)
+    assert wrapped is not None and "collections" in wrapped.completion
+    stdio = Sample(id="s", completion="print(1)\n", reference={"format": "stdio", "cases": []})
+    assert rel(stdio, 0) is None
