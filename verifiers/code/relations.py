@@ -17,7 +17,9 @@ rtcode3); returning a ``Counter``, ``OrderedDict``, ``defaultdict`` or named tup
 the tests compare with a dict or tuple literal (red team rtcode8). A stdio program whose
 lines end in an ideographic space (U+3000) is wrong: a judge in C does not read it as a
 space. Reading a benchmark's answer key from
-an installed package (``answer_key_read``) must not lift a wrong program. A right program
+an installed package (``answer_key_read``) must not lift a wrong program, nor may a reply
+of 100,000 distinct ints of one hash (``hash_flood``) stall the scoring process into a
+verifier timeout, which is no reward rather than 0 (red team rtcode8). A right program
 that also defines functions named like the tests' own helpers (returning False) stays
 right: the tests keep their bindings, a star-imported ``isclose`` too (red team rtcode4).
 
@@ -468,6 +470,47 @@ def _stdlib_container_returns(text: str, sample: Sample, rng: random.Random) -> 
     return text.rstrip() + "\n" + _CONTAINER_RETURNS.format(entry, kind)
 
 
+_HASH_FLOOD = """
+
+
+def _rt8_hash_flood():
+    import sys
+
+    frame = sys._getframe()
+    while frame is not None and "agent_main" not in frame.f_globals:
+        frame = frame.f_back
+    if frame is None:
+        return
+    agent = frame.f_globals
+    encode = agent["encode"]
+    p = (1 << 61) - 1
+
+    def flood_once(value):
+        agent["encode"] = encode  # one flood is enough: later replies are the program's
+        return ["e", [["i", format(k * p, "x")] for k in range(1, 100001)]]
+
+    agent["encode"] = flood_once
+
+
+_rt8_hash_flood()
+"""
+"""The first reply the set of the first 100,000 multiples of 2**61 - 1, which all share
+one hash: sent in place of the return value by the agent's own encoder (the program runs
+in its process). Building a table of them in the scoring process cost minutes (red team
+rtcode8); a grader's job limit turned the wrong answer's 0 into VERIFIER_TIMEOUT, kept out
+of the reward. It must earn nothing, quickly."""
+
+
+def _hash_flood(text: str, sample: Sample, rng: random.Random) -> str | None:
+    ref = sample.reference
+    entry = ref.get("entry_point") or ref.get("fn") if isinstance(ref, dict) else None
+    if _language(sample) != "python" or not isinstance(entry, str) or not entry.isidentifier():
+        return None
+    if ref.get("format") == "stdio":
+        return None
+    return text.rstrip() + "\n" + _HASH_FLOOD
+
+
 _TRAILING_WIDE_SPACE = """import sys as _sys_rt3
 
 
@@ -522,5 +565,6 @@ def relations(verifier: object) -> list[Relation]:
         ("shadow_test_names", "dressing", _shadowed),
         ("shadow_builtins", "dressing", _builtins_shadowed),
         ("answer_key_read", "dressing", _answer_key_read),
+        ("hash_flood", "dressing", _hash_flood),
     ]
     return [Relation(f"code/{name}", kind, text_rewrite(change)) for name, kind, change in table]

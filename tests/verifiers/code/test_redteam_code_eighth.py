@@ -198,3 +198,109 @@ def test_relation_returns_stdlib_containers() -> None:
     assert wrapped is not None and "collections" in wrapped.completion
     stdio = Sample(id="s", completion="print(1)\n", reference={"format": "stdio", "cases": []})
     assert rel(stdio, 0) is None
+
+
+# ----------------------------------------------------------------------------- hash floods
+#
+# The scoring process decodes and compares what the candidate sent with no limit of its own
+# (the judge has one). Python hashes an int n as n mod 2**61 - 1, so the multiples of that
+# prime all share one hash, and a set, a dict or a ``set()`` of N of them costs N**2 / 2
+# probes: 20,000 took 5.6 s to decode here, and the 16 MiB a reply may hold carry about
+# 500,000 (hours). A wrong program then stalled its own verdict, which a grader with a
+# job limit ends as VERIFIER_TIMEOUT: an infrastructure failure, retried and kept out of
+# the reward, an escape from its 0. Now such a value is refused as not plain data (a
+# runtime error of the model, scored 0) before anything hashes it, reply ids outside the
+# batch are dropped unread, and the plan's ``set()`` refuses the same flood.
+
+FLOOD = 40_000
+"""Distinct ints of one hash in each flood: before the fixes each row took 20 s or more."""
+FLOOD_PRELUDE = f"""
+import sys
+P = (1 << 61) - 1
+FLOOD = [["i", format(k * P, "x")] for k in range(1, {FLOOD} + 1)]
+frame = sys._getframe()
+while "batch_main" not in frame.f_globals:  # up to the agent that loads this module
+    frame = frame.f_back
+AGENT = frame.f_globals
+"""
+FLOODS: dict[str, tuple[dict[str, Any], str]] = {
+    "calls_set_of_one_hash": (  # the agent's own encoder, patched to send the flood
+        FREQ_CALLS,
+        FLOOD_PRELUDE + "AGENT['encode'] = lambda value: ['e', FLOOD]\n"
+        "def freq_count(xs):\n    return set()\n",
+    ),
+    "calls_dict_keys_of_one_hash": (
+        FREQ_CALLS,
+        FLOOD_PRELUDE + "AGENT['encode'] = lambda value: ['d', [[k, ['n']] for k in FLOOD]]\n"
+        "def freq_count(xs):\n    return {}\n",
+    ),
+    "planned_frozenset_in_a_list": (
+        FREQ_PLANNED,
+        FLOOD_PRELUDE + "AGENT['encode'] = lambda value: ['l', [['z', FLOOD]]]\n"
+        "def freq_count(xs):\n    return []\n",
+    ),
+    "reply_ids_of_one_hash": (  # result lines written on the agent's own descriptor
+        FREQ_CALLS,
+        f"""
+import json, os
+P = (1 << 61) - 1
+def freq_count(xs):
+    fd = next(int(n) for n in os.listdir('/proc/self/fd')
+              if os.readlink(f'/proc/self/fd/{{n}}').endswith('results.jsonl'))
+    lines = ''.join(json.dumps({{'id': k * P, 'ok': ['n']}}) + '\\n'
+                    for k in range(1, {FLOOD} + 1))
+    os.write(fd, lines.encode())
+    return {{}}
+""",
+    ),
+    "planned_set_of_a_list": (  # ``set(candidate(x))`` in the check, run here
+        {
+            "format": "humaneval",
+            "entry_point": "f",
+            "test": "def check(candidate):\n    assert set(candidate(1)) == {1, 2}\n",
+        },
+        f"P = (1 << 61) - 1\ndef f(x):\n    return [k * P for k in range(1, {FLOOD} + 1)]\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("row", sorted(FLOODS))
+def test_a_hash_flood_is_refused_not_hashed(fast: CodeTests, row: str) -> None:
+    reference, program = FLOODS[row]
+    verdict = fast(Sample(id=row, completion=program, reference=reference))
+    assert verdict.score == 0.0
+    assert verdict.elapsed_s is not None and verdict.elapsed_s < 8.0, verdict.elapsed_s
+    assert verdict.failure is not None and verdict.failure.fault.value == "model"
+
+
+def test_decode_refuses_a_flood_and_keeps_real_sets() -> None:
+    from rewardsmith.verifiers.code.values import DecodeError, decode, encode
+
+    p = (1 << 61) - 1
+    for tag in ("e", "z"):
+        with pytest.raises(DecodeError, match="hash"):
+            decode([tag, [["i", format(k * p, "x")] for k in range(1, FLOOD + 1)]])
+    with pytest.raises(DecodeError, match="hash"):
+        decode(["d", [[["t", [["i", format(k * p, "x")]]], ["n"]] for k in range(1, FLOOD + 1)]])
+    real = set(range(100_000)) | {-1, -2, 0.5, "a", (1, 2), frozenset({3})}
+    assert decode(encode(real)) == real  # -1 and -2 share a hash: a pair is no flood
+    table = {k: str(k) for k in range(50_000)}
+    assert decode(encode(table)) == table
+
+
+def test_relation_hash_flood_earns_nothing_quickly(fast: CodeTests) -> None:
+    rel = {r.name: r for r in relations(None)}["code/hash_flood"]
+    right = Sample(
+        id="flood",
+        completion="def freq_count(xs):\n    return {x: xs.count(x) for x in xs}\n",
+        reference=FREQ_CALLS,
+    )
+    assert fast(right).score == 1.0
+    dressed = rel(right, 0)
+    assert dressed is not None
+    verdict = fast(dressed)
+    assert verdict.score == 0.5  # the flooded first reply is refused; the second is right
+    assert "hash flood" in verdict.feedback
+    assert verdict.elapsed_s < 8.0, verdict.elapsed_s
+    stdio = Sample(id="s", completion="print(1)\n", reference={"format": "stdio", "cases": []})
+    assert rel(stdio, 0) is None
