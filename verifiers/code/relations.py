@@ -19,7 +19,8 @@ lines end in an ideographic space (U+3000) is wrong: a judge in C does not read 
 space. Reading a benchmark's answer key from
 an installed package (``answer_key_read``) must not lift a wrong program, nor may a reply
 of 100,000 distinct ints of one hash (``hash_flood``) stall the scoring process into a
-verifier timeout, which is no reward rather than 0 (red team rtcode8). A right program
+verifier timeout, which is no reward rather than 0, nor may long runs of fence characters
+after the program (``long_runs``) crash or stall extraction (red team rtcode8). A right program
 that also defines functions named like the tests' own helpers (returning False) stays
 right: the tests keep their bindings, a star-imported ``isclose`` too (red team rtcode4).
 
@@ -511,6 +512,18 @@ def _hash_flood(text: str, sample: Sample, rng: random.Random) -> str | None:
     return text.rstrip() + "\n" + _HASH_FLOOD
 
 
+_LONG_RUNS = "\n\n```\n" + "~" * 40_000 + "x\n```\n\n```\n" + "`" * 60_000 + "x"
+"""Two blocks after the program: 40,000 ``~`` before a name (the parser's stack overflowed:
+MemoryError out of extraction) and an unclosed block of 60,000 backticks (the fence
+pattern tried every position of the run: quadratic, minutes). Either turned a verdict into
+a crash or a verifier timeout, no reward rather than the program's own (red team rtcode8).
+It may change which block is the program, never raise the score or lose the verdict."""
+
+
+def _long_runs(text: str, sample: Sample, rng: random.Random) -> str | None:
+    return text.rstrip() + _LONG_RUNS
+
+
 _TRAILING_WIDE_SPACE = """import sys as _sys_rt3
 
 
@@ -566,5 +579,6 @@ def relations(verifier: object) -> list[Relation]:
         ("shadow_builtins", "dressing", _builtins_shadowed),
         ("answer_key_read", "dressing", _answer_key_read),
         ("hash_flood", "dressing", _hash_flood),
+        ("long_runs", "dressing", _long_runs),
     ]
     return [Relation(f"code/{name}", kind, text_rewrite(change)) for name, kind, change in table]
