@@ -23,7 +23,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from rewardsmith.verifiers.code.values import DecodeError, EncodeError, decode, encode
+from rewardsmith.verifiers.code.values import (
+    DecodeError,
+    EncodeError,
+    decode,
+    encode,
+    refuse_hash_flood,
+)
 from rewardsmith.verifiers.operators import BINARY
 
 __all__ = ["Planned", "plan", "verdicts"]
@@ -39,11 +45,22 @@ _BOUND: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
     ast.LtE: operator.le,
 }
 _NOT = object()
+
+
+def _set(items: Any) -> set[Any]:
+    """``set(items)`` for a value the candidate sent: a list of distinct ints of one hash
+    (``set(candidate(x))``) would cost its square here (red team rtcode8), so a flood is
+    refused first (an error on that line)."""
+    members = list(items)
+    refuse_hash_flood(members)
+    return set(members)
+
+
 _WRAPPERS: dict[str, Callable[[Any], Any]] = {
     "tuple": tuple,
     "list": list,
     "sorted": sorted,
-    "set": set,
+    "set": _set,
     "len": len,
 }
 """Builtins a test may apply to the candidate's value or to a literal before comparing

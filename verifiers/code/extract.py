@@ -30,14 +30,21 @@ from collections.abc import Sequence
 __all__ = ["extract_code"]
 
 _FENCE = re.compile(
-    r"(?:^(?P<indent>[ \t]*))?(?P<fence>`{3,}|~{3,})[ \t]*\{?\.?(?P<tag>[^\s`{}]*)[^\n]*\n"
-    r"(?P<body>.*?)(?:(?P=fence)[`~]*[ \t]*(?=\n|\Z)|\Z)",
+    r"(?:^(?P<indent>[ \t]*))?(?P<fence>`{3,}+|~{3,}+)[ \t]*\{?\.?(?P<tag>[^\s`{}]*)"
+    r"[^\n]*+(?:(?P<eol>\n)|\Z)"
+    r"(?P<body>.*?)(?:(?:(?<!`)(?=`)|(?<!~)(?=~))(?P=fence)[`~]*+[ \t]*+(?=\n|\Z)|\Z)",
     re.DOTALL | re.MULTILINE,
 )
 """A fenced block. It closes at a fence that ends its line (a line of its own, or the
 last line of code followed by the fence), never at one inside a line (a string or a
 comment holding three backticks); an indented fence (in a list item) records its indent,
-which `_body` removes from each line as CommonMark does."""
+which `_body` removes from each line as CommonMark does.
+
+Each run is read once (red team rtcode8: these were quadratic in a run's length, 14 to 104 s
+on 30,000 to 40,000 characters): the opening fence is its whole run (CommonMark's); an
+opening line with no newline, the text's last, ends the match at the end of the text (no
+block: ``eol`` is empty, and no block could start there anyway); a closing fence starts
+where its run of that character starts (from inside the run it would end the same way)."""
 _BOM = "\ufeff"
 """A byte-order mark some editors and models put first: `compile` refuses it in text."""
 
@@ -58,7 +65,11 @@ def extract_code(text: str, language: str, names: Sequence[str] = ()) -> str:
     """The program in `text` for `language` (see the module doc); `names`: the functions
     the tests call, when known."""
     text = text.removeprefix(_BOM)
-    blocks = [(_tag(m["tag"]), _body(m["body"], m["indent"] or "")) for m in _FENCE.finditer(text)]
+    blocks = [
+        (_tag(m["tag"]), _body(m["body"], m["indent"] or ""))
+        for m in _FENCE.finditer(text)
+        if m["eol"]
+    ]
     chosen = _of_language(blocks, language)
     if not chosen:
         return text
@@ -115,7 +126,12 @@ def _tag(tag: str) -> str:
     tag = re.split(r"[:,;=]", tag.lower())[0]
     tag = re.sub(r"^(?:language|lang)-", "", tag)
     known = set().union(*_ALIASES.values())
-    return tag if tag in known else re.sub(r"[\d.]+$", "", tag)
+    if tag in known:
+        return tag
+    end = len(tag)  # ``re.sub(r"[\d.]+$", ...)`` tried every start: quadratic (rtcode8)
+    while end and (tag[end - 1] == "." or tag[end - 1].isdecimal()):
+        end -= 1
+    return tag[:end]
 
 
 def _body(body: str, indent: str) -> str:
@@ -160,7 +176,9 @@ def _around_definition(blocks: list[str], names: set[str]) -> str | None:
 def _parse(source: str) -> ast.Module | None:
     try:
         return ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        # The parser's own stack: 40,000 ``~`` before a name raised MemoryError here, a
+        # crash of the scoring process (no reward) where a wrong program earns 0 (rtcode8).
         return None
 
 

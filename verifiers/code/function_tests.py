@@ -97,10 +97,14 @@ def run_calls(server: ForkServer, code: str, spec: dict[str, Any], limits: Limit
             "error": f"the program ended while loading: {ran.describe()}",
         }
     replies: dict[int, dict[str, Any]] = {}
+    calls = len(spec["calls"])
     for line in lines[1:]:
         reply = _json_line(line)
-        if isinstance(reply, dict) and isinstance(reply.get("id"), int):
-            replies.setdefault(reply["id"], reply)  # the first answer to a call stands
+        i = reply.get("id") if isinstance(reply, dict) else None
+        # Only the ids of this batch's calls: any other int (the multiples of 2**61 - 1
+        # share one hash) would make this table a hash flood (red team rtcode8).
+        if type(i) is int and 0 <= i < calls:
+            replies.setdefault(i, reply)  # the first answer to a call stands
     records = [_record(i, replies.get(i), ran) for i in range(len(spec["calls"]))]
     report = {"hello": hello, "tests": records if hello.get("loaded") else []}
     return FunctionRun(report, ran, ran)

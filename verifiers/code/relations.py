@@ -13,9 +13,14 @@ team rtcode): fenced inside a list item, with an info string such as ``python:so
 with three backticks inside a line, after a byte-order mark; (Python stdio programs)
 ending in ``exit()``, reading ``/dev/stdin`` or reading stdin by its size; (Java) with its
 public class not called ``Main`` or in a package; returning numpy scalars (red team
-rtcode3). A stdio program whose lines end in an ideographic space (U+3000) is wrong: a
-judge in C does not read it as a space. Reading a benchmark's answer key from
-an installed package (``answer_key_read``) must not lift a wrong program. A right program
+rtcode3); returning a ``Counter``, ``OrderedDict``, ``defaultdict`` or named tuple where
+the tests compare with a dict or tuple literal (red team rtcode8). A stdio program whose
+lines end in an ideographic space (U+3000) is wrong: a judge in C does not read it as a
+space. Reading a benchmark's answer key from
+an installed package (``answer_key_read``) must not lift a wrong program, nor may a reply
+of 100,000 distinct ints of one hash (``hash_flood``) stall the scoring process into a
+verifier timeout, which is no reward rather than 0, nor may long runs of fence characters
+after the program (``long_runs``) crash or stall extraction (red team rtcode8). A right program
 that also defines functions named like the tests' own helpers (returning False) stays
 right: the tests keep their bindings, a star-imported ``isclose`` too (red team rtcode4).
 
@@ -431,6 +436,94 @@ def _numpy_scalar_returns(text: str, sample: Sample, rng: random.Random) -> str 
     return text.rstrip() + "\n" + _NUMPY_RETURNS.format(entry)
 
 
+_CONTAINER_RETURNS = """
+def _as_stdlib_container(f):
+    import collections
+
+    def wrapped(*args, **kwargs):
+        value = f(*args, **kwargs)
+        if type(value) is dict:
+            return collections.{1}
+        if type(value) is tuple:
+            fields = ["f%d" % i for i in range(len(value))]
+            return collections.namedtuple("Row", fields)(*value)
+        return value
+    return wrapped
+
+
+{0} = _as_stdlib_container({0})
+"""
+_STDLIB_CONTAINERS = ("OrderedDict(value)", "Counter(value)", "defaultdict(list, value)")
+"""The tested function returning its dict as a ``Counter``, ``OrderedDict`` or
+``defaultdict`` and its tuple as a named tuple: tests compare them with dict and tuple
+literals, as MBPP's own solutions need (task 88 returns a ``Counter``), so a right program
+stays right (red team rtcode8)."""
+
+
+def _stdlib_container_returns(text: str, sample: Sample, rng: random.Random) -> str | None:
+    ref = sample.reference
+    entry = ref.get("entry_point") or ref.get("fn") if isinstance(ref, dict) else None
+    if _language(sample) != "python" or not isinstance(entry, str) or not entry.isidentifier():
+        return None
+    if re.search(rf"^def {entry}\b", text, re.MULTILINE) is None:
+        return None
+    kind = rng.choice(_STDLIB_CONTAINERS)
+    return text.rstrip() + "\n" + _CONTAINER_RETURNS.format(entry, kind)
+
+
+_HASH_FLOOD = """
+
+
+def _rt8_hash_flood():
+    import sys
+
+    frame = sys._getframe()
+    while frame is not None and "agent_main" not in frame.f_globals:
+        frame = frame.f_back
+    if frame is None:
+        return
+    agent = frame.f_globals
+    encode = agent["encode"]
+    p = (1 << 61) - 1
+
+    def flood_once(value):
+        agent["encode"] = encode  # one flood is enough: later replies are the program's
+        return ["e", [["i", format(k * p, "x")] for k in range(1, 100001)]]
+
+    agent["encode"] = flood_once
+
+
+_rt8_hash_flood()
+"""
+"""The first reply the set of the first 100,000 multiples of 2**61 - 1, which all share
+one hash: sent in place of the return value by the agent's own encoder (the program runs
+in its process). Building a table of them in the scoring process cost minutes (red team
+rtcode8); a grader's job limit turned the wrong answer's 0 into VERIFIER_TIMEOUT, kept out
+of the reward. It must earn nothing, quickly."""
+
+
+def _hash_flood(text: str, sample: Sample, rng: random.Random) -> str | None:
+    ref = sample.reference
+    entry = ref.get("entry_point") or ref.get("fn") if isinstance(ref, dict) else None
+    if _language(sample) != "python" or not isinstance(entry, str) or not entry.isidentifier():
+        return None
+    if ref.get("format") == "stdio":
+        return None
+    return text.rstrip() + "\n" + _HASH_FLOOD
+
+
+_LONG_RUNS = "\n\n```\n" + "~" * 40_000 + "x\n```\n\n```\n" + "`" * 60_000 + "x"
+"""Two blocks after the program: 40,000 ``~`` before a name (the parser's stack overflowed:
+MemoryError out of extraction) and an unclosed block of 60,000 backticks (the fence
+pattern tried every position of the run: quadratic, minutes). Either turned a verdict into
+a crash or a verifier timeout, no reward rather than the program's own (red team rtcode8).
+It may change which block is the program, never raise the score or lose the verdict."""
+
+
+def _long_runs(text: str, sample: Sample, rng: random.Random) -> str | None:
+    return text.rstrip() + _LONG_RUNS
+
+
 _TRAILING_WIDE_SPACE = """import sys as _sys_rt3
 
 
@@ -477,6 +570,7 @@ def relations(verifier: object) -> list[Relation]:
         ("stdin_read_by_size", "preserving", _stdin_read_by_size),
         ("java_class_named", "preserving", _java_class_named),
         ("numpy_scalar_returns", "preserving", _numpy_scalar_returns),
+        ("stdlib_container_returns", "preserving", _stdlib_container_returns),
         ("helpers_named_like_tests", "preserving", _python(_helpers_named_like_tests)),
         ("off_by_one", "changing", _python(_off_by_one)),
         ("plus_to_minus", "changing", _operator),
@@ -484,5 +578,7 @@ def relations(verifier: object) -> list[Relation]:
         ("shadow_test_names", "dressing", _shadowed),
         ("shadow_builtins", "dressing", _builtins_shadowed),
         ("answer_key_read", "dressing", _answer_key_read),
+        ("hash_flood", "dressing", _hash_flood),
+        ("long_runs", "dressing", _long_runs),
     ]
     return [Relation(f"code/{name}", kind, text_rewrite(change)) for name, kind, change in table]

@@ -64,9 +64,11 @@ def _tokens(got: str, want: str, tol: float) -> bool:
     return _split(got) == _split(want)
 
 
-_NUMERAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
-"""A number as a judge in C reads one: no `3_0`, no non-ASCII digits (Python's `float`
-accepts both)."""
+_NUMERAL = re.compile(r"[+-]?(?:\d++(?:\.\d*+)?+|\.\d++)(?:[eE][+-]?\d++)?+", re.ASCII)
+r"""A number as a judge in C reads one: no `3_0`, no non-ASCII digits (Python's `float`
+accepts both). Possessive (``++``): a run of digits followed by a letter fails at once;
+``\d+\.?\d*`` tried every split of the run, quadratic in its length (12,000 digits and an
+``x`` held the scoring process 6.8 s; 1 MiB of output, hours; red team rtcode8)."""
 
 
 def _number(token: str) -> float | None:

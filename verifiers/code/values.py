@@ -2,7 +2,9 @@
 
 A candidate's return value crosses from its jail to the judge (or to the scoring process)
 as data, never as an object: only exact builtin types encode (``type(v) is int``, not a
-subclass), so no `__eq__` the candidate wrote ever runs on the trusted side. The decoder
+subclass), so no `__eq__` the candidate wrote ever runs on the trusted side. A numpy
+scalar, the stdlib's ``Counter``, ``OrderedDict`` and ``defaultdict``, and named tuples
+cross as the builtin value they hold (``item()``, the dict's or tuple's own storage). The decoder
 rebuilds fresh builtin objects and checks sizes and depth as it goes.
 
 This module is stdlib-only and self-contained: its source is also shipped into the jail.
@@ -16,13 +18,28 @@ This module is stdlib-only and self-contained: its source is also shipped into t
 from __future__ import annotations
 
 import base64
+import collections
 import math
 from typing import Any
 
-__all__ = ["DecodeError", "EncodeError", "decode", "encode", "exact_equal", "excerpt"]
+__all__ = [
+    "DecodeError",
+    "EncodeError",
+    "decode",
+    "encode",
+    "exact_equal",
+    "excerpt",
+    "refuse_hash_flood",
+]
 
 MAX_DEPTH = 64
 MAX_NODES = 1_000_000
+MAX_SAME_HASH = 32
+"""The most distinct members of one set, or keys of one dict, that may share a hash. Python
+hashes an int n as n mod 2**61 - 1, so a program can send any number of distinct ints of
+one hash, and a table of N of them costs N**2 / 2 probes to build: 20,000 took 5.6 s here,
+and a 16 MiB reply holds about 500,000 (hours of the scoring process, which has no limit of
+its own; red team rtcode8). No value a program computes honestly comes near 32."""
 
 
 class EncodeError(ValueError):
@@ -63,15 +80,42 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
         return ["y", base64.b64encode(v).decode()]
     if _is_numpy_scalar(t):
         return _enc(v.item(), depth + 1, budget)
+    if any(t is m for m in _STDLIB_MAPPINGS):
+        return _enc_items(dict.items(v), depth, budget)
+    if _is_named_tuple(t):
+        return ["t", [_enc(x, depth + 1, budget) for x in tuple.__iter__(v)]]
     tag = _CONTAINER_TAGS.get(t)
     if tag is not None:
         return [tag, [_enc(x, depth + 1, budget) for x in v]]
     if t is dict:
-        return [
-            "d",
-            [[_enc(k, depth + 1, budget), _enc(x, depth + 1, budget)] for k, x in v.items()],
-        ]
+        return _enc_items(v.items(), depth, budget)
     raise EncodeError(f"cannot pass a {t.__module__}.{t.__qualname__} across the sandbox")
+
+
+def _enc_items(items: Any, depth: int, budget: list[int]) -> Any:
+    return ["d", [[_enc(k, depth + 1, budget), _enc(x, depth + 1, budget)] for k, x in items]]
+
+
+_STDLIB_MAPPINGS = (collections.Counter, collections.OrderedDict, collections.defaultdict)
+"""The stdlib's dict subclasses a right program returns (MBPP's own solution to task 88
+returns a ``Counter``; its tests compare it with a dict literal, as Python's ``==``
+allows). Each crosses as the plain dict it holds, read with ``dict.items`` from the dict's
+own storage, so a patched ``items`` or ``__iter__`` claims nothing; a subclass of them is
+a class like any other and does not cross (red team rtcode8). The classes are taken when
+this module loads, before the candidate's code runs, so rebinding ``collections.Counter``
+changes nothing."""
+
+
+def _is_named_tuple(t: type) -> bool:
+    """A ``collections.namedtuple`` or ``typing.NamedTuple`` class: it crosses as the plain
+    tuple it holds, read with ``tuple.__iter__`` (the tuple's own storage, whatever its
+    class says), as tests compare it with a tuple literal (red team rtcode8). What a
+    look-alike class sends is still only the items it holds."""
+    return (
+        issubclass(t, tuple)
+        and isinstance(t.__dict__.get("_fields"), tuple)
+        and "_make" in t.__dict__
+    )
 
 
 def _is_numpy_scalar(t: type) -> bool:
@@ -122,16 +166,37 @@ def _dec(d: Any, depth: int, budget: list[int]) -> Any:
     if type(items) is not list:
         raise DecodeError("malformed container")
     if tag == "d":
-        out = {}
+        pairs = []
         for pair in items:
             if type(pair) is not list or len(pair) != 2:
                 raise DecodeError("malformed dict item")
-            out[_dec(pair[0], depth + 1, budget)] = _dec(pair[1], depth + 1, budget)
-        return out
+            pairs.append((_dec(pair[0], depth + 1, budget), _dec(pair[1], depth + 1, budget)))
+        refuse_hash_flood(k for k, _ in pairs)
+        return dict(pairs)
     kind = {"l": list, "t": tuple, "e": set, "z": frozenset}.get(tag)
     if kind is None:
         raise DecodeError(f"unknown tag {tag[:20]!r}")
-    return kind(_dec(x, depth + 1, budget) for x in items)
+    members = [_dec(x, depth + 1, budget) for x in items]
+    if kind is set or kind is frozenset:
+        refuse_hash_flood(members)
+    return kind(members)
+
+
+def refuse_hash_flood(members: Any) -> None:
+    """Raise DecodeError when more than `MAX_SAME_HASH` distinct `members` share one hash,
+    before anything builds a hash table of them; linear (a member is compared only with the
+    few of its own hash already seen). A member that cannot be hashed raises TypeError, as
+    building the table would."""
+    seen: dict[int, list[Any]] = {}  # keyed by hash values: ints that hash to themselves
+    for member in members:
+        same = seen.setdefault(hash(member), [])
+        if any(member == other for other in same):
+            continue
+        same.append(member)
+        if len(same) > MAX_SAME_HASH:
+            raise DecodeError(
+                f"more than {MAX_SAME_HASH} distinct keys share one hash (a hash flood)"
+            )
 
 
 def exact_equal(got: Any, want: Any, *, rel_tol: float = 0.0, abs_tol: float = 0.0) -> bool:
