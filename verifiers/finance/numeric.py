@@ -72,6 +72,7 @@ from rewardsmith.verifiers.finance.quantities import (
     model_text,
     negative_after,
     negative_in_words,
+    sign_words_after,
     stated_scale,
 )
 from rewardsmith.verifiers.protocol import Cost
@@ -553,11 +554,22 @@ def _refuse_doubted_conclusion(span: str, spans: list[tuple[Figure, int, int]]) 
     doubt = _DOUBT.search(sentence)
     if doubt is not None:
         raise HedgedAnswer([figure.text, doubt.group(0)])
-    for other, _, other_end in spans[:-1]:
+    last = _signed(span, figure, start, False)
+    for other, other_start, other_end in spans[:-1]:
+        gap = other_end + sign_words_after(span[other_end:])  # "289 thousand negative, or"
+        if scale_word := _SECOND_SCALE.match(span, gap):  # "[289] thousand, or": unread scale
+            gap = scale_word.end()
         joined = other_end >= opened and (
-            offered or _OR_BETWEEN.fullmatch(span, other_end, start) is not None
+            offered or _OR_BETWEEN.fullmatch(span, gap, start) is not None
         )
-        if joined and not is_year(other) and not same_quantity(other, figure):
+        # Each with the sign its words give it: "a loss of 289, or 289" offers two answers,
+        # and so does a figure of no known sign ("▲289, or 289").
+        signed = _signed(span, other, other_start, False)
+        if (
+            joined
+            and not is_year(other)
+            and (sign_unknown(other) or not same_quantity(signed, last))
+        ):
             raise HedgedAnswer([other.text, figure.text])
 
 

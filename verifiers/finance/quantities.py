@@ -56,6 +56,7 @@ __all__ = [
     "negative_after",
     "negative_in_words",
     "scale_of_word",
+    "sign_words_after",
     "stated_scale",
 ]
 
@@ -166,7 +167,7 @@ _E_NOTATION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?[eE][+-]?\d{1,3})(?![\w.])")
 
 _NEGATIVE_AFTER = re.compile(
     r"^\s*(?:lower|less|smaller|down|decrease|decline|drop|fall|reduction|loss)\b"
-    r"|^\s*[,(]?\s*negative\b",
+    r"|^\s*[,(]?\s*negative\b(?:\s*\))?",
     re.I,
 )
 
@@ -174,7 +175,14 @@ _NEGATIVE_AFTER = re.compile(
 def negative_after(after: str) -> bool:
     """Do the words just after a figure make it negative ("18.5% lower", "a 5% decline",
     "122,445 thousand (negative)")?"""
-    return bool(_NEGATIVE_AFTER.match(after[:40]))
+    return sign_words_after(after) > 0
+
+
+def sign_words_after(after: str) -> int:
+    """How many characters at the start of `after` are words that make the figure before
+    them negative (`negative_after`); 0 where there are none."""
+    found = _NEGATIVE_AFTER.match(after[:40])
+    return found.end() if found else 0
 
 
 _SHORT_FISCAL = re.compile(r"\bFY\s?['’-]?(\d{2})\b", re.I)
