@@ -445,6 +445,16 @@ def _appended(table: str) -> Callable[[str, random.Random], str | None]:
     return change
 
 
+def _second_layer(code: str, rng: random.Random) -> str | None:
+    """The script that makes the camera, then the scene rendered through a second view
+    layer with the first disabled (`exploits_render.SECOND_LAYER`): the same picture."""
+    from rewardsmith.verifiers.blender.exploits_render import SECOND_LAYER
+
+    if "scene.camera" not in code:
+        return None
+    return code + "\n" + SECOND_LAYER
+
+
 def _blender(env: Any) -> list[Relation]:
     turns = env.limits.max_turns
 
@@ -467,6 +477,13 @@ def _blender(env: Any) -> list[Relation]:
             "changing",
             _on_scripts(_appended("COLOUR_SHIFTED")),
             "exposure +3 (view, film, output)",
+        ),
+        _on(
+            env,
+            "second_layer",
+            "preserving",
+            _on_scripts(_second_layer),
+            "a second view layer renders",
         ),
         _on(
             env,

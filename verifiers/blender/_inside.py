@@ -400,10 +400,25 @@ def _follow_override(scene: Any) -> None:
     image.color_management = "FOLLOW_SCENE"
 
 
+def _saved_layer_only(scene: Any) -> None:
+    """Keep only the view layer the saved picture shows, the first one the render uses:
+    the dump and the truth renders read the context's layer, which is the first whatever
+    its ``use`` (a disabled first layer left a second, rendered one with a green material
+    override unread, and an honest second layer failed: the index render's override went
+    to the layer that does not render). No layer in use: nothing changes."""
+    used = [layer for layer in scene.view_layers if layer.use]
+    if not used:
+        return
+    for layer in list(scene.view_layers):
+        if layer != used[0]:
+            scene.view_layers.remove(layer)
+
+
 def dump_scene() -> dict[str, Any]:
     """What the open scene holds, as plain values (the record the spec is checked against)."""
-    _as_rendered()
     scene = bpy.context.scene
+    _saved_layer_only(scene)
+    _as_rendered()
     _follow_override(scene)
     depsgraph = bpy.context.evaluated_depsgraph_get()
     objects = list(scene.objects)[:1000]

@@ -63,6 +63,7 @@ _KEPT = (
     ("render", ("pixel_aspect_x", "pixel_aspect_y", "filepath")),
     ("render.image_settings", ("file_format", "color_mode", "color_depth")),
     ("cycles", ("device", "samples", "seed", "use_denoising")),
+    ("cycles", ("sample_clamp_direct", "sample_clamp_indirect")),
 )
 
 
@@ -241,11 +242,14 @@ def _neutral_view(scene: Any) -> Iterator[None]:
 @contextlib.contextmanager
 def _asked_light(scene: Any, asked: set[str] | None) -> Iterator[bool]:
     """Meanwhile only the `asked` lights light the scene (no world, every other light
-    hidden from the render); `asked` None (the task states no lights) changes nothing.
-    Yields whether anything was taken away."""
+    hidden from the render, and no sample clamp: a clamp of 0.05 took six sevenths of the
+    red cube's light); `asked` None (the task states no lights) changes nothing. Yields
+    whether anything changed."""
     if asked is None:
         yield False
         return
+    clamps = scene.cycles.sample_clamp_direct, scene.cycles.sample_clamp_indirect
+    scene.cycles.sample_clamp_direct = scene.cycles.sample_clamp_indirect = 0.0  # no clamp
     world = scene.world
     dropped = [o for o in scene.objects if o.type == "LIGHT" and o.name not in asked]
     hidden = [o.hide_render for o in dropped]
@@ -253,8 +257,9 @@ def _asked_light(scene: Any, asked: set[str] | None) -> Iterator[bool]:
         scene.world = None
         for obj in dropped:
             obj.hide_render = True
-        yield world is not None or bool(dropped)
+        yield world is not None or bool(dropped) or any(clamps)
     finally:
+        scene.cycles.sample_clamp_direct, scene.cycles.sample_clamp_indirect = clamps
         scene.world = world
         for obj, was in zip(dropped, hidden, strict=True):
             obj.hide_render = was
@@ -434,6 +439,8 @@ def index_render(shape: tuple[int, int], camera: Any) -> tuple[np.ndarray, dict[
         if obj.type == "LIGHT":
             obj.visible_camera = False  # an area light seen by the camera is not an object
     scene.camera = camera
+    scene.world = None  # a world volume would absorb or scatter the index colours
+    scene.render.use_compositing = scene.render.use_sequencer = False  # nor rewrite them
     layer.material_override = _index_material()
     scene.render.film_transparent = True
     scene.cycles.filter_width = 0.01

@@ -99,6 +99,11 @@ WORLD_MAX = 2.0**UNASKED_STOPS - 1.0
 WORLD_FLOOR = 0.2
 """World light (scene-linear, on a 0.8 white surface) always allowed, however dim the lights:
 a uniform world of radiance 0.25 (Blender's default grey world gives 0.04)."""
+DARKEN_FLOOR = 0.05
+"""Asked light (scene-linear, on a 0.8 white surface) that may always go missing: a night
+scene's dim light is not judged by the ratio. A cyan world volume (absorption 0.05) took
+all the red cube's red (0.35 of 0.35) and rendered it dark teal, a direct-light sample
+clamp of 0.05 six sevenths of its light, both at full reward (2026-12-05)."""
 GLOW_MAX = 1.0
 """Most emission (strength times brightest channel) a material may have unasked."""
 GLOW_MAX_LIT = 1.0
@@ -396,10 +401,11 @@ def _world_problem(truth: dict[str, Any], names: list[str], spec: Any) -> str | 
     lights', or None: on some object, in some channel, the world and the lights that meet
     no light spec add more than `WORLD_MAX` times the asked lights' light (`UNASKED_STOPS`
     brighter; and more than `WORLD_FLOOR`). A spec without lights asks for no light to
-    outshine."""
+    outshine. Nor may it take the asked light away: under a quarter of it left
+    (`UNASKED_STOPS` darker, and over `DARKEN_FLOOR` gone) in some channel fails too."""
     if not spec.lights:
         return None
-    found = []
+    found, taken = [], []
     for name in names:
         split = _light_at(truth, [name])
         if split is None:
@@ -409,15 +415,25 @@ def _world_problem(truth: dict[str, Any], names: list[str], spec: Any) -> str | 
             extra, own = everything[c] - lights[c], lights[c]
             if extra > WORLD_FLOOR and extra > WORLD_MAX * own:
                 found.append((extra / max(own, 1e-6), name, "RGB"[c]))
-    if not found:
-        return None
-    times, name, channel = max(found)
-    return (
-        f"light the task does not ask for (the world, lights no spec states) lights "
-        f"{name!r} {times:.1f} times as much as the asked lights ({channel}; at most "
-        f"{WORLD_MAX:g}, {UNASKED_STOPS:g} stops brighter): it washes out or tints the "
-        "asked colours"
-    )
+            if -extra > DARKEN_FLOOR and everything[c] * 2.0**UNASKED_STOPS < own:
+                taken.append((everything[c] / max(own, 1e-6), name, "RGB"[c]))
+    if found:
+        times, name, channel = max(found)
+        return (
+            f"light the task does not ask for (the world, lights no spec states) lights "
+            f"{name!r} {times:.1f} times as much as the asked lights ({channel}; at most "
+            f"{WORLD_MAX:g}, {UNASKED_STOPS:g} stops brighter): it washes out or tints the "
+            "asked colours"
+        )
+    if taken:
+        share, name, channel = min(taken)
+        return (
+            f"what the task does not ask for (a world volume, a sample clamp) leaves {name!r} "
+            f"{share:.2f} of the asked lights' light ({channel}; at least "
+            f"{2.0**-UNASKED_STOPS:g}, {UNASKED_STOPS:g} stops darker): it tints or darkens "
+            "the asked colours"
+        )
+    return None
 
 
 def _outshone(

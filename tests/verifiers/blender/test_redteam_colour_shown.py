@@ -7,8 +7,10 @@ white-surface light split dropped every emitting surface, and the override bypas
 scene's view. Now the truth render compares each object's colour with Blender's default
 view of the same render (`truth.view_shift`), lights its reference with the lights that
 meet the spec alone (every other light, the world and unasked glowing surfaces are unasked
-light, at most `UNASKED_STOPS` brighter per object), lets the view's exposure and film
-exposure together move the light as much, and reads the override as the view."""
+light, at most `UNASKED_STOPS` brighter per object, nor may a world volume or a sample
+clamp take the asked light away by as much), lets the view's exposure and film exposure
+together move the light as much, reads the override as the view, and keeps only the view
+layer the saved picture shows."""
 
 from __future__ import annotations
 
@@ -45,6 +47,18 @@ _GLOW = (  # a plane beside the cube whose surface is an Emission shader
     "t.links.new(e.outputs[0], out.inputs['Surface'])\n"
     "p.data.materials.append(m); p.rotation_euler = (0.8, 0, 0.8); p.visible_camera = {}\n"
 )
+_FOG = (
+    "w = bpy.data.worlds.new('Haze'); bpy.context.scene.world = w; w.use_nodes = True\n"
+    "a = w.node_tree.nodes.new('ShaderNodeVolumeAbsorption')\n"
+    "a.inputs['Color'].default_value = (0.1, 1, 1, 1); a.inputs['Density'].default_value = 0.05\n"
+    "w.node_tree.links.new(a.outputs[0], w.node_tree.nodes['World Output'].inputs['Volume'])\n"
+)
+_LAYER = "s = bpy.context.scene; second = s.view_layers.new('L2'); s.view_layers[0].use = False\n"
+_GREEN = (
+    "g = bpy.data.materials.new('G'); g.use_nodes = True\n"
+    "g.node_tree.nodes['Principled BSDF'].inputs['Base Color'].default_value = (0, 1, 0, 1)\n"
+    "second.material_override = g\n"
+)
 _SUN = (
     "d = bpy.data.lights.new('Sun2', 'SUN'); d.energy = 3.0\n"
     "o = bpy.data.objects.new('Sun2', d); bpy.context.scene.collection.objects.link(o)\n"
@@ -62,12 +76,17 @@ TRICKS = {  # (task, code after the right scene): the materials stage must fall
     "view_exposure_3_blue_ball": ("blue_ball", _VIEW + "v.exposure = 3.0"),  # dark, stops
     "flood_3000": ("red_cube", _LAMP.format(3000)),
     "glowing_plane_unseen": ("red_cube", _GLOW.format(50.0, False)),
+    "cyan_world_volume": ("red_cube", _FOG),  # takes the red away: dark teal
+    "sample_clamp_0.05": ("red_cube", "bpy.context.scene.cycles.sample_clamp_direct = 0.05"),
+    "override_on_the_rendered_layer": ("red_cube", _LAYER + _GREEN),
 }
 HONEST = {  # full marks
     "second_sun_like_the_first": ("red_cube", _SUN),  # one stop of unasked light
     "display_p3": ("red_cube", _DISPLAY + "'Display P3'"),
     "output_override_standard": ("dice_row", _OUTPUT + _STANDARD),
     "faint_glowing_plane": ("red_cube", _GLOW.format(1.0, True)),
+    "a_second_view_layer_renders": ("dice_row", _LAYER),
+    "sample_clamp_10": ("dice_row", "bpy.context.scene.cycles.sample_clamp_indirect = 10.0"),
 }  # fmt: skip
 
 needs_blender = pytest.mark.skipif(
