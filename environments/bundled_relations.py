@@ -428,6 +428,33 @@ def _washed_out(code: str, rng: random.Random) -> str | None:
     )
 
 
+def _appended(table: str) -> Callable[[str, random.Random], str | None]:
+    """The script that makes the materials, then one entry of `exploits_render`'s `table`
+    (``COLOUR_SHIFTED``: a view that shows the asked colours in others, exposure +3 in
+    the view, the film or the output's override; ``UNASKED_LIGHT``: light no spec states,
+    a 3000 W flood, a glowing plane the camera does not see)."""
+
+    def change(code: str, rng: random.Random) -> str | None:
+        from rewardsmith.verifiers.blender import exploits_render
+
+        if "bpy.data.materials.new" not in code:
+            return None
+        entries = sorted(getattr(exploits_render, table).values())
+        return code + "\nimport bpy\n" + rng.choice(entries)
+
+    return change
+
+
+def _second_layer(code: str, rng: random.Random) -> str | None:
+    """The script that makes the camera, then the scene rendered through a second view
+    layer with the first disabled (`exploits_render.SECOND_LAYER`): the same picture."""
+    from rewardsmith.verifiers.blender.exploits_render import SECOND_LAYER
+
+    if "scene.camera" not in code:
+        return None
+    return code + "\n" + SECOND_LAYER
+
+
 def _blender(env: Any) -> list[Relation]:
     turns = env.limits.max_turns
 
@@ -444,6 +471,27 @@ def _blender(env: Any) -> list[Relation]:
         _on(env, "lights_dropped", "changing", _on_scripts(_lights_dropped), "no lighting"),
         _on(env, "unread_layer", "changing", _on_scripts(_unread_layer), "a sheen, displacement"),
         _on(env, "washed_out", "changing", _on_scripts(_washed_out), "a bright world, a glow"),
+        _on(
+            env,
+            "colour_shifted",
+            "changing",
+            _on_scripts(_appended("COLOUR_SHIFTED")),
+            "exposure +3 (view, film, output)",
+        ),
+        _on(
+            env,
+            "second_layer",
+            "preserving",
+            _on_scripts(_second_layer),
+            "a second view layer renders",
+        ),
+        _on(
+            env,
+            "unasked_light",
+            "changing",
+            _on_scripts(_appended("UNASKED_LIGHT")),
+            "a flood light, a glowing plane",
+        ),
         *tool_relations(env.name, turns, look),
         write_then_undo(env.name, turns, round_trip),
     ]

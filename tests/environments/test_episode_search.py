@@ -292,15 +292,40 @@ def test_a_material_layer_the_dump_does_not_read_loses_the_blender_reward() -> N
 
 @pytest.mark.blender
 @pytest.mark.sandbox
-def test_colours_washed_out_lose_the_blender_reward() -> None:
-    """`blender_scene/washed_out`: the expert's scene under a white world at strength 5 or
-    a green one at 3, a white emission of 1, or the greyscale look earned the expert's full
-    return under the blown-out ceiling before the truth render split the world's light from
-    the lights' (`_truth.light_split`) and read the view's colour management."""
+def test_a_second_view_layer_keeps_the_blender_reward() -> None:
+    """`blender_scene/second_layer`: the expert's scene rendered through a second view
+    layer, the first disabled, earned 0.25 (the truth render's overrides went to the
+    layer that does not render) until the inspection kept only the layer the picture
+    shows (rtblend4)."""
     pytest.importorskip("bpy")
     env = make_environment("blender_scene")
     try:
-        relation = {r.name: r for r in relations_for_environment(env)}["blender_scene/washed_out"]
+        relation = {r.name: r for r in relations_for_environment(env)}["blender_scene/second_layer"]
+        task = bundled_tasks("blender_scene", 1)[0]
+        actions = POLICIES["blender_scene"].expert(task) or []
+        made = relation(episode_sample(env.name, task, actions, "expert"), 0)
+        assert made is not None
+        assert play(env, task, actions_of(made)) == play(env, task, actions)
+    finally:
+        env.close()
+
+
+@pytest.mark.blender
+@pytest.mark.sandbox
+@pytest.mark.parametrize("name", ["washed_out", "colour_shifted", "unasked_light"])
+def test_colours_washed_out_lose_the_blender_reward(name: str) -> None:
+    """`blender_scene/washed_out`: the expert's scene under a white world at strength 5 or
+    a green one at 3, a white emission of 1, or the greyscale look earned the expert's full
+    return under the blown-out ceiling before the truth render split the world's light from
+    the lights' (`_truth.light_split`) and read the view's colour management.
+    `blender_scene/colour_shifted` (exposure +3 in the view, the film or the output's
+    override) and `blender_scene/unasked_light` (a 3000 W flood, an unseen glowing plane)
+    earned it too before the truth render compared the colours with the default view's and
+    split the light the spec's lights give from all the rest (rtblend4)."""
+    pytest.importorskip("bpy")
+    env = make_environment("blender_scene")
+    try:
+        relation = {r.name: r for r in relations_for_environment(env)}[f"blender_scene/{name}"]
         task = bundled_tasks("blender_scene", 1)[0]
         actions = POLICIES["blender_scene"].expert(task) or []
         expert = play(env, task, actions)

@@ -21,6 +21,7 @@ dump: whatever the saved file holds is the scene that is judged.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -34,6 +35,7 @@ from mathutils import Vector
 
 from rewardsmith.verifiers.blender._truth import (
     as_read_renders,
+    default_view_render,
     index_render,
     light_split,
     luminance_render,
@@ -372,10 +374,52 @@ def _surface_shader(tree: Any) -> tuple[Any, str]:
     return node, "Principled BSDF"
 
 
+_VIEW_KEYS = (
+    "view_transform", "look", "exposure", "gamma", "use_curve_mapping", "use_white_balance",
+    "white_balance_temperature", "white_balance_tint",
+)  # fmt: skip
+
+
+def _follow_override(scene: Any) -> None:
+    """An output colour-management override (``image_settings.color_management``) is the
+    view the saved picture goes through: made the scene's own, so the render settings read
+    it and every truth render (the object-index one above all) controls it. Otherwise an
+    override at exposure +3 saved a salmon cube that the scene's view never showed."""
+    image = scene.render.image_settings
+    if getattr(image, "color_management", "FOLLOW_SCENE") != "OVERRIDE":
+        return
+    view, own = image.view_settings, scene.view_settings
+    with contextlib.suppress(TypeError, ValueError):
+        scene.display_settings.display_device = image.display_settings.display_device
+    for key in _VIEW_KEYS:
+        with contextlib.suppress(TypeError, ValueError, AttributeError):
+            setattr(own, key, getattr(view, key))
+    for key in ("black_level", "white_level"):
+        setattr(own.curve_mapping, key, getattr(view.curve_mapping, key))
+    own.curve_mapping.update()
+    image.color_management = "FOLLOW_SCENE"
+
+
+def _saved_layer_only(scene: Any) -> None:
+    """Keep only the view layer the saved picture shows, the first one the render uses:
+    the dump and the truth renders read the context's layer, which is the first whatever
+    its ``use`` (a disabled first layer left a second, rendered one with a green material
+    override unread, and an honest second layer failed: the index render's override went
+    to the layer that does not render). No layer in use: nothing changes."""
+    used = [layer for layer in scene.view_layers if layer.use]
+    if not used:
+        return
+    for layer in list(scene.view_layers):
+        if layer != used[0]:
+            scene.view_layers.remove(layer)
+
+
 def dump_scene() -> dict[str, Any]:
     """What the open scene holds, as plain values (the record the spec is checked against)."""
-    _as_rendered()
     scene = bpy.context.scene
+    _saved_layer_only(scene)
+    _as_rendered()
+    _follow_override(scene)
     depsgraph = bpy.context.evaluated_depsgraph_get()
     objects = list(scene.objects)[:1000]
     shown = _shown_collections(bpy.context.view_layer)
@@ -452,6 +496,7 @@ def inspect_blends(
     views: str = "[]",
     truth_size_px: int = 48,
     truth_samples: int = 4,
+    asked: str = "null",
 ) -> None:
     """Dump each ``step_<k>.blend`` to ``scene.json``; render the last when asked (from
     the scene camera, and from each of `views`, a JSON list of {location, look_at})."""
@@ -471,20 +516,41 @@ def inspect_blends(
     scene = bpy.context.scene
     camera, shape = scene.camera, truth_size(scene, truth_size_px)
     seen = final is not None and camera is not None and camera.type == "CAMERA" and truth_size_px
+    wanted = json.loads(asked) or {}
+    lit = _asked_lights(final, wanted) if seen and final is not None else None
+    task = set(wanted.get("objects") or ())
     luminance = luminance_render(shape, truth_samples) if seen else None
     colours = as_read_renders(shape, truth_samples) if seen else None
-    light = light_split(shape, truth_samples) if seen else None
+    light = light_split(shape, truth_samples, lit, task) if seen else None
+    reference = default_view_render(shape, truth_samples) if seen else None
+    if reference is None and colours is not None:
+        reference = colours[0]  # the scene's view is the default: the same picture
     if preview_size and final is not None:
         rendered = _preview(preview_size, preview_samples, "/box/preview.png")
         _render_views(json.loads(views), preview_size, preview_samples)
     if luminance is not None and final is not None:
         final["truth"] = truth_stats(
-            luminance, *index_render(shape, camera), colours, light
+            luminance, *index_render(shape, camera), colours, light, reference
         )  # last
     with open("/box/scene.json", "w", encoding="utf-8") as handle:
         # NaN coordinates (a hostile scene can hold them) go out as NaN tokens, which the
         # trusted side reads and fails every comparison on.
         json.dump({"steps": dumps, "preview": rendered}, handle)
+
+
+def _asked_lights(dump: dict[str, Any], asked: dict[str, Any] | None) -> set[str] | None:
+    """Names of the scene's lights the task asks for (`check.asked_lights`, the checks'
+    own matching), or None where the spec states no lights: the truth render's light split
+    lights its reference with these alone."""
+    if not asked or not asked.get("lights"):
+        return None
+    from rewardsmith.verifiers.blender.check import asked_lights
+    from rewardsmith.verifiers.blender.spec import LightSpec, Tolerances
+
+    specs = [LightSpec.model_validate(s) for s in asked["lights"]]
+    tol = Tolerances.model_validate(asked.get("tolerances") or {})
+    lights = list(dump.get("lights", []))
+    return {lights[k]["name"] for k in asked_lights(lights, specs, tol)}
 
 
 def export_mesh(path: str = "/box/out.stl") -> None:

@@ -19,9 +19,13 @@ device are ours:
    The index render comes last because it changes the scene; the luminance render puts
    back what it changed, so a preview rendered after it sees the scene as saved.
 3. **light split**: white diffuse surfaces again, written scene-linear (Raw, no look,
-   curves or white balance, exposure `LINEAR_STOPS`), once as the scene is and once with
-   its world taken away: what the world adds where each object is, apart from the lights
-   (a spec states lights, never a world), whatever the world's node tree.
+   curves or white balance, exposure `LINEAR_STOPS`), once as the scene is (objects the
+   spec does not name keep their own materials: a glowing one is a light) and once lit by
+   the asked lights alone (those that meet the spec's light specs; no world, no other
+   light): what the light nobody asked for adds where each object is, whatever its node
+   trees.
+4. **default view**: the scene as it is through Blender's default colour management (AgX,
+   no look, exposure 0, gamma 1, film exposure 1): the colours its view should show.
 
 `truth_stats` gives per object the pixels that show it and their mean display luminance
 (with the colour renders and the light split, their mean colour and light), and the mean
@@ -44,6 +48,7 @@ from rewardsmith.verifiers.blender._view import PRINCIPLED_INPUTS
 
 __all__ = [
     "as_read_renders",
+    "default_view_render",
     "index_render",
     "light_split",
     "luminance_render",
@@ -58,6 +63,7 @@ _KEPT = (
     ("render", ("pixel_aspect_x", "pixel_aspect_y", "filepath")),
     ("render.image_settings", ("file_format", "color_mode", "color_depth")),
     ("cycles", ("device", "samples", "seed", "use_denoising")),
+    ("cycles", ("sample_clamp_direct", "sample_clamp_indirect")),
 )
 
 
@@ -233,32 +239,158 @@ def _neutral_view(scene: Any) -> Iterator[None]:
         scene.cycles.film_exposure, r.use_compositing, r.use_sequencer = kept[7:]
 
 
-def light_split(shape: tuple[int, int], samples: int) -> tuple[np.ndarray, np.ndarray]:
+@contextlib.contextmanager
+def _asked_light(scene: Any, asked: set[str] | None) -> Iterator[bool]:
+    """Meanwhile only the `asked` lights light the scene (no world, every other light
+    hidden from the render, and no sample clamp: a clamp of 0.05 took six sevenths of the
+    red cube's light); `asked` None (the task states no lights) changes nothing. Yields
+    whether anything changed."""
+    if asked is None:
+        yield False
+        return
+    clamps = scene.cycles.sample_clamp_direct, scene.cycles.sample_clamp_indirect
+    scene.cycles.sample_clamp_direct = scene.cycles.sample_clamp_indirect = 0.0  # no clamp
+    world = scene.world
+    dropped = [o for o in scene.objects if o.type == "LIGHT" and o.name not in asked]
+    hidden = [o.hide_render for o in dropped]
+    try:
+        scene.world = None
+        for obj in dropped:
+            obj.hide_render = True
+        yield world is not None or bool(dropped) or any(clamps)
+    finally:
+        scene.cycles.sample_clamp_direct, scene.cycles.sample_clamp_indirect = clamps
+        scene.world = world
+        for obj, was in zip(dropped, hidden, strict=True):
+            obj.hide_render = was
+
+
+@contextlib.contextmanager
+def _white_task_objects(scene: Any, task: set[str], white: Any) -> Iterator[None]:
+    """Meanwhile the `task` objects' material slots hold `white` (linked to the object, so
+    a shared mesh is untouched) and every other object keeps its own materials: an
+    unasked surface that emits (a glowing plane the camera does not see) lights them."""
+    slots = [s for o in scene.objects if o.name in task for s in getattr(o, "material_slots", ())]
+    kept = []
+    try:
+        for slot in slots:
+            link = slot.link
+            slot.link = "OBJECT"
+            kept.append((slot, link, slot.material))
+            slot.material = white
+        yield
+    finally:
+        for slot, link, material in kept:
+            slot.material = material
+            slot.link = link
+
+
+def light_split(
+    shape: tuple[int, int],
+    samples: int,
+    asked: set[str] | None = None,
+    task: set[str] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """(scene-linear RGB (h, w, 3) of white diffuse surfaces lit by everything in the
-    scene, the same with the world taken away): what the world adds is the light nobody
-    states (a scene spec lists lights, never a world), measured apart from the lights
-    whatever its node tree; the scene's own colour management is left out (it is judged
-    as a render setting). A scene without a world is rendered once. Settings put back
-    after."""
+    scene, the same lit by the `asked` lights alone, those that meet the spec's lights):
+    what the world and every other light add is the light nobody asked for (a scene spec
+    lists lights, never a world), measured apart from the asked lights whatever its node
+    tree; the scene's own colour management is left out (it is judged as a render setting).
+    `asked` None (the spec states no lights) takes only the world away. With the `task`
+    objects named, everything else keeps its own materials in the first render (an unasked
+    surface that glows is light nobody asked for too; the second has white everywhere). A
+    scene with nothing unasked is rendered once. Settings put back after."""
     scene, layer = bpy.context.scene, bpy.context.view_layer
     kept, override, world = _snapshot(scene), layer.material_override, scene.world
     gain = 2.0**-LINEAR_STOPS
     try:
         _setup(scene, shape, samples)
         scene.render.image_settings.color_depth = "16"
-        layer.material_override = _white()
+        white = _white()
+        others = [o.name for o in scene.objects if o.type not in ("LIGHT", "CAMERA")]
+        task = task if task and any(n not in task for n in others) else None
         with _neutral_view(scene):
-            everything = _render_png(scene)[..., :3] * gain
-            lights = everything  # no world: one render (the inspection's time is shared)
-            if world is not None:
+            if task:
+                layer.material_override = None
+                with _white_task_objects(scene, task, white):
+                    everything = _render_png(scene)[..., :3] * gain
+            layer.material_override = white
+            if not task:
+                everything = _render_png(scene)[..., :3] * gain
+            lights = everything  # nothing unasked: one render (the inspection's time is shared)
+            if task:
+                with _asked_light(scene, asked):
+                    lights = _render_png(scene)[..., :3] * gain
+            elif asked is None and world is not None:
                 scene.world = None
                 lights = _render_png(scene)[..., :3] * gain
+            elif asked is not None:
+                with _asked_light(scene, asked) as changed:
+                    if changed:
+                        lights = _render_png(scene)[..., :3] * gain
     finally:
         scene.world = world
         for owner, name, value in kept:
             setattr(owner, name, value)
         layer.material_override = override
     return everything, lights
+
+
+@contextlib.contextmanager
+def _default_view(scene: Any) -> Iterator[None]:
+    """Meanwhile the scene's colour management is Blender's default (AgX, no look, exposure
+    0, gamma 1, no curves or white balance, film exposure 1, no compositor or sequencer)."""
+    view, display, r = scene.view_settings, scene.display_settings, scene.render
+    kept = (
+        display.display_device, view.view_transform, view.look, view.exposure, view.gamma,
+        view.use_curve_mapping, view.use_white_balance, scene.cycles.film_exposure,
+        r.use_compositing, r.use_sequencer,
+    )  # fmt: skip
+    try:
+        display.display_device = "sRGB"
+        view.view_transform, view.look = "AgX", "None"
+        view.exposure, view.gamma = 0.0, 1.0
+        view.use_curve_mapping = view.use_white_balance = False
+        scene.cycles.film_exposure = 1.0
+        r.use_compositing = r.use_sequencer = False
+        yield
+    finally:
+        display.display_device, view.view_transform, view.look = kept[:3]
+        view.exposure, view.gamma, view.use_curve_mapping, view.use_white_balance = kept[3:7]
+        scene.cycles.film_exposure, r.use_compositing, r.use_sequencer = kept[7:]
+
+
+def _is_default_view(scene: Any) -> bool:
+    view, r = scene.view_settings, scene.render
+    return (
+        scene.display_settings.display_device == "sRGB"
+        and (view.view_transform, view.look) == ("AgX", "None")
+        and (view.exposure, view.gamma, scene.cycles.film_exposure) == (0.0, 1.0, 1.0)
+        and not (view.use_curve_mapping or view.use_white_balance)
+        and not (r.use_compositing and getattr(scene, "compositing_node_group", None))
+        and not (r.use_sequencer and scene.sequence_editor is not None)
+    )
+
+
+def default_view_render(shape: tuple[int, int], samples: int) -> np.ndarray | None:
+    """Display RGB (h, w, 3) of the scene as it is (its materials, lights and world) shown
+    through Blender's default colour management: the colours the asked materials take
+    under the scene's light. What the render shows may differ from it in brightness (an
+    exposure of a stop, a Standard or Filmic view), not in colour: a view that turns the
+    asked red salmon (exposure +3, film exposure 8, a gamma) fails (`truth.py`). None
+    where the scene's view is the default (the as-read renders' first picture is it)."""
+    scene = bpy.context.scene
+    if _is_default_view(scene):
+        return None
+    kept = _snapshot(scene)
+    try:
+        _setup(scene, shape, samples)
+        scene.render.image_settings.color_depth = "16"
+        with _default_view(scene):
+            return _render_png(scene)[..., :3]
+    finally:
+        for owner, name, value in kept:
+            setattr(owner, name, value)
 
 
 def _index_material() -> Any:
@@ -307,6 +439,8 @@ def index_render(shape: tuple[int, int], camera: Any) -> tuple[np.ndarray, dict[
         if obj.type == "LIGHT":
             obj.visible_camera = False  # an area light seen by the camera is not an object
     scene.camera = camera
+    scene.world = None  # a world volume would absorb or scatter the index colours
+    scene.render.use_compositing = scene.render.use_sequencer = False  # nor rewrite them
     layer.material_override = _index_material()
     scene.render.film_transparent = True
     scene.cycles.filter_width = 0.01
@@ -328,6 +462,7 @@ def truth_stats(
     names: dict[int, str],
     colours: tuple[np.ndarray, np.ndarray] | None = None,
     light: tuple[np.ndarray, np.ndarray] | None = None,
+    default_view: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Per-object pixels and mean luminance (and, with `colours` from `as_read_renders`,
     mean display RGB as rendered and as read; with `light` from `light_split`, the mean
@@ -353,6 +488,10 @@ def truth_stats(
                         key: [round(float(c), 6) for c in rgb[mask].mean(axis=0)]
                         for key, rgb in zip(("all", "lights"), light, strict=True)
                     }
+                if default_view is not None and default_view.shape[:2] == index.shape:
+                    found["colour_default_view"] = [
+                        round(float(c), 6) for c in default_view[mask].mean(axis=0)
+                    ]
                 objects[names[int(value)]] = found
     return {
         "size": [width, height],

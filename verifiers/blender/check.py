@@ -38,7 +38,7 @@ from typing import Any
 from rewardsmith.verifiers.blender.spec import CameraSpec, LightSpec, SceneSpec, Tolerances
 from rewardsmith.verifiers.blender.truth import gate_on_truth, material_problem, render_problems
 
-__all__ = ["STAGES", "Check", "check_scene", "stage_scores"]
+__all__ = ["STAGES", "Check", "asked_lights", "check_scene", "matched_lights", "stage_scores"]
 
 STAGES = ("geometry", "materials", "lighting", "render")
 
@@ -219,14 +219,59 @@ def _towards(origin: Any, target: Sequence[float]) -> list[float]:
         return [0.0, 0.0, 0.0]
 
 
+def matched_lights(
+    lights: Sequence[dict[str, Any]], specs: Sequence[LightSpec], tol: Tolerances
+) -> list[int | None]:
+    """For each light spec in order, the index of the light that meets it (each light meets
+    at most one spec: the first free one that matches), or None. The truth render in the
+    Blender child uses the same matching to light its reference with the asked lights."""
+    found: list[int | None] = []
+    used: set[int] = set()
+    for spec in specs:
+        free = [k for k in range(len(lights)) if k not in used]
+        match = next((k for k in free if not _light_matches(lights[k], spec, tol)), None)
+        if match is not None:
+            used.add(match)
+        found.append(match)
+    return found
+
+
+def asked_lights(
+    lights: Sequence[dict[str, Any]], specs: Sequence[LightSpec], tol: Tolerances
+) -> list[int]:
+    """Indices of the lights the task asks for: each that meets a light spec
+    (`matched_lights`) and, for a spec none meets, the first other light of its type (a
+    sun turned the wrong way is still the asked sun: its light check fails, and its light
+    is not light nobody asked for). The truth render's light split lights its reference
+    with these alone.
+
+        >>> sun = {"name": "Sun", "type": "SUN", "energy": 3.0, "color": [1, 1, 1]}
+        >>> flood = {"name": "Flood", "type": "AREA", "energy": 3000.0, "color": [1, 1, 1]}
+        >>> asked_lights([flood, sun], [LightSpec(type="SUN", energy=3.0)], Tolerances())
+        [1]
+        >>> asked_lights([flood, sun], [LightSpec(type="SUN", energy=9.0)], Tolerances())
+        [1]
+    """
+    matched = matched_lights(lights, specs, tol)
+    found = [k for k in matched if k is not None]
+    for spec, match in zip(specs, matched, strict=True):
+        if match is not None:
+            continue
+        kind = (spec.type or "").upper()
+        free = [k for k in range(len(lights)) if k not in found]
+        near = next((k for k in free if not kind or lights[k].get("type") == kind), None)
+        if near is not None:
+            found.append(near)
+    return sorted(found)
+
+
 def _light_checks(
     lights: list[dict[str, Any]], specs: list[LightSpec], tol: Tolerances
 ) -> list[Check]:
     checks, used = [], set()
-    for i, spec in enumerate(specs):
+    for i, (spec, match) in enumerate(zip(specs, matched_lights(lights, specs, tol), strict=True)):
         wanted = spec.model_dump(exclude_none=True)
         free = [k for k in range(len(lights)) if k not in used]
-        match = next((k for k in free if not _light_matches(lights[k], spec, tol)), None)
         if match is not None:
             used.add(match)
             checks.append(

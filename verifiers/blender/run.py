@@ -48,6 +48,7 @@ def run_scripts(
     preview_samples: int = 16,
     views: list[dict[str, Any]] | None = None,
     truth_size: int = 48,
+    asked: dict[str, Any] | None = None,
 ) -> BlenderRun:
     """Phase 1 then (when it succeeded) phase 2; see the module docstring. `truth_size` 0
     leaves the truth render out (for the benchmark that measures its cost only)."""
@@ -68,7 +69,7 @@ def run_scripts(
     inspect = run_python(
         "from rewardsmith.verifiers.blender._inside import inspect_blends\n"
         f"inspect_blends({n}, {int(preview_size)}, {int(preview_samples)}, "
-        f"{json.dumps(views)!r}, {int(truth_size)})",
+        f"{json.dumps(views)!r}, {int(truth_size)}, asked={json.dumps(asked)!r})",
         readonly_files=dict(build.files),
         limits=limits,
         collect=("scene.json", "preview.png", *view_files) if preview_size else ("scene.json",),

@@ -115,7 +115,12 @@ class BlenderScene:
             else []
         )
         limits = Limits(wall_s=self.wall_s, cpu_s=self.wall_s, memory_bytes=self.memory_bytes)
-        outcome = run_scripts(scripts, limits, size, samples, views)
+        asked = {  # the truth render's light split: the lights that meet these are asked
+            "lights": [light.model_dump(exclude_none=True) for light in spec.lights],
+            "tolerances": spec.tolerances.model_dump(),
+            "objects": sorted(spec.objects),
+        }
+        outcome = run_scripts(scripts, limits, size, samples, views, asked=asked)
         return self._judge(outcome, spec, base)
 
     def _input_problem(self, scripts: list[str]) -> str | None:

@@ -11,11 +11,13 @@ object-index render) says what does. From its statistics and the dump:
   a pin-prick cone) fails every lighting check, whatever the lights' values, and so does a
   blown-out one (a world 50 times a sky, lights 1000 times the task's), which fails every
   material check too: no colour survives it (a red cube renders white);
-- **lighting and materials**: in no channel may the world add more than `WORLD_MAX` times
-  the scene's lights' light on white surfaces where the task's objects are (the light
-  split, scene-linear; `WORLD_FLOOR` always allowed, and anything where the spec states
-  no lights): under `LIT_MAX`, a white world at strength 5 left the red cube pale pink
-  and a green one turned it yellow-brown;
+- **lighting and materials**: on no task object, in no channel, may the light the task
+  does not ask for (the world, every light that meets no light spec, the surfaces of
+  objects the spec does not name) add more than `WORLD_MAX` times the asked lights' light
+  on white surfaces (the light split, scene-linear, `UNASKED_STOPS` brighter;
+  `WORLD_FLOOR` always allowed, and anything where the spec states no lights): under
+  `LIT_MAX`, a white world at strength 5 left the red cube pale pink, a green one turned
+  it yellow-brown, a 3000 W flood light beside it or an unseen glowing plane salmon;
 - **camera**: at least one pixel must show one of the task's objects (a camera aimed right
   whose picture holds none of them: crop border, clipping, shift, a 0.5 mm sensor looking
   past them) fails every camera check;
@@ -29,6 +31,12 @@ object-index render) says what does. From its statistics and the dump:
   the dump reads it (`_truth.as_read_renders`): what the checks never read (a sheen, a
   displacement) must not change what renders; so does one whose unasked emission is over
   `GLOW_MAX_LIT` times the light its objects get (the surface shows its own light), and
+  one whose objects the scene's view shows in other colours than Blender's default view
+  of the same render (`view_shift`: lightness moved over `VIEW_LIGHTNESS_MAX`, under
+  `VIEW_SAT_KEEP` of the saturation, the hue turned over `VIEW_HUE_MAX`, a grey tinted;
+  exposure +3 or film exposure 8 showed the red cube salmon inside the render-settings
+  bounds), and every material check when the view's exposure and film exposure together
+  move the light more than `UNASKED_STOPS` (`_exposed`), or
   every material check when the view's colour management rewrites every colour
   (`colour_rewrites`: a greyscale look, a white balance far from daylight, RGB curves).
 
@@ -50,6 +58,7 @@ judged on its values alone.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -57,11 +66,14 @@ __all__ = [
     "GLOW_MAX",
     "LIT_MAX",
     "LIT_MIN",
+    "UNASKED_STOPS",
+    "VIEW_SAT_KEEP",
     "WORLD_MAX",
     "colour_rewrites",
     "gate_on_truth",
     "material_problem",
     "render_problems",
+    "view_shift",
 ]
 
 LIT_MIN = 0.0005
@@ -73,17 +85,25 @@ LIT_MAX = 0.95
 of saturation the render shows light, not the scene. The 13 bundled scenes' honest
 solutions are at 0.45-0.86 (their brightest object); a white world at strength 50 reads
 1.0, a green one 0.986 (2026-12-05)."""
-WORLD_MAX = 3.0
-"""Most light the world (which no scene spec states) may add, in any channel, for each unit
-the scene's lights give, on white surfaces where the task's objects are (scene-linear):
-past it the picture shows the world's light, not the asked lights on the asked colours. A
-white sky of strength 1 gives the bundled scenes 0.65-2.5 times their lights' light; of
-strength 2, 1.3-5.1; of strength 5 the red cube 11.8 (it renders pale pink, 0.22
-saturation for the 0.73 asked, under `LIT_MAX`); a green one of strength 3, 7 in green
-(the cube renders yellow-brown); 2026-12-05."""
+UNASKED_STOPS = 2.0
+"""Most the light the task does not ask for (the world, which no spec states, and every
+light that meets no light spec) may brighten any of the task's objects, in stops over the
+asked lights' light on a white surface there, in any channel (scene-linear): the same two
+stops a view exposure may add and keep the asked colours (`VIEW_SAT_KEEP`: exposure +2
+keeps 0.70 of the red cube's saturation, +3 0.52). Judged per object, so a bright one does
+not hide a washed-out one. A white sky of strength 1 brightens the bundled scenes' objects
+by 1.8 stops at most (the blue ball); of strength 5 still_life's vase by 2.6 and the red
+cube by 2.7; a 3000 W area light 2.1 m from the red cube by 4.5 (2026-12-05)."""
+WORLD_MAX = 2.0**UNASKED_STOPS - 1.0
+"""`UNASKED_STOPS` as the most unasked light for each unit of asked light (3)."""
 WORLD_FLOOR = 0.2
 """World light (scene-linear, on a 0.8 white surface) always allowed, however dim the lights:
 a uniform world of radiance 0.25 (Blender's default grey world gives 0.04)."""
+DARKEN_FLOOR = 0.05
+"""Asked light (scene-linear, on a 0.8 white surface) that may always go missing: a night
+scene's dim light is not judged by the ratio. A cyan world volume (absorption 0.05) took
+all the red cube's red (0.35 of 0.35) and rendered it dark teal, a direct-light sample
+clamp of 0.05 six sevenths of its light, both at full reward (2026-12-05)."""
 GLOW_MAX = 1.0
 """Most emission (strength times brightest channel) a material may have unasked."""
 GLOW_MAX_LIT = 1.0
@@ -239,6 +259,26 @@ def colour_rewrites(render: dict[str, Any]) -> list[str]:
     return found
 
 
+def _exposed(render: dict[str, Any]) -> list[str]:
+    """Why the view shows the scene other than it is lit: its exposure and film exposure
+    together brighten or darken it more than `UNASKED_STOPS` (each alone may reach three
+    stops, `EXPOSURE` and `FILM_EXPOSURE`; +3 showed the red cube salmon). The same bound
+    as unasked light: the asked colours are shown under the asked light, give or take two
+    stops, whatever route moves them."""
+    try:
+        stops = float(render.get("exposure", 0.0)) + math.log2(
+            max(float(render.get("film_exposure", 1.0)), 1e-9)
+        )
+    except (TypeError, ValueError):
+        return []
+    if abs(stops) <= UNASKED_STOPS + 1e-6:
+        return []
+    return [
+        f"the view's exposure and film exposure show the scene {stops:+.3g} stops from how "
+        f"it is lit (at most {UNASKED_STOPS:g} either way): not the asked colours"
+    ]
+
+
 def _camera_problems(camera: dict[str, Any] | None, lens: float | None, tol: float) -> list[str]:
     if not camera or camera.get("projection", "PERSP") != "PERSP":
         return []
@@ -301,7 +341,7 @@ def gate_on_truth(checks: list[Any], dump: dict[str, Any], spec: Any) -> list[An
     render = dump.get("render") or {}
     override = render.get("material_override")
     world = _world_problem(truth, named, spec)
-    rewrites = colour_rewrites(render)
+    rewrites = colour_rewrites(render) + _exposed(render)
     materials = {m.get("name"): m for m in dump.get("materials", [])}
     out = []
     for check in checks:
@@ -326,11 +366,16 @@ def gate_on_truth(checks: list[Any], dump: dict[str, Any], spec: Any) -> list[An
             if name is not None and not _pixels(truth, users.get(name, []))[0]:
                 why = f"no object showing {name!r} is in the render"
             elif name is not None:
-                why = _rendered_unlike_read(truth, users.get(name, [])) or _outshone(
-                    truth,
-                    users.get(name, []),
-                    materials.get(name),
-                    set(spec.materials[name].inputs),
+                shown = users.get(name, [])
+                why = (
+                    _rendered_unlike_read(truth, shown)
+                    or _view_shifted(truth, shown)
+                    or _outshone(
+                        truth,
+                        shown,
+                        materials.get(name),
+                        set(spec.materials[name].inputs),
+                    )
                 )
         out.append(replace(check, ok=False, detail=why) if why and check.ok else check)
     return out
@@ -352,23 +397,43 @@ def _light_at(truth: dict[str, Any], names: list[str]) -> tuple[list[float], lis
 
 
 def _world_problem(truth: dict[str, Any], names: list[str], spec: Any) -> str | None:
-    """Why the picture shows the world's light rather than the asked lights', or None: in
-    some channel the world adds more than `WORLD_MAX` times the lights' light (and more
-    than `WORLD_FLOOR`). A spec without lights asks for no light to outshine."""
-    split = _light_at(truth, names)
-    if split is None or not spec.lights:
+    """Why the picture shows light the task does not ask for rather than the asked
+    lights', or None: on some object, in some channel, the world and the lights that meet
+    no light spec add more than `WORLD_MAX` times the asked lights' light (`UNASKED_STOPS`
+    brighter; and more than `WORLD_FLOOR`). A spec without lights asks for no light to
+    outshine. Nor may it take the asked light away: under a quarter of it left
+    (`UNASKED_STOPS` darker, and over `DARKEN_FLOOR` gone) in some channel fails too."""
+    if not spec.lights:
         return None
-    everything, lights = split
-    worst = max(range(3), key=lambda c: (everything[c] - lights[c]) / max(lights[c], 1e-6))
-    world, own = everything[worst] - lights[worst], lights[worst]
-    if world <= WORLD_FLOOR or world <= WORLD_MAX * own:
-        return None
-    channel = "RGB"[worst]
-    return (
-        f"the world lights the objects {world / max(own, 1e-6):.1f} times as much as the "
-        f"scene's lights ({channel}; at most {WORLD_MAX:g}): light the task does not ask "
-        "for washes out or tints their colours"
-    )
+    found, taken = [], []
+    for name in names:
+        split = _light_at(truth, [name])
+        if split is None:
+            continue
+        everything, lights = split
+        for c in range(3):
+            extra, own = everything[c] - lights[c], lights[c]
+            if extra > WORLD_FLOOR and extra > WORLD_MAX * own:
+                found.append((extra / max(own, 1e-6), name, "RGB"[c]))
+            if -extra > DARKEN_FLOOR and everything[c] * 2.0**UNASKED_STOPS < own:
+                taken.append((everything[c] / max(own, 1e-6), name, "RGB"[c]))
+    if found:
+        times, name, channel = max(found)
+        return (
+            f"light the task does not ask for (the world, lights no spec states) lights "
+            f"{name!r} {times:.1f} times as much as the asked lights ({channel}; at most "
+            f"{WORLD_MAX:g}, {UNASKED_STOPS:g} stops brighter): it washes out or tints the "
+            "asked colours"
+        )
+    if taken:
+        share, name, channel = min(taken)
+        return (
+            f"what the task does not ask for (a world volume, a sample clamp) leaves {name!r} "
+            f"{share:.2f} of the asked lights' light ({channel}; at least "
+            f"{2.0**-UNASKED_STOPS:g}, {UNASKED_STOPS:g} stops darker): it tints or darkens "
+            "the asked colours"
+        )
+    return None
 
 
 def _outshone(
@@ -395,6 +460,88 @@ def _outshone(
             f"its emission is {glow:.1f} times the light its objects get: the surface "
             "shows its own light, not its colour"
         )
+    return None
+
+
+VIEW_SAT_KEEP = 0.65
+"""Least share of an object's saturation (HSV, display RGB) the scene's colour management
+must keep against Blender's default view of the same render (`_truth.default_view_render`).
+Measured on the red cube: exposure +1 keeps 0.87, +2 0.70, +3 (or film exposure 8) 0.52
+(salmon), gamma 2 0.70; the Standard, Filmic and Low Contrast views 0.86-0.92 (2026-12-05)."""
+VIEW_HUE_MAX = 20.0
+"""Most an object's hue (degrees, HSV) may move against the default view: a white balance
+of 4000 K turns the green die teal (31 degrees), 5000 K moves the red cube 5."""
+VIEW_TINT_MAX = 0.25
+"""Most saturation the view may add to an object the default view shows nearly grey."""
+VIEW_SAT_MIN = 0.2
+"""Saturation (HSV) under which the default view shows an object grey (its hue unread)."""
+VIEW_LIGHTNESS_MAX = 30.0
+"""Most an object's lightness (CIE L*, 0-100, of its mean display colour) may move against
+the default view: a colour is its lightness too (film exposure 8 with exposure +3 showed
+the snowman's coal hat mid-grey, L* +65). Exposure +1 moves the red cube +12, +2 +25
+(two stops, as much as `UNASKED_STOPS` of unasked light), +3 +37; gamma 2 +19, gamma 0.5
+-17, exposure -1 the dice -10 to -14 (2026-12-05)."""
+
+
+def _lightness(rgb: list[float]) -> float:
+    """CIE L* (0-100) of a display (sRGB-encoded) colour."""
+    linear = [
+        c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+        for c in (min(1.0, max(0.0, float(v))) for v in rgb[:3])
+    ]
+    y = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    return 116.0 * y ** (1.0 / 3.0) - 16.0 if y > 216 / 24389 else y * 24389 / 27
+
+
+def _hsv(rgb: list[float]) -> tuple[float, float]:
+    """(hue in degrees, saturation) of a display RGB colour."""
+    import colorsys
+
+    hue, sat, _ = colorsys.rgb_to_hsv(*(min(1.0, max(0.0, float(c))) for c in rgb[:3]))
+    return hue * 360.0, sat
+
+
+def view_shift(shown: list[float], default: list[float]) -> str | None:
+    """Why the colour `shown` (display RGB through the scene's view) is not the colour the
+    default view shows of the same render, or None: it moves the lightness more than
+    `VIEW_LIGHTNESS_MAX`, keeps under `VIEW_SAT_KEEP` of the saturation, turns the hue more
+    than `VIEW_HUE_MAX`, or tints a grey.
+
+        >>> view_shift([0.93, 0.57, 0.54], [0.57, 0.14, 0.11])  # exposure +3: salmon
+        'it moves its lightness by +37 L* (at most 30)'
+        >>> view_shift([0.73, 0.25, 0.22], [0.57, 0.14, 0.11]) is None  # exposure +1
+        True
+    """
+    (hue, sat), (hue0, sat0) = _hsv(shown), _hsv(default)
+    lighter = _lightness(shown) - _lightness(default)
+    if abs(lighter) > VIEW_LIGHTNESS_MAX:
+        return f"it moves its lightness by {lighter:+.0f} L* (at most {VIEW_LIGHTNESS_MAX:g})"
+    if sat0 < VIEW_SAT_MIN:
+        if sat > sat0 + VIEW_TINT_MAX:
+            return f"it tints a grey (saturation {sat:.2f} for {sat0:.2f})"
+        return None
+    if sat < VIEW_SAT_KEEP * sat0:
+        return f"it keeps {sat / sat0:.2f} of the saturation (at least {VIEW_SAT_KEEP:g})"
+    turn = abs((hue - hue0 + 180.0) % 360.0 - 180.0)
+    if sat >= VIEW_SAT_MIN and turn > VIEW_HUE_MAX:
+        return f"it turns the hue {turn:.0f} degrees (at most {VIEW_HUE_MAX:g})"
+    return None
+
+
+def _view_shifted(truth: dict[str, Any], names: list[str]) -> str | None:
+    """Why the scene's colour management shows the objects `names` in other colours than
+    the default view does (`view_shift`), or None."""
+    for name in names:
+        shown = truth.get("objects", {}).get(name) or {}
+        colour, default = shown.get("colour"), shown.get("colour_default_view")
+        if not colour or not default:
+            continue
+        why = view_shift(colour, default)
+        if why:
+            return (
+                f"the view's colour management shows {name!r} unlike its colour: {why} "
+                "of Blender's default view (exposure, gamma, a look or view transform)"
+            )
     return None
 
 

@@ -2,8 +2,10 @@
 The blown-out gate (`LIT_MAX`) fails a render near saturation; under it, a white world at
 strength 5 rendered the red cube pale pink (display RGB 0.96, 0.76, 0.75; 0.92 luminance
 on white surfaces) and a green world turned it brown, every material check on values
-right, at full reward. Now an object whose material the task gives a colour must render
-with that colour's hue and at least part of its saturation (`truth.washed_out`)."""
+right, at full reward. Now the light the task does not ask for may add at most
+`WORLD_MAX` times the asked lights' light where the task's objects are (the light split),
+an unasked emission may not outshine the light, and a colour-rewriting view fails the
+materials (`truth.gate_on_truth`)."""
 
 from __future__ import annotations
 
