@@ -265,6 +265,13 @@ _SECOND_SCALE = re.compile(
 )
 
 
+def _signed_amounts(span: str) -> list[Figure]:
+    """`_amounts` of `span`, each with the sign its words give it ("159 thousand (negative)")."""
+    spans = [(f, start) for f, start, _ in find_figure_spans(span)]
+    amounts = [(f, start) for f, start in spans if not is_year(f)] or spans
+    return [_signed(span, f, start, False) for f, start in amounts]
+
+
 def _amounts(span: str) -> list[Figure]:
     """The figures of `span`, its bare years left out when it states anything else ("122,445
     thousand in 2024" answers 122,445 thousand; "2024" alone answers 2024)."""
@@ -489,7 +496,9 @@ def answer_figure(text: str, prompt: str = "") -> Figure | None:
         raise StackedScale(figure.text, second.group(1))
     if is_marked:
         span, spans = without_denied(span, spans)
-        _refuse_hedges(text, span, tags, marked, figure, [f for f, _, _ in spans], prompt)
+        others = [f for f, _, _ in spans]
+        signed = _signed(span, figure, start, False)
+        _refuse_hedges(text, span, tags, marked, (figure, signed), others, prompt)
     else:
         _refuse_doubted_conclusion(span, spans)
     figure = _signed(span, figure, start, bool(_MAGNITUDE_ASKED.search(prompt)))
@@ -601,13 +610,16 @@ def _refuse_hedges(
     span: str,
     tags: list[str],
     marked: list[re.Match[str]],
-    figure: Figure,
+    stated: tuple[Figure, Figure],
     figures: list[Figure],
     question: str = "",
 ) -> None:
     """Raise `HedgedAnswer` when the marked answer offers more than one figure, another
     answer (a tag, an "answer:" line) states another, or the text after it offers another
-    or takes the answer back."""
+    or takes the answer back. `stated` is the answer's figure as written and with the sign
+    its words give it: other answers are compared signed ("<answer>159 thousand
+    (negative)</answer>" then "<answer>159 thousand</answer>" states two quantities)."""
+    figure, signed = stated
     if not all(restates(figure, f) for f in figures[1:]):
         raise HedgedAnswer([f.text for f in figures][:10])
     earlier = tags[:-1] if tags else [m.group(1) for m in marked[:-1]]
@@ -616,12 +628,12 @@ def _refuse_hedges(
         if hedge is not None:
             raise HedgedAnswer([figure.text, hedge.group(0)])
     for other in earlier:  # an earlier answer must state the same quantity, not round to it
-        found = _amounts(other)
-        if not found or not all(_same_stated(figure, f) for f in found):
+        found = _signed_amounts(other)
+        if not found or not all(_same_stated(signed, f) for f in found):
             raise HedgedAnswer([figure.text, other.strip()[:40]])
     for line in answer_lines(text, tags):  # an "answer:" line beside the tags is an answer
-        found = _amounts(_ANSWER_MARKS.sub(" ", line))
-        if found and not all(_same_stated(figure, f) or _in_page_units(figure, f) for f in found):
+        found = _signed_amounts(_ANSWER_MARKS.sub(" ", line))
+        if found and not all(_same_stated(signed, f) or _in_page_units(signed, f) for f in found):
             raise HedgedAnswer([figure.text, line.strip()[:40]])
     # Everything after the first answer is "after the answer": an amount offered between two
     # equal tags is as much a second answer as one offered after the last.

@@ -165,9 +165,11 @@ def negative_in_words(before: str) -> bool:
 _E_NOTATION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?[eE][+-]?\d{1,3})(?![\w.])")
 
 
+# A currency word may come first: "$289 thousand dollars negative".
 _NEGATIVE_AFTER = re.compile(
-    r"^\s*(?:lower|less|smaller|down|decrease|decline|drop|fall|reduction|loss)\b"
-    r"|^\s*[,(]?\s*negative\b(?:\s*\))?",
+    r"^(?:\s*(?:usd|eur|gbp|jpy|chf|dollars?|euros?|pounds?|sterling|yen|francs?)\b)?"
+    r"(?:\s*(?:lower|less|smaller|down|decrease|decline|drop|fall|reduction|loss)\b"
+    r"|\s*[,(]?\s*negative\b(?:\s*\))?)",
     re.I,
 )
 
