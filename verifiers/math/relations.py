@@ -239,6 +239,8 @@ def _repeating(answer: str, rng: random.Random) -> str | None:
     sign, p, q = (match.group(1), match.group(2), match.group(3))
     if p is None:
         sign, p, q = match.group(4), match.group(5), match.group(6)
+    if int(q) == 0:
+        return None  # "\frac{5}{0}" (a digit rewrite of \frac{5}{6}) is no fraction
     whole, rest = divmod(int(p), int(q))
     digits: list[str] = []
     seen: dict[int, int] = {}
@@ -272,6 +274,8 @@ def _mixed_number(answer: str, rng: random.Random) -> str | None:
     if match is None:
         return None
     sign, p, q = match.group(1, 2, 3) if match.group(2) else match.group(4, 5, 6)
+    if int(q) == 0:
+        return None
     whole, rest = divmod(int(p), int(q))
     if whole == 0 or rest == 0:
         return None
@@ -315,10 +319,11 @@ def _parts_boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
 
 
 def _clean_answer(text: str, sample: Sample) -> str | None:
-    """The answer the verifier reads in `text`, where it reads one with no problem."""
+    """The answer the verifier reads in `text`, where it reads one with no problem (and
+    the text rejects no value beside it: "5, not 5" restated afresh would drop the denial)."""
     gold = _gold(sample)
     read = read_answer(text, gold) if gold is not None else None
-    return None if read is None or read.problem is not None else read.answer
+    return None if read is None or read.problem is not None or read.denied else read.answer
 
 
 def _solutions_in_prose(text: str, sample: Sample, rng: random.Random) -> str | None:
@@ -489,8 +494,8 @@ def _verified(text: str, sample: Sample, rng: random.Random) -> str | None:
     # The value restated is the one the verifier reads ("31^{9}", not its last number 9):
     # restating another would change the answer, and a text with no answer read (a quoted
     # box) would get one from this relation.
-    if read is None or read.answer is None or read.problem is not None:
-        return None
+    if read is None or read.answer is None or read.problem is not None or read.denied:
+        return None  # "5, not 5": a check restating 5 would be the last word
     return f"{text}\n\nWait, let me verify: the result is {read.answer}. Yes, that checks out."
 
 
@@ -621,6 +626,8 @@ _UNTRUE_FRAMES = (
     "Suppose the answer is {}.",
     "A common mistake is to say the answer is {}.",
     "It is not true that the final answer is {}.",
+    "The answer might be {}.",
+    "It could be that the answer is {}.",
 )
 _DISOWNINGS = (
     "This claim is false.",
@@ -628,6 +635,8 @@ _DISOWNINGS = (
     "(just kidding)",
     "That's incorrect.",
     "Ignore the above.",
+    "**Just kidding.**",
+    "*Scratch that.*",
 )
 
 
@@ -647,6 +656,9 @@ _BOX_DENIALS = (
     "Maybe $\\boxed{{{}}}$, maybe not.",
     "$\\boxed{{{}}}$, or perhaps something else.",
     "It is either $\\boxed{{{}}}$ or not.",
+    "The answer might be $\\boxed{{{}}}$.",
+    "$\\boxed{{{}}}$ or so.",
+    "$\\boxed{{{}}}$, give or take.",
 )
 
 
@@ -663,6 +675,109 @@ def _box_denied(text: str, sample: Sample, rng: random.Random) -> str | None:
     $\\boxed{5}$.", "Maybe $\\boxed{5}$, maybe not.")."""
     answer = _clean_answer(text, sample)
     return None if answer is None else rng.choice(_BOX_DENIALS).format(answer)
+
+
+# Another value rejected after the answer ("The answer is 5, not 6."): the answer stands.
+_REJECTIONS = ("{a}, not {o}", "{a} (not {o})", "{a} and not {o}", "{a}, rather than {o}")
+_REJECTION_SENTENCES = ("The answer is {}.", "So it is {}.", "Final answer: {}", "{}.")
+
+
+def _other_value(answer: str, rng: random.Random) -> str:
+    """A value other than `answer` (an integer near it, else 0 or 1)."""
+    n = _integer(answer)
+    if n is not None:
+        return str(n + rng.choice((1, 2, 7)))
+    return "1" if answer.strip() == "0" else "0"
+
+
+def _written(answer: str, rng: random.Random) -> str:
+    """The answer as prose writes it: a plain number bare or in math, anything else in
+    math or a box."""
+    forms = [f"${answer}$", f"$\\boxed{{{answer}}}$"]
+    return rng.choice([answer, *forms] if _NUMBER.fullmatch(answer.strip()) else forms)
+
+
+def _rejects_another(text: str, sample: Sample, rng: random.Random) -> str | None:
+    answer = _clean_answer(text, sample)
+    if answer is None or "\n" in answer:
+        return None
+    said = rng.choice(_REJECTIONS).format(a=_written(answer, rng), o=_other_value(answer, rng))
+    return rng.choice(_REJECTION_SENTENCES).format(said)
+
+
+def _denies_itself(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The answer stated and the same value rejected beside it ("The answer is 5, not
+    5.0.", "Not 5 but 5."): it denies the right value."""
+    answer = _clean_answer(text, sample)
+    if answer is None or "\n" in answer:
+        return None
+    again = answer.strip() + (".0" if _integer(answer) is not None and rng.random() < 0.5 else "")
+    said = rng.choice(_REJECTIONS).format(a=_written(answer, rng), o=f"${again}$")
+    return rng.choice(_REJECTION_SENTENCES).format(said)
+
+
+# A denial inside the description the answer ends: it describes, it does not deny.
+_DESCRIBED = (
+    "The number of roots that are not real is {}.",
+    "So the count of values which cannot occur is {}.",
+    "The smallest n such that n+1 is not prime is {}.",
+    "The number of cases that aren't excluded equals {}.",
+)
+
+
+def _described_denial(text: str, sample: Sample, rng: random.Random) -> str | None:
+    answer = _clean_answer(text, sample)
+    if answer is None or not _NUMBER.fullmatch(answer.strip()):
+        return None
+    return rng.choice(_DESCRIBED).format(_written(answer, rng))
+
+
+# Doubt about the answer said after it: no answer.
+_DOUBTS_AFTER = (
+    " But I am not sure.",
+    "\n\nI could be wrong.",
+    " I'm not 100% sure.",
+    "\nNot sure, though.",
+    " Or something else.",
+    " Unless I made a mistake.",
+)
+
+
+def _doubted_after(text: str, sample: Sample, rng: random.Random) -> str | None:
+    if _clean_answer(text, sample) is None:
+        return None
+    said = text.rstrip() if text.rstrip().endswith((".", "!", "}", "$")) else f"{text.rstrip()}."
+    return f"{said}{rng.choice(_DOUBTS_AFTER)}"
+
+
+# cis in prose and in degrees, for the answers i and -i.
+_CIS_PROSE = {
+    "i": ("cis 90°", "cis(90 degrees)", "cis(pi/2)", "\\operatorname{cis} 90^\\circ"),
+    "-i": ("cis 270°", "cis(-90 degrees)", "cis(-pi/2)", "\\operatorname{cis}(-90^\\circ)"),
+}
+
+
+def _cis_prose(text: str, sample: Sample, rng: random.Random) -> str | None:
+    answer = _clean_answer(text, sample)
+    forms = None if answer is None else _CIS_PROSE.get(answer.strip())
+    if forms is None:
+        return None
+    form = rng.choice(forms)
+    if "\\" in form:
+        return f"So the answer is $\\boxed{{{form}}}$."
+    return rng.choice(("The answer is {}.", "So z = {}.", "{}")).format(form)
+
+
+# What follows a declared answer (<answer> tags) counts as what follows a box.
+_TAG_TAILS = ("\nActually, it is {o}.", " or {o}", "\nScratch that.", "\nI am not sure.")
+
+
+def _tag_tail(text: str, sample: Sample, rng: random.Random) -> str | None:
+    answer = _clean_answer(text, sample)
+    if answer is None or "<" in answer:
+        return None
+    tail = rng.choice(_TAG_TAILS).format(o=_other_value(answer, rng))
+    return f"<answer>{answer}</answer>{tail}"
 
 
 def _disowned(text: str, sample: Sample, rng: random.Random) -> str | None:
@@ -706,6 +821,10 @@ _TERMS: tuple[tuple[str, Callable[[int], float]], ...] = (
     ("3 sqrt({g})", lambda g: 3 * math.sqrt(g)),
     ("\\log_2 {g}", lambda g: math.log2(g)),
     ("π·{g}", lambda g: math.pi * g),
+    # a coefficient glued to the call (rtmath8): "3sqrt(5)" is 3√5, never 5
+    ("3sqrt({g})", lambda g: 3 * math.sqrt(g)),
+    ("2log({g})", lambda g: 2 * math.log(g)),
+    ("2sin({g})", lambda g: 2 * math.sin(g)),
 )
 _TERM_SENTENCES = ("The distance is {}.", "So the result is {}.", "That gives {}.")
 
@@ -860,6 +979,9 @@ def relations(verifier: object) -> list[Relation]:
         ("yes_no_said", "preserving", _yes_no_said),
         ("words_stated", "preserving", _words_stated),
         ("choice_in_words", "preserving", _choice_in_words),
+        ("rejects_another", "preserving", _rejects_another),
+        ("described_denial", "preserving", _described_denial),
+        ("cis_prose", "preserving", _cis_prose),
         ("yes_no_flipped", "changing", _yes_no_flipped),
         ("gold_as_last_number", "changing", _ends_in_gold),
         ("gold_in_a_term", "changing", _in_a_term),
@@ -867,6 +989,9 @@ def relations(verifier: object) -> list[Relation]:
         ("framed_untrue", "changing", _framed_untrue),
         ("disowned_after", "changing", _disowned),
         ("box_denied", "changing", _box_denied),
+        ("denies_itself", "changing", _denies_itself),
+        ("doubted_after", "changing", _doubted_after),
+        ("tag_tail", "changing", _tag_tail),
         ("question_echoed", "changing", _question_echoed),
         ("false_equation", "changing", _false_equation),
         ("hedge_gold", "dressing", _hedged),
