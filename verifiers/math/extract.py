@@ -171,8 +171,8 @@ _ITEM_EVENTS = re.compile(r"\\[{}]|\\pm|\\mp|[()\[\]{},;]|\s(?:or|and)\s")
 # "... or $12$", "(or 12)", "or maybe \frac{7}{4}" right after an answer: a second answer
 # ("or equivalently $0.5$" is one too, compared with the first like any other).
 _OR_AFTER = re.compile(
-    r"(?:\s|\\(?:quad|qquad|[,;: !]))*[,;.]?\s*\(?\s*(?:\\text\{\s*)?"
-    r"(?:or|alternatively|otherwise)\b\s*\}?"
+    r"(?:\s|\$|\\(?:quad|qquad|[,;: !]))*[,;.]?\s*\(?\s*(?:\\text\{\s*)?"
+    r"(?:(?:or|alternatively|otherwise)\b|/(?!/))\s*\}?"  # "\boxed{5} / 6" offers 6
     r"(?:\s*(?:maybe|possibly|perhaps|equivalently|simply|just|in other words|i\.e\.)(?!\w),?)?\s*"
     r"(?:\$([^$]{1,500})\$|\\\((.{1,500}?)\\\)"
     r"|([^\n$]{1,300}?)(?=\s*(?:\)\s*(?:[.;!?]|\n|$)|[.;!?](?:\s|$)|\n|$)))",

@@ -936,7 +936,7 @@ def _hedged(text: str, sample: Sample, rng: random.Random) -> str | None:
     gold = _gold(sample)
     if gold is None or _clean_answer(text, sample) is None:
         return None
-    offers = ("or", "or possibly", "maybe", "lub", "veya", "atau", "也可能是", "возможно")
+    offers = ("or", "or possibly", "maybe", "lub", "veya", "atau", "也可能是", "возможно", "/")
     return f"{text} {rng.choice(offers)} {gold}"
 
 

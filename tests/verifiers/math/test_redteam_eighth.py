@@ -334,6 +334,30 @@ def test_a_word_of_another_script_makes_a_last_line_prose() -> None:
     assert _score(hedged.replace("[1, 3)", "[1, 4)", 1), "[1, 3)") == 0.0
 
 
+# Another value offered after a box with a slash. Before: 1.0; after: 0 (hedged).
+SLASHED = [
+    r"\boxed{5} / 6",
+    r"$\boxed{5}$ / $6$",
+    r"The answer is $\boxed{5}$ / 6.",
+]
+# The same value after the slash, and a fraction in a later sentence (controls: 1.0).
+SLASHED_RIGHT = [
+    (r"\boxed{5} / 5", "5"),
+    (r"\boxed{5}. 1/2 of them are red.", "5"),
+    (r"$\boxed{\frac{1}{2}}$ / $0.5$", r"\frac{1}{2}"),
+]
+
+
+@pytest.mark.parametrize("completion", SLASHED)
+def test_a_value_offered_after_a_slash_is_a_hedge(completion: str) -> None:
+    assert _score(completion, "5") == 0.0
+
+
+@pytest.mark.parametrize(("completion", "gold"), SLASHED_RIGHT)
+def test_a_slash_that_offers_nothing_else_keeps_full_marks(completion: str, gold: str) -> None:
+    assert _score(completion, gold) == 1.0
+
+
 RELATIONS = {r.name: r for r in relations(CHECK)}
 _GOLDS = ["5", "42", r"\frac{1}{3}", "(1, 2)", "x^2+1", "i", "-i", "[1, 3)", r"12\text{ cm}"]
 
