@@ -117,7 +117,9 @@ _EMPTY_GROUP = re.compile(r"(?<!\\)\{\s*(?<!\\)\}")
 # GSM8K's answer line: "#### 72".
 _GSM8K_MARK = re.compile(r"^\s*#{4}\s*")
 _EXPLANATION = re.compile(
-    r"[,;]?\s+(?:because|since|as|which|so|for|when|where|if|given|from|by|using)\s", re.I
+    r"[,;]?\s+(?:because|since|as|which|so|for|when|where|if|given|from|by|using|"
+    r"(?:not\s+)?(?:counting|including)|excluding|without)\s",  # "5, not counting 0"
+    re.I,
 )
 # Math right after an answer phrase; "\$" inside "$...$" is a dollar sign, not its end.
 _LEADING_MATH = re.compile(

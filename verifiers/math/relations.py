@@ -679,6 +679,8 @@ def _box_denied(text: str, sample: Sample, rng: random.Random) -> str | None:
 
 # Another value rejected after the answer ("The answer is 5, not 6."): the answer stands.
 _REJECTIONS = ("{a}, not {o}", "{a} (not {o})", "{a} and not {o}", "{a}, rather than {o}")
+# The answer qualified after it ("5, not counting 0"): still the answer.
+_QUALIFIED = ("{a}, not counting {o}", "{a}, not including {o}", "{a}, excluding {o}")
 _REJECTION_SENTENCES = ("The answer is {}.", "So it is {}.", "Final answer: {}", "{}.")
 
 
@@ -701,7 +703,8 @@ def _rejects_another(text: str, sample: Sample, rng: random.Random) -> str | Non
     answer = _clean_answer(text, sample)
     if answer is None or "\n" in answer:
         return None
-    said = rng.choice(_REJECTIONS).format(a=_written(answer, rng), o=_other_value(answer, rng))
+    form = rng.choice(_REJECTIONS + _QUALIFIED)
+    said = form.format(a=_written(answer, rng), o=_other_value(answer, rng))
     return rng.choice(_REJECTION_SENTENCES).format(said)
 
 

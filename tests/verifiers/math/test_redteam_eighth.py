@@ -61,6 +61,20 @@ REJECTS_ANOTHER = [
     "The answer is 5, not 6.\nI checked it twice.",
 ]
 
+# The answer qualified after an answer phrase. Before: 0 (the phrase kept the words);
+# after: 1.0.
+QUALIFIED = [
+    "The answer is 5, not counting the origin.",
+    "The answer is 5, not including 0.",
+    "The answer is 5, excluding 0.",
+]
+
+
+@pytest.mark.parametrize("completion", QUALIFIED)
+def test_an_answer_qualified_after_it_keeps_full_marks(completion: str) -> None:
+    assert _score(completion, "5") == 1.0
+
+
 # A denial of the right value beside a statement of it, or a wrong answer that rejects the
 # right one. Before: 0, except the marked ones (1.0 before); after: 0.
 DENIES_THE_RIGHT = [
