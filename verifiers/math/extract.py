@@ -106,7 +106,7 @@ _OPERATOR = re.compile(r"[-+*/^=()\[\]{}\\,<>×·÷|!_]")
 # The characters of an expression, read backwards from the end of a line: math and
 # one-letter names ("x^2 + 5"), never a word.
 _EXPRESSION_RUN = re.compile(
-    r"(?:(?<![A-Za-z])[A-Za-z](?![A-Za-z])|(?<!\*)\*(?!\*)|[\d\s.,+\-/^()\[\]{}=×·÷<>])+"
+    r"(?:(?<![A-Za-z])[A-Za-z](?![A-Za-z])|(?<!\*)\*(?!\*)|[{}]\\|[\d\s.,+\-/^()\[\]{}=×·÷<>])+"
 )
 # An expression cut at a word: it starts with an operator that needs an operand before it.
 _BINARY_START = re.compile(r"\s*[+*/^×·÷]")
@@ -216,7 +216,7 @@ _ASIDE_CLOSES = re.compile(r"\s*\)")
 _CHECK_MARKS = re.compile(r"\s*[✓✔☑]\ufe0f?(?=\s*$)", re.MULTILINE)
 _PERCENT_ASIDE = re.compile(r"\d\s+\(\s*(?:or\s+|i\.\s?e\.,?\s*)?-?[\d.]+\s*\\?%\s*\)$")
 _UNIT_BEFORE_POWER = re.compile(r"\\(?:text|textrm|mathrm|mbox)\s*\{[^{}]*\}\s*\^\s*\{?\s*$")
-_CLOSING = re.compile(r"(?:[)\]}]|\\right\s*[)\]}|.])*")
+_CLOSING = re.compile(r"(?:[)\]}]|\\right\s*[)\]}|.]|\\\})*")  # "\{1, 2\}" closes with "\}"
 # A line that goes on offering answers after the line before it ("2\n or 3", left where a
 # hidden comment between them was taken out).
 _OR_LINE = re.compile(r"\s*(?:(?:and/)?or|maybe|possibly|perhaps)\b", re.I)

@@ -685,7 +685,11 @@ _REJECTION_SENTENCES = ("The answer is {}.", "So it is {}.", "Final answer: {}",
 
 
 def _other_value(answer: str, rng: random.Random) -> str:
-    """A value other than `answer` (an integer near it, else 0 or 1)."""
+    """A value other than `answer` (an integer near it, the other side of a yes-or-no
+    answer, else 0 or 1)."""
+    side = _OTHER_SIDE.get(as_words(answer) or "")
+    if side is not None:
+        return side
     n = _integer(answer)
     if n is not None:
         return str(n + rng.choice((1, 2, 7)))
@@ -769,6 +773,16 @@ def _cis_prose(text: str, sample: Sample, rng: random.Random) -> str | None:
     if "\\" in form:
         return f"So the answer is $\\boxed{{{form}}}$."
     return rng.choice(("The answer is {}.", "So z = {}.", "{}")).format(form)
+
+
+def _set_in_prose(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A set answer ``\\{1, 2\\}`` ending a sentence without math delimiters."""
+    answer = _clean_answer(text, sample)
+    if answer is None or not re.fullmatch(r"\s*\\\{[^$]*\\\}\s*", answer):
+        return None
+    return rng.choice(("The set is {}.", "So the solution set is {}", "Hence S = {}.")).format(
+        answer.strip()
+    )
 
 
 # What follows a declared answer (<answer> tags) counts as what follows a box.
@@ -985,6 +999,7 @@ def relations(verifier: object) -> list[Relation]:
         ("rejects_another", "preserving", _rejects_another),
         ("described_denial", "preserving", _described_denial),
         ("cis_prose", "preserving", _cis_prose),
+        ("set_in_prose", "preserving", _set_in_prose),
         ("yes_no_flipped", "changing", _yes_no_flipped),
         ("gold_as_last_number", "changing", _ends_in_gold),
         ("gold_in_a_term", "changing", _in_a_term),

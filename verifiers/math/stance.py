@@ -40,7 +40,7 @@ _DENIED_AFTER = re.compile(
 # Another value rejected right after the one stated, ending its sentence: "5, not 6",
 # "5 (not 6)", "5 and not 6", "5, rather than 6", "$5$, not $6$".
 _REJECTED_VALUE = (
-    r"(?P<value>\$[^$]{1,300}\$|[(\[][^()\[\]$]{1,80}[)\]]|"
+    r"(?P<value>\$[^$]{1,300}\$|[(\[][^()\[\]$]{1,80}[)\]]|\\\{[^$]{1,80}?\\\}|"
     r"[^\s$,;()]{0,40}\d[^\s$,;()]{0,40}?(?:\s*\\?%|\s+(?:percent|[A-Za-z]{1,12}(?:\^\d)?))?)"
 )
 _REJECTS = r"(?:not|never|rather\s+than|instead\s+of)"

@@ -372,8 +372,27 @@ def test_a_slash_that_offers_nothing_else_keeps_full_marks(completion: str, gold
     assert _score(completion, gold) == 1.0
 
 
+# A set in braces ending a sentence of prose, without math delimiters. Before: 0 (read
+# as "{1, 2", the backslashes dropped); after: 1.0. Wrong sets stay 0.
+SET_IN_PROSE = [
+    ("The set is \\{1, 2\\}.", r"\{1, 2\}", 1.0),
+    ("So the set is \\{1, 2\\}", r"\{1, 2\}", 1.0),
+    ("The set is \\{1, 2\\}, not \\{1, 2, 3\\}.", r"\{1, 2\}", 1.0),
+    ("The set is \\{1, 2, 3\\}.", r"\{1, 2\}", 0.0),
+    ("The set is \\{1, 2\\}, not \\{1, 2\\}.", r"\{1, 2\}", 0.0),
+]
+
+
+@pytest.mark.parametrize(("completion", "gold", "score"), SET_IN_PROSE)
+def test_a_set_in_prose_is_read_whole(completion: str, gold: str, score: float) -> None:
+    assert _score(completion, gold) == score
+
+
 RELATIONS = {r.name: r for r in relations(CHECK)}
-_GOLDS = ["5", "42", r"\frac{1}{3}", "(1, 2)", "x^2+1", "i", "-i", "[1, 3)", r"12\text{ cm}"]
+_GOLDS = [
+    "5", "42", r"\frac{1}{3}", "(1, 2)", "x^2+1", "i", "-i", "[1, 3)", r"12\text{ cm}",
+    r"\{1, 2\}", r"\{-3, 0, 7\}",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -382,6 +401,7 @@ _GOLDS = ["5", "42", r"\frac{1}{3}", "(1, 2)", "x^2+1", "i", "-i", "[1, 3)", r"1
         ("math/rejects_another", 1.0),
         ("math/described_denial", 1.0),
         ("math/cis_prose", 1.0),
+        ("math/set_in_prose", 1.0),
         ("math/denies_itself", 0.0),
         ("math/doubted_after", 0.0),
         ("math/tag_tail", 0.0),
@@ -400,7 +420,7 @@ def test_the_eighth_relations_hold(name: str, score: float, seed: int) -> None:
             continue
         tried += 1
         assert CHECK(rewritten).score == score, rewritten.completion
-    assert tried >= 2 or name == "math/cis_prose"
+    assert tried >= 2 or name in ("math/cis_prose", "math/set_in_prose")
 
 
 @pytest.mark.parametrize("seed", range(6))
