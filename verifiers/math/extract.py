@@ -79,7 +79,7 @@ __all__ = [
 _PHRASE = re.compile(
     # not the name of an <answer> tag ("</answer>" is no answer phrase)
     r"(?<!\\)(?<![</])\b(?:final\s+answer|the\s+answer|answer|the\s+(?:solutions|roots)\s+are)\b(?!\s*>)"
-    r"(?:\s+is)?\s*[:：=]?[\s*:]*"
+    r"(?:\s+is)?\s*(?:[:：=]|[—–](?=\s))?[\s*:]*"  # "Final answer — 42"; "–42" is negative
     # GSM8K's answer line marks an answer as "Answer:" does: a different value after it is
     # a hedge ("#### 29\n\n30" paid 30, "Answer: 29\n\n30" nothing; envhole's search)
     r"|^[ \t]*#{4}[ \t]*",
@@ -116,6 +116,12 @@ _BOLD = re.compile(r"^(?:\*\*|__)(.*)(?:\*\*|__)$")
 _EMPTY_GROUP = re.compile(r"(?<!\\)\{\s*(?<!\\)\}")
 # GSM8K's answer line: "#### 72".
 _GSM8K_MARK = re.compile(r"^\s*#{4}\s*")
+# A qualification closing the line after a value: not the answer's sentence's value.
+_QUALIFIED_END = re.compile(
+    r"(?<=[\d$}%)\]])\s*[,;]\s*(?:(?:not\s+)?(?:counting|including)|excluding|without)\b"
+    r"[^.!?\n]{0,200}[.!]?\s*$",
+    re.IGNORECASE,
+)
 _EXPLANATION = re.compile(
     r"[,;]?\s+(?:because|since|as|which|so|for|when|where|if|given|from|by|using|"
     r"(?:not\s+)?(?:counting|including)|excluding|without)\s",  # "5, not counting 0"
@@ -643,6 +649,7 @@ def _read_off(text: str, marked: str) -> Extraction:
     line = _EMPTY_GROUP.sub("", line)  # left where hidden text was: no operator
     line = checks_dropped(line)  # "So, $x = 3$. Let me double-check: $3 + 3 = 6$." is 3
     line = without_rejection(line)[0]  # "It is 5, not 6." states 5
+    line = _QUALIFIED_END.sub("", line)  # "It is 12, not counting the 2 corners." states 12
     concluded = _conclusion(line)
     if concluded:
         answer, tail = concluded

@@ -462,6 +462,7 @@ _PHRASES = (
     "Putting it together, the result is {}.",
     "Answer = {}",
     "Total = {}",
+    "Final answer — {}",
 )
 
 
@@ -776,9 +777,10 @@ def _cis_prose(text: str, sample: Sample, rng: random.Random) -> str | None:
 
 
 def _set_in_prose(text: str, sample: Sample, rng: random.Random) -> str | None:
-    """A set answer ``\\{1, 2\\}`` ending a sentence without math delimiters."""
+    """A set of numbers ``\\{1, 2\\}`` ending a sentence without math delimiters (not one
+    in set-builder notation: its words and commands are not read off the end of a line)."""
     answer = _clean_answer(text, sample)
-    if answer is None or not re.fullmatch(r"\s*\\\{[^$]*\\\}\s*", answer):
+    if answer is None or not re.fullmatch(r"\s*\\\{[-+\d\s.,/]*\\\}\s*", answer):
         return None
     return rng.choice(("The set is {}.", "So the solution set is {}", "Hence S = {}.")).format(
         answer.strip()

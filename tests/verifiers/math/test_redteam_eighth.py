@@ -61,12 +61,17 @@ REJECTS_ANOTHER = [
     "The answer is 5, not 6.\nI checked it twice.",
 ]
 
-# The answer qualified after an answer phrase. Before: 0 (the phrase kept the words);
-# after: 1.0.
+# The answer qualified after it, or after a dash that follows the phrase. Before: 0 (the
+# phrase kept the words, the last number was the qualification's); after: 1.0.
 QUALIFIED = [
     "The answer is 5, not counting the origin.",
     "The answer is 5, not including 0.",
     "The answer is 5, excluding 0.",
+    "So it is 5, excluding 44.",  # audit --search seed 25 (rejects_another)
+    "It is 5, not counting the 2 corners.",
+    "Final answer — 5",  # an em or en dash after the phrase (a dash glued on is a minus)
+    "Final answer – 5",
+    "The answer is — 5.",
 ]
 
 
