@@ -55,6 +55,7 @@ from rewardsmith.verifiers.math.fast import as_number, choice_letter
 from rewardsmith.verifiers.math.numerals import spelled_values, words_to_digits
 from rewardsmith.verifiers.math.stance import (
     QUESTION_AFTER,
+    denied_after,
     negated,
     not_a_result,
     offered,
@@ -295,7 +296,8 @@ def _from_boxes(text: str) -> Extraction | None:
     if found.problem is None and boxes.answer is not None:
         tail = _EMPTY_GROUP.sub("", text[boxes.last_end :][:20_000])  # hidden text was there
         said = _last_word(retractions_in_digits(tail), found)
-        return _denying(said, rejected_after(tail))  # "\boxed{5}, not 6"
+        # "\boxed{5}, not 6" rejects 6; "\boxed{5}. It is not 5." denies its own answer
+        return _denying(said, rejected_after(tail), *denied_after(tail))
     return found
 
 
@@ -349,6 +351,7 @@ def _after_phrase(text: str) -> Extraction | None:
         line = line.rsplit(" is ", 1)[1]
     line = _QUOTES.sub("", line.strip().strip("*").strip())  # 'is "$12$ and $13$".'
     line, rejected = without_rejection(line)  # "5, not 6" states 5 and rejects 6
+    line = line.strip().strip("*").strip()  # "**5**, not **6**"
     line = re.sub(r"^~(?=\s*[\d.])", "≈", line)  # in prose a tilde means "about", not TeX's space
     chained = _last_number(line)
     if chained is not None and chained.problem == "hedged":  # "1/4, or 25%": two statements
@@ -356,8 +359,9 @@ def _after_phrase(text: str) -> Extraction | None:
     answer = _number_in_prose(line) or line
     if not answer:
         return None
-    found = _denying(Extraction(answer, "answer_phrase"), *rejected)
-    return _unless_restated(found, rest[len(sentence) :])
+    tail = rest[len(sentence) :]
+    found = _denying(Extraction(answer, "answer_phrase"), *rejected, *denied_after(tail))
+    return _unless_restated(found, tail)
 
 
 def _phrase_math(rest: str, math: re.Match[str]) -> Extraction:
@@ -371,7 +375,8 @@ def _phrase_math(rest: str, math: re.Match[str]) -> Extraction:
             return Extraction(items[-1], "answer_phrase", "hedged", (items[-1], item))
         items.append(item)
         after = after[more.end() :]
-    found = _denying(Extraction(", ".join(items), "answer_phrase"), rejected_after(after))
+    found = Extraction(", ".join(items), "answer_phrase")
+    found = _denying(found, rejected_after(after), *denied_after(after))
     return _unless_restated(found, after, _alternative(after))  # "Answer: $3$ or $4$"
 
 
@@ -684,7 +689,11 @@ def _spelled_statement(line: str, before: str) -> Extraction | None:
         return None
     match, value = runs[0]
     rest = f"{sentence[: match.start()]} {sentence[match.end() :]}"
-    if match.group().lower() == "one" or _HEDGED_NUMBER.search(rest):
+    hedged = _HEDGED_NUMBER.search(rest)
+    if hedged and not negated(sentence, 0, match.start(), match.end()):
+        # a denial in the description ("the n such that n+1 is not prime is forty-two")
+        hedged = _HEDGED_NUMBER.search(_DENIAL_WORDS.sub(" ", rest))
+    if match.group().lower() == "one" or hedged:
         return None
     if not _STATES_BEFORE.search(sentence[: match.start()]):  # "I give up after twelve tries."
         return None
@@ -692,6 +701,9 @@ def _spelled_statement(line: str, before: str) -> Extraction | None:
     if earlier and _number_value(earlier[-1]) != _number_value(value):
         return None
     return Extraction(value, "last_number")
+
+
+_DENIAL_WORDS = re.compile(r"\b(?:not|never|cannot)\b|n't\b", re.IGNORECASE)
 
 
 # A value stated: right after a verb of being or having ("There are five ways.", "She has

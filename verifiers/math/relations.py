@@ -721,14 +721,19 @@ def _denies_itself(text: str, sample: Sample, rng: random.Random) -> str | None:
         return None
     again = answer.strip() + (".0" if _integer(answer) is not None and rng.random() < 0.5 else "")
     said = rng.choice(_REJECTIONS).format(a=_written(answer, rng), o=f"${again}$")
+    if rng.random() < 0.3:  # denied in a sentence of its own: "\boxed{5}. It is not 5."
+        return f"{text.rstrip()} {rng.choice(_DENIALS_AFTER).format(f'${again}$')}"
     return rng.choice(_REJECTION_SENTENCES).format(said)
+
+
+_DENIALS_AFTER = ("It is not {}.", "The answer is not {}.", "{} is wrong.", "Not {}.")
 
 
 # A denial inside the description the answer ends: it describes, it does not deny.
 _DESCRIBED = (
     "The number of roots that are not real is {}.",
     "So the count of values which cannot occur is {}.",
-    "The smallest n such that n+1 is not prime is {}.",
+    "The smallest n for which n is not a square is {}.",  # no digit: words may write it
     "The number of cases that aren't excluded equals {}.",
 )
 

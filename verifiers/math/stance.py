@@ -18,6 +18,7 @@ import re
 
 __all__ = [
     "QUESTION_AFTER",
+    "denied_after",
     "framed_as_untrue",
     "negated",
     "not_a_result",
@@ -51,7 +52,7 @@ _REJECTION = (
 _REJECTED_AFTER = re.compile(r"[$}]*" + _REJECTION, re.IGNORECASE)
 # The end of the value stated before a rejection: a digit, a closing bracket or
 # delimiter, a percent sign, or a unit after a digit ("5 cm, not 6 cm").
-_VALUE_END = r"(?P<end>[\d$}%)\]]|\d\s*[A-Za-z]{1,12}(?:\^\d)?)"
+_VALUE_END = r"(?P<end>(?:[\d$}%)\]]|\d\s*[A-Za-z]{1,12}(?:\^\d)?)\**)"  # "**5**, not 6"
 _REJECTED_IN = re.compile(_VALUE_END + _REJECTION, re.IGNORECASE)
 _OPENS_WITH_REJECTION = re.compile(
     r"\s*(?:not|never)\s+" + _REJECTED_VALUE + r"\s*,?\s+but\s+(?:rather\s+)?(?=\S)",
@@ -62,6 +63,31 @@ _ENDS_WITH_REJECTION = re.compile(_VALUE_END + _REJECTION + r"\s*\)?\s*[.!]?\s*$
 
 def _value_of(found: re.Match[str]) -> str:
     return found.group("value").strip().strip("$").strip()
+
+
+# A later sentence that denies a value of the answer's: "It is not 5.", "Not 5.", "The
+# answer is not 5.", "5 is wrong." (the subject is the answer, not "the denominator").
+_DENIES_ANSWER = re.compile(
+    r"(?:^|[.!?;]\s+|\n)[\s$]*(?:(?:so\s+|but\s+)?(?:it|this|that|the\s+(?:final\s+)?answer|"
+    r"the\s+result|my\s+answer)\s+(?:is\s+(?:definitely\s+)?not|isn't|is\s+never|cannot\s+be|"
+    r"can't\s+be|could\s*(?:not|n't)\s+be)|(?:definitely\s+)?not)\s+"
+    + _REJECTED_VALUE
+    + r"\s*[.!]?\s*(?=$|\n|[A-Z])"
+    r"|(?:^|[.!?;]\s+|\n)[\s$]*(?P<wrong>\$[^$]{1,300}\$|[^\s$,;()]{0,40}\d[^\s$,;()]{0,40}?)\s+"
+    r"(?:is|was)\s+(?:wrong|incorrect|not\s+(?:right|correct|the\s+answer))\b",
+    re.IGNORECASE,
+)
+
+
+def denied_after(tail: str) -> tuple[str, ...]:
+    """The values the sentences after a committed answer deny of it ("\\boxed{5}. It is
+    not 5." denies 5): the verifier checks that none of them is the gold.
+
+    >>> denied_after(". It is not 5. The denominator is not 0.")
+    ('5',)
+    """
+    found = _DENIES_ANSWER.finditer(tail[:4_000])
+    return tuple((m.group("value") or m.group("wrong")).strip().strip("$").strip() for m in found)
 
 
 def rejected_after(tail: str) -> str | None:

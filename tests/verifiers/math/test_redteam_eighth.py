@@ -59,6 +59,10 @@ REJECTS_ANOTHER = [
     r"The answer is $\boxed{5}$, not 6.",  # control
     r"So $x = 5$, not $6$.",
     "The answer is 5, not 6.\nI checked it twice.",
+    "The answer is **5**, not **6**.",  # 0 before (bold)
+    "**Answer: 5** (not 6)",  # 0 before
+    r"\boxed{5}. The denominator is not 5.",  # control: another quantity is denied
+    "The answer is 5. It is not 6.",  # control
 ]
 
 # The answer qualified after it, or after a dash that follows the phrase. Before: 0 (the
@@ -95,6 +99,10 @@ DENIES_THE_RIGHT = [
     r"The answer is $5$, not $\frac{10}{2}$.",  # 1.0 before
     "It is 5, not 5.",
     r"\boxed{5} (not 5)",  # 1.0 before
+    r"\boxed{5}. It is not 5.",  # 1.0 before: a later sentence denies the answer
+    r"\boxed{5}. 5 is wrong.",  # 1.0 before
+    "The answer is 5. Not 5.",  # 1.0 before
+    "The answer is $5$. It is not $5$.",  # 1.0 before
 ]
 
 # A denial in the description that a value ends, not of the value. Before: 0; after: 1.0.
@@ -106,7 +114,9 @@ DESCRIBED = [
     "The count of numbers that aren't prime is 5.",
     "The number of roots which are not real equals 5.",
     "The number of values for which f is not defined is $5$.",
-    "The answer that is not 6 is 5.",
+    "The answer that is not 6 is 5.",  # 1.0 before
+    "The number of roots that are not real is five.",  # in words (audit seed 48)
+    "The smallest n for which n is not a square is five.",
 ]
 
 # Denials that govern the value (controls: 0 before and after).
@@ -120,6 +130,8 @@ STILL_DENIED = [
     "x is the number that is not 5.",
     "The value that we want cannot be 5.",
     "The count which we need isn't 5.",
+    "It is not five.",
+    "The number of roots that are not real is about five.",
     "It is not exactly 5.",
     "It is not $5$.",  # no rejection after a value: "is not" follows a word
     "So x is not 5.",
