@@ -381,7 +381,9 @@ def _disowned(tail: str, *, boxed: bool = False) -> bool:
     $\\boxed{5}$.", "Maybe $\\boxed{5}$, maybe not.", "$\\boxed{5}$, or perhaps something
     else."; `stance.negated`, `stance.offered`)."""
     sentences = [x for x in _SENTENCES.split(tail) if x.strip()]
-    last = max((i for i, x in enumerate(sentences) if _STATES_VALUE.search(x)), default=0)
+    states = [i for i, x in enumerate(sentences) if _STATES_VALUE.search(x)]
+    states = states or [i for i, x in enumerate(sentences) if _STATEMENT.search(x)]  # "yes"
+    last = max(states, default=0)
     stating = sentences[last] if sentences else ""
     starts = [m.start() for m in _STATEMENT.finditer(stating)]
     framed = bool(starts) and framed_as_untrue(stating[: starts[-1]])

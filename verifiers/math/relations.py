@@ -660,6 +660,8 @@ _BOX_DENIALS = (
     "The answer might be $\\boxed{{{}}}$.",
     "$\\boxed{{{}}}$ or so.",
     "$\\boxed{{{}}}$, give or take.",
+    "Probably $\\boxed{{{}}}$.",
+    "Best guess: $\\boxed{{{}}}$",
 )
 
 

@@ -139,6 +139,14 @@ _MODAL_NEXT = re.compile(
     r"\b(?:might|could|may)\s+(?:well\s+|also\s+)?(?:be|equal)(?:\s+(?:equal\s+)?to)?[\s$]*$",
     re.IGNORECASE,
 )
+# A guess or a doubt right before the value, as a label or an adverb: "Probably 5.",
+# "Most likely $\boxed{5}$.", "Guess: 5", "Not sure: 5", "Low confidence: 5" ("the most
+# likely value is 5" states 5: a verb comes between).
+_GUESS_NEXT = re.compile(
+    r"(?<![A-Za-z])(?:probably|likely|most\s+likely|(?:my\s+)?(?:best\s+)?guess|not\s+sure|"
+    r"unsure|low\s+confidence)\s*[:—–-]?[\s$*_]*$",
+    re.IGNORECASE,
+)
 _OFFERS_NEXT = re.compile(rf"(?:{_OFFERED_BEFORE.pattern})[\s$]*$", re.IGNORECASE)
 # A value left open after it is given: "5 or not", "$\boxed{5}$, or perhaps something
 # else", "5, maybe not" (another value named after it is a hedge, read where values are).
@@ -242,6 +250,7 @@ def offered(line: str, since: int, start: int, end: int, *, governing: bool = Fa
             for g in _OFFERED_BEFORE.finditer(before)
         )
     guessed = guessed or _MODAL_NEXT.search(before)  # "it might be 5"
+    guessed = guessed or _GUESS_NEXT.search(line[max(since, start - 80) : start])  # "Guess: 5"
     return bool(guessed or QUESTION_AFTER.match(after) or _OPEN_AFTER.match(after))
 
 

@@ -337,8 +337,23 @@ OFFERED = [
     r"\boxed{5} **Just kidding.**",
     "\\boxed{5}\n\n*Scratch that.*",
 ]
+# A guess or a doubt as a label or an adverb right before the value. Before: 1.0;
+# after: 0.
+GUESSED = [
+    r"Not sure: \boxed{5}",
+    r"Low confidence: \boxed{5}",
+    r"Guess: \boxed{5}",
+    "My guess: 5",
+    r"Best guess: \boxed{5}",
+    r"Probably \boxed{5}.",
+    r"Likely \boxed{5}.",
+    r"Most likely \boxed{5}.",
+]
 # Stated (controls: 1.0 before and after).
 STATED = [
+    "The most likely value is 5.",
+    r"The most likely value is \boxed{5}.",
+    "The probability is 5.",
     "The number of ways it could be done is 5.",
     "The answer should be 5.",
     r"The error is at most $\boxed{5}$.",
@@ -347,7 +362,7 @@ STATED = [
 ]
 
 
-@pytest.mark.parametrize("completion", AFTER_TAG + OFFERED)
+@pytest.mark.parametrize("completion", AFTER_TAG + OFFERED + GUESSED)
 def test_an_offer_or_a_tail_that_takes_the_answer_back_earns_nothing(completion: str) -> None:
     assert _score(completion, "5") == 0.0
 
@@ -355,6 +370,20 @@ def test_an_offer_or_a_tail_that_takes_the_answer_back_earns_nothing(completion:
 @pytest.mark.parametrize("completion", AFTER_TAG_RIGHT + STATED)
 def test_an_answer_stated_plainly_keeps_full_marks(completion: str) -> None:
     assert _score(completion, "5") == 1.0
+
+
+def test_a_quoted_box_does_not_shift_the_statement_a_frame_denies() -> None:
+    # audit --search seed 71 (framed_untrue, then quoted_gold): the quote before the
+    # statement hid its frame for a text answer (1.0 before).
+    text = "You asked: is it \\boxed{\\text{yes}}? Let us see.\nI don't think the answer is yes."
+    assert _score(text, r"\text{yes}") == 0.0
+    assert _score("Yes. The answer is yes.", r"\text{yes}") == 1.0
+
+
+def test_a_guess_after_hidden_text_is_still_a_guess() -> None:
+    # audit --search seed 66 (box_denied, then near_white_gold): "}Probably" (1.0 before).
+    text = r"{\color{#fafafa}\boxed{5}}Probably $\boxed{5}$."
+    assert _score(text, "5") == 0.0
 
 
 def test_a_word_of_another_script_makes_a_last_line_prose() -> None:
