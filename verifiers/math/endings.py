@@ -30,7 +30,7 @@ import re
 
 from rewardsmith.verifiers.math.units import split_unit
 
-__all__ = ["cut_at_turn_end", "declared_answer", "final_text", "finished"]
+__all__ = ["cut_at_turn_end", "declared_answer", "earlier_declared", "final_text", "finished"]
 
 _TURN_END = re.compile(r"<\|(?:im_start|im_end|endoftext|eot_id|end_of_text)\|>")
 _REASONING_END = re.compile(r"</think>|</reasoning>|<\|end_of_thought\|>|◁/think▷")
@@ -49,10 +49,23 @@ def declared_answer(text: str) -> tuple[str, str] | None:
     >>> declared_answer("<answer>[73, 30]</answer> I am sure.")
     ('[73, 30]', ' I am sure.')
     """
-    answers = list(_ANSWER_TAG.finditer(text))
-    if not answers or not answers[-1].group(1).strip():
+    answers = [m for m in _ANSWER_TAG.finditer(text) if m.group(1).strip()]
+    if not answers:
         return None
     return answers[-1].group(1).strip(), text[answers[-1].end() :]
+
+
+def earlier_declared(text: str) -> tuple[str, ...]:
+    """The contents of the non-empty ``<answer>`` tags before the last one, after the
+    reasoning (a tag inside ``<think>`` is working): two declared answers that differ
+    are a hedge, as two boxes are.
+
+    >>> earlier_declared("<think><answer>4</answer></think><answer>6</answer><answer>5</answer>")
+    ('6',)
+    """
+    after, _ = final_text(text)
+    answers = [m.group(1).strip() for m in _ANSWER_TAG.finditer(after) if m.group(1).strip()]
+    return tuple(answers[:-1])
 
 
 def cut_at_turn_end(text: str) -> str:

@@ -355,6 +355,7 @@ def read_answer(text: str, gold: str, *, strict: bool = False) -> Extraction:
     if after.strip() and not strict:
         found = said_after(after, found)
         visible = f"{visible}\n{after}"  # a doubt or a disowning there counts
+    found = _declared_twice(found, (*shown.other_answers, *_boxed_in(after)))
     if not strict and choice_letter(gold, alone=True):
         line = visible.strip().rsplit("\n", 1)[-1]
         if found.answer is None:
@@ -371,6 +372,24 @@ def read_answer(text: str, gold: str, *, strict: bool = False) -> Extraction:
     if found.answer is not None and extracted.denied and not found.denied:
         found = replace(found, denied=extracted.denied)  # "5, not 6" read as a list, a choice
     return _against_hidden(found, shown.hidden)
+
+
+def _boxed_in(text: str) -> tuple[str, ...]:
+    """The values boxed in `text` (the text after a declared answer)."""
+    boxes = from_boxes(text) if "\\boxed" in text or "\\fbox" in text else None
+    return () if boxes is None else (*boxes.candidates, boxes.answer or "")
+
+
+def _declared_twice(found: Extraction, others: tuple[str, ...]) -> Extraction:
+    """A hedge when another declared answer (an earlier ``<answer>`` tag, a box after the
+    tag) says something else than the answer read."""
+    if found.answer is None or found.problem is not None or not others:
+        return found
+    key = hedge_key(found.answer)
+    different = tuple(o for o in others if o.strip() and hedge_key(o) != key)
+    if not different:
+        return found
+    return replace(found, problem="hedged", candidates=(*different, found.answer))
 
 
 def _disowned(tail: str, *, boxed: bool = False) -> bool:

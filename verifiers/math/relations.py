@@ -795,15 +795,23 @@ def _set_in_prose(text: str, sample: Sample, rng: random.Random) -> str | None:
 
 
 # What follows a declared answer (<answer> tags) counts as what follows a box.
-_TAG_TAILS = ("\nActually, it is {o}.", " or {o}", "\nScratch that.", "\nI am not sure.")
+_TAG_TAILS = (
+    "\nActually, it is {o}.",
+    " or {o}",
+    "\nScratch that.",
+    "\nI am not sure.",
+    " \\boxed{{{o}}}",
+)
 
 
 def _tag_tail(text: str, sample: Sample, rng: random.Random) -> str | None:
     answer = _clean_answer(text, sample)
     if answer is None or "<" in answer:
         return None
-    tail = rng.choice(_TAG_TAILS).format(o=_other_value(answer, rng))
-    return f"<answer>{answer}</answer>{tail}"
+    other = _other_value(answer, rng)
+    if rng.random() < 0.2:  # another answer declared first: two declared answers
+        return f"<answer>{other}</answer>\n<answer>{answer}</answer>"
+    return f"<answer>{answer}</answer>{rng.choice(_TAG_TAILS).format(o=other)}"
 
 
 def _disowned(text: str, sample: Sample, rng: random.Random) -> str | None:

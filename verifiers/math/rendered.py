@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rewardsmith.verifiers.math.boxes import matching_braces
-from rewardsmith.verifiers.math.endings import declared_answer
+from rewardsmith.verifiers.math.endings import declared_answer, earlier_declared
 from rewardsmith.verifiers.math.glyphs import plain_glyphs
 from rewardsmith.verifiers.math.macros import expand_macros
 
@@ -124,6 +124,9 @@ class Rendered:
     after_answer: str = ""
     """The text after the closing ``</answer>`` tag, rendered: read as the text after a
     box is (a retraction, an offer or a doubt there counts)."""
+    other_answers: tuple[str, ...] = ()
+    """The contents of the ``<answer>`` tags before the declared one (after the reasoning):
+    one that differs from the declared answer is a hedge."""
 
 
 def _white(model: str | None, value: str) -> bool:
@@ -333,7 +336,7 @@ def render(text: str) -> Rendered:
     )  # "The answer is `12`." shows 12 in a code font
     text = _struck_out(text)
     declared = declared_answer(text)
-    after = ""
+    after, others = "", earlier_declared(text)
     if declared is not None:  # "<answer>12</answer>": the declared answer
         text, after = "\n" + declared[0], declared[1]
     for pattern in (_HTML_COMMENT, _IFFALSE):
@@ -353,10 +356,10 @@ def render(text: str) -> Rendered:
     coloured = _colours(text, hidden)
     if coloured is None:
         return Rendered(text, tuple(hidden), "colour commands nested too deeply")
-    shown = Rendered(coloured, tuple(h for h in hidden if h.strip()))
+    shown = Rendered(coloured, tuple(h for h in hidden if h.strip()), other_answers=others)
     if not after.strip():
         return shown
     tail = render(after)  # no answer tag in it: the last one was taken
     if tail.refused is not None:
         return tail
-    return Rendered(shown.visible, shown.hidden + tail.hidden, None, tail.visible)
+    return Rendered(shown.visible, shown.hidden + tail.hidden, None, tail.visible, others)

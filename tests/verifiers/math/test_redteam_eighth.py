@@ -313,12 +313,18 @@ AFTER_TAG = [
     "<answer>5</answer>\nJust kidding.",
     "<answer>5</answer>\nScratch that.",
     "<answer>5</answer>\nI am not sure.",
+    "<answer>6</answer>\n<answer>5</answer>",  # two declared answers
+    r"<answer>\boxed{5}</answer> \boxed{6}",  # a box after the tag
 ]
 AFTER_TAG_RIGHT = [
     "<answer>5</answer>",
     "<answer>5</answer>\nHope this helps!",
     "<answer>5</answer>\nExplanation: 2 + 3 = 5.",
     "<answer>6</answer>\nActually, it is 5.",  # 0 before: a retraction names the answer
+    "<answer>5</answer>\n<answer>5</answer>",
+    "<think><answer>6</answer></think><answer>5</answer>",  # a tag in the reasoning
+    "<answer>5</answer><answer></answer>",  # 0 before: an empty tag declares nothing
+    r"<answer>\frac{10}{2}</answer><answer>5</answer>",
 ]
 
 # A possibility before the value, an approximation or a disowning in emphasis after it.
