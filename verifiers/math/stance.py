@@ -46,7 +46,7 @@ _REJECTED_VALUE = (
 )
 _REJECTS = r"(?:not|never|rather\s+than|instead\s+of)"
 _REJECTION = (
-    rf"(?:\s*[,;(]\s*\(?\s*(?:(?:and|but)\s+)?{_REJECTS}|\s+(?:and|but)\s+not|"
+    rf"(?:\s*[,;(—–]\s*\(?\s*(?:(?:and|but)\s+)?{_REJECTS}|\s+(?:and|but)\s+not|"
     r"\s+(?:rather\s+than|instead\s+of))\s+" + _REJECTED_VALUE + r"(?=[\s.,;:!?)]|$)"
 )
 _REJECTED_AFTER = re.compile(r"[$}]*" + _REJECTION, re.IGNORECASE)

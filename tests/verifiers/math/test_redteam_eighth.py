@@ -59,6 +59,9 @@ REJECTS_ANOTHER = [
     r"The answer is $\boxed{5}$, not 6.",  # control
     r"So $x = 5$, not $6$.",
     "The answer is 5, not 6.\nI checked it twice.",
+    "The answer is 5 apples, not 6 apples.",
+    "The answer is 5 — not 6.",
+    "It's 5, not 6!",
     "The answer is **5**, not **6**.",  # 0 before (bold)
     "**Answer: 5** (not 6)",  # 0 before
     r"\boxed{5}. The denominator is not 5.",  # control: another quantity is denied
