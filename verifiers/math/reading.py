@@ -355,7 +355,7 @@ def read_answer(text: str, gold: str, *, strict: bool = False) -> Extraction:
     if after.strip() and not strict:
         found = said_after(after, found)
         visible = f"{visible}\n{after}"  # a doubt or a disowning there counts
-    found = _declared_twice(found, (*shown.other_answers, *_boxed_in(after)))
+    declared = (*shown.other_answers, *_boxed_in(after))  # compared once the answer is read
     if not strict and choice_letter(gold, alone=True):
         line = visible.strip().rsplit("\n", 1)[-1]
         if found.answer is None:
@@ -371,7 +371,7 @@ def read_answer(text: str, gold: str, *, strict: bool = False) -> Extraction:
         return Extraction(None, found.method, "negated")
     if found.answer is not None and extracted.denied and not found.denied:
         found = replace(found, denied=extracted.denied)  # "5, not 6" read as a list, a choice
-    return _against_hidden(found, shown.hidden)
+    return _against_hidden(_declared_twice(found, declared), shown.hidden)
 
 
 def _boxed_in(text: str) -> tuple[str, ...]:

@@ -389,6 +389,22 @@ def test_a_quoted_box_does_not_shift_the_statement_a_frame_denies() -> None:
     assert _score("Yes. The answer is yes.", r"\text{yes}") == 1.0
 
 
+@pytest.mark.parametrize(
+    ("completion", "gold", "score"),
+    [
+        ("<answer>no</answer>\n<answer>yes</answer>", r"\text{yes}", 0.0),
+        (r"<answer>yes</answer> \boxed{no}", r"\text{yes}", 0.0),
+        ("<answer>0</answer>\n<answer>\\text{odd}</answer>", r"\text{odd}", 0.0),
+        ("<answer>yes</answer>\n<answer>yes</answer>", r"\text{yes}", 1.0),
+        ("<answer>\\text{odd}</answer>", r"\text{odd}", 1.0),
+    ],
+)
+def test_two_declared_words_are_a_hedge(completion: str, gold: str, score: float) -> None:
+    # audit --search seeds 1, 3, 5 on the final tree (tag_tail): a yes-or-no or text answer
+    # is read after the tags were compared (1.0 before this change)
+    assert _score(completion, gold) == score
+
+
 def test_a_guess_after_hidden_text_is_still_a_guess() -> None:
     # audit --search seed 66 (box_denied, then near_white_gold): "}Probably" (1.0 before).
     text = r"{\color{#fafafa}\boxed{5}}Probably $\boxed{5}$."
