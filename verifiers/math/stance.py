@@ -72,7 +72,7 @@ _DENIES_ANSWER = re.compile(
     r"the\s+result|my\s+answer)\s+(?:is\s+(?:definitely\s+)?not|isn't|is\s+never|cannot\s+be|"
     r"can't\s+be|could\s*(?:not|n't)\s+be)|(?:definitely\s+)?not)\s+"
     + _REJECTED_VALUE
-    + r"\s*[.!]?\s*(?=$|\n|[A-Z])"
+    + r"\s*[.!]*\s*(?=$|\n|[A-Z])"
     r"|(?:^|[.!?;]\s+|\n)[\s$]*(?P<wrong>\$[^$]{1,300}\$|[^\s$,;()]{0,40}\d[^\s$,;()]{0,40}?)\s+"
     r"(?:is|was)\s+(?:wrong|incorrect|not\s+(?:right|correct|the\s+answer))\b",
     re.IGNORECASE,

@@ -106,6 +106,7 @@ DENIES_THE_RIGHT = [
     r"\boxed{5}. 5 is wrong.",  # 1.0 before
     "The answer is 5. Not 5.",  # 1.0 before
     "The answer is $5$. It is not $5$.",  # 1.0 before
+    r"\boxed{5}. Not $5$..",  # audit --search seed 12 on the final tree (two dots)
 ]
 
 # A denial in the description that a value ends, not of the value. Before: 0; after: 1.0.
