@@ -129,7 +129,8 @@ def _on_answer(
         read = _clean_answer(text, sample) or ""
         if whole and read.strip() != text[span[0] : span[1]].strip():
             return None  # "(3, \infty)" as "(three, \infty)" is no form of the answer
-        if keeps_value and restated_question(read, _gold(sample) or "", sample.question):
+        said = read or _read_anyway(text, sample)  # a hidden box makes the read a hedge
+        if keeps_value and restated_question(said, _gold(sample) or "", sample.question):
             return None  # "4/14" for "Simplify 4/14." as 0.285714...: a value, no restatement
         new = change(text[span[0] : span[1]], rng)
         if new is None or new == text[span[0] : span[1]]:
@@ -316,6 +317,13 @@ def _parts_boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
     names = "abcd"
     said = " and ".join(f"${names[i]} = \\boxed{{{p}}}$" for i, p in enumerate(parts))
     return f"So {said}."
+
+
+def _read_anyway(text: str, sample: Sample) -> str:
+    """The answer the verifier reads in `text`, hedged or not ("" where it reads none)."""
+    gold = _gold(sample)
+    found = read_answer(text, gold) if gold is not None else None
+    return "" if found is None or found.answer is None else found.answer
 
 
 def _clean_answer(text: str, sample: Sample) -> str | None:

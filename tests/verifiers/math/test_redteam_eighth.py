@@ -501,3 +501,18 @@ def test_gold_in_a_glued_call_earns_nothing(seed: int) -> None:
     rewritten = RELATIONS["math/gold_in_a_term"].rewrite(sample, random.Random(seed))
     assert rewritten is not None
     assert CHECK(rewritten).score == 0.0, rewritten.completion
+
+
+def test_a_form_relation_skips_the_question_restated_beside_a_hidden_box() -> None:
+    # audit --search seed 6 on the final tree: question_echoed, hidden_percent_comment, then
+    # repeating_decimal wrote 4/14 (the question's own fraction, 0) as 0.285714... (1.0):
+    # the hidden box made the read a hedge, and the guard against restatements saw nothing.
+    sample = Sample(
+        id="q",
+        prompt="Simplify 4/14.",
+        completion="% \\boxed{\\frac{2}{7}}\n\\boxed{4/14}",
+        reference="\\frac{2}{7}",
+    )
+    assert CHECK(sample).score == 0.0
+    for seed in range(6):
+        assert RELATIONS["math/repeating_decimal"].rewrite(sample, random.Random(seed)) is None
