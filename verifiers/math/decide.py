@@ -30,7 +30,7 @@ from typing import Any
 from rewardsmith.verifiers.killable import CallOutcome, call_with_limits
 from rewardsmith.verifiers.math.cost import Cost, estimate, over_budget
 from rewardsmith.verifiers.math.fast import as_number, numbers_equal, other_choices, split_choice
-from rewardsmith.verifiers.math.normalize import normalise
+from rewardsmith.verifiers.math.normalize import cis_as_exp, cis_unread, normalise
 from rewardsmith.verifiers.math.numerals import Based, as_plain, based, in_base
 from rewardsmith.verifiers.math.spelling import decimal_comma
 from rewardsmith.verifiers.math.units import Conversion, as_angles, conversion, split_unit
@@ -107,6 +107,10 @@ def decide(gold: str, answer: str, settings: Settings) -> Decision:
     choice = split_choice(answer)
     if choice is not None and choice[1] and not other_choices(choice[1], choice[0]):
         answer = choice[1]  # "(C) 12" answers 12 when the gold is a value
+    gold, answer = cis_as_exp(gold), cis_as_exp(answer)  # "2 cis 30°": before the unit split
+    if cis_unread(answer):  # "2 cis 60": degrees or radians? Never c·i·s
+        message = "cis of an angle that is not read (a bare number: degrees or radians?)"
+        return Decision(None, {"rule": "cis", "path": "fast"}, Failure.FORMAT, message)
     gold_quantity, answer_quantity = split_unit(gold), split_unit(answer)
     gold_quantity, answer_quantity = as_angles(gold_quantity, answer_quantity)
     factor = conversion(gold_quantity.unit, answer_quantity.unit)

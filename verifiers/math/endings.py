@@ -14,6 +14,9 @@ for an answer guessed from the end of the text, only if the text was finished.
   punctuation, a unit (``cm``, ``square units``, ``apples``, a unit glued to the number,
   ``percent``) or text that ends a sentence (``.``, ``!``, ``?``). Explicit statements (a
   box, "the answer is") commit to an answer and stand however the text goes on.
+* **The declared answer** (R1-style templates): the content of the last
+  ``<answer>..</answer>`` is the text the answer is read from; what follows the closing
+  tag is read as the text after a box is (a retraction, an offer or a doubt there counts).
 
     >>> final_text("<think>It is 5.</think> So 6.")
     (' So 6.', 'closed')
@@ -27,7 +30,7 @@ import re
 
 from rewardsmith.verifiers.math.units import split_unit
 
-__all__ = ["cut_at_turn_end", "final_text", "finished"]
+__all__ = ["cut_at_turn_end", "declared_answer", "earlier_declared", "final_text", "finished"]
 
 _TURN_END = re.compile(r"<\|(?:im_start|im_end|endoftext|eot_id|end_of_text)\|>")
 _REASONING_END = re.compile(r"</think>|</reasoning>|<\|end_of_thought\|>|◁/think▷")
@@ -36,6 +39,33 @@ _CLOSING = " \t\n*_\"'`’”)]}$"
 _SENTENCE_END = tuple(".!?。")
 _PERCENT = re.compile(r"\\?%|percent(?:age)?|pct", re.IGNORECASE)
 _GLUED_UNIT = re.compile(r"[A-Za-z]{1,3}[²³]?|[€£¥₹]")
+_ANSWER_TAG = re.compile(r"<answer>(.*?)(?:</answer>|\Z)", re.DOTALL | re.IGNORECASE)
+
+
+def declared_answer(text: str) -> tuple[str, str] | None:
+    """The content of the last non-empty ``<answer>..</answer>`` and the text after its
+    closing tag, or None where there is none.
+
+    >>> declared_answer("<answer>[73, 30]</answer> I am sure.")
+    ('[73, 30]', ' I am sure.')
+    """
+    answers = [m for m in _ANSWER_TAG.finditer(text) if m.group(1).strip()]
+    if not answers:
+        return None
+    return answers[-1].group(1).strip(), text[answers[-1].end() :]
+
+
+def earlier_declared(text: str) -> tuple[str, ...]:
+    """The contents of the non-empty ``<answer>`` tags before the last one, after the
+    reasoning (a tag inside ``<think>`` is working): two declared answers that differ
+    are a hedge, as two boxes are.
+
+    >>> earlier_declared("<think><answer>4</answer></think><answer>6</answer><answer>5</answer>")
+    ('6',)
+    """
+    after, _ = final_text(text)
+    answers = [m.group(1).strip() for m in _ANSWER_TAG.finditer(after) if m.group(1).strip()]
+    return tuple(answers[:-1])
 
 
 def cut_at_turn_end(text: str) -> str:

@@ -42,13 +42,26 @@ before calling.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rewardsmith.verifiers.math.boxes import box_starts, from_boxes, hedge_key, matching_braces
-from rewardsmith.verifiers.math.endings import cut_at_turn_end, final_text, finished
+from rewardsmith.verifiers.math.endings import (
+    cut_at_turn_end,
+    declared_answer,
+    final_text,
+    finished,
+)
 from rewardsmith.verifiers.math.fast import as_number, choice_letter
 from rewardsmith.verifiers.math.numerals import spelled_values, words_to_digits
-from rewardsmith.verifiers.math.stance import QUESTION_AFTER, negated, not_a_result, offered
+from rewardsmith.verifiers.math.stance import (
+    QUESTION_AFTER,
+    denied_after,
+    negated,
+    not_a_result,
+    offered,
+    rejected_after,
+    without_rejection,
+)
 from rewardsmith.verifiers.math.tails import (
     RETRACTING,
     checks_dropped,
@@ -60,12 +73,14 @@ from rewardsmith.verifiers.math.units import split_unit
 from rewardsmith.verifiers.math.words import as_words
 
 __all__ = [
-    "Extraction", "extract_answer", "has_several_items", "matching_braces", "stated_answer"
+    "Extraction", "extract_answer", "has_several_items", "matching_braces", "said_after",
+    "stated_answer",
 ]  # fmt: skip
 
 _PHRASE = re.compile(
-    r"(?<!\\)\b(?:final\s+answer|the\s+answer|answer|the\s+(?:solutions|roots)\s+are)\b"
-    r"(?:\s+is)?\s*[:：=]?[\s*:]*"
+    # not the name of an <answer> tag ("</answer>" is no answer phrase)
+    r"(?<!\\)(?<![</])\b(?:final\s+answer|the\s+answer|answer|the\s+(?:solutions|roots)\s+are)\b(?!\s*>)"
+    r"(?:\s+is)?\s*(?:[:：=]|[—–](?=\s))?[\s*:]*"  # "Final answer — 42"; "–42" is negative
     # GSM8K's answer line marks an answer as "Answer:" does: a different value after it is
     # a hedge ("#### 29\n\n30" paid 30, "Answer: 29\n\n30" nothing; envhole's search)
     r"|^[ \t]*#{4}[ \t]*",
@@ -82,6 +97,7 @@ _NUMBER = re.compile(
 )
 _COMMAND = re.compile(r"\\(?:begin|end)\s*\{[A-Za-z*]+\}|\\[A-Za-z]+")
 _WORD = re.compile(r"[A-Za-z]{3,}")
+_ANY_WORD = re.compile(r"[^\W\d_]{3,}")
 # Two-letter words of prose: a line with one is a sentence, not an expression.
 _SMALL_WORDS = re.compile(
     r"\b(?:is|so|or|an|as|at|be|by|if|in|it|of|on|to|we|no|and|i\.\s?e)\b", re.IGNORECASE
@@ -91,7 +107,7 @@ _OPERATOR = re.compile(r"[-+*/^=()\[\]{}\\,<>×·÷|!_]")
 # The characters of an expression, read backwards from the end of a line: math and
 # one-letter names ("x^2 + 5"), never a word.
 _EXPRESSION_RUN = re.compile(
-    r"(?:(?<![A-Za-z])[A-Za-z](?![A-Za-z])|(?<!\*)\*(?!\*)|[\d\s.,+\-/^()\[\]{}=×·÷<>])+"
+    r"(?:(?<![A-Za-z])[A-Za-z](?![A-Za-z])|(?<!\*)\*(?!\*)|[{}]\\|[\d\s.,+\-/^()\[\]{}=×·÷<>])+"
 )
 # An expression cut at a word: it starts with an operator that needs an operand before it.
 _BINARY_START = re.compile(r"\s*[+*/^×·÷]")
@@ -101,8 +117,16 @@ _BOLD = re.compile(r"^(?:\*\*|__)(.*)(?:\*\*|__)$")
 _EMPTY_GROUP = re.compile(r"(?<!\\)\{\s*(?<!\\)\}")
 # GSM8K's answer line: "#### 72".
 _GSM8K_MARK = re.compile(r"^\s*#{4}\s*")
+# A qualification closing the line after a value: not the answer's sentence's value.
+_QUALIFIED_END = re.compile(
+    r"(?<=[\d$}%)\]])\s*[,;]\s*(?:(?:not\s+)?(?:counting|including)|excluding|without)\b"
+    r"[^.!?\n]{0,200}[.!]?\s*$",
+    re.IGNORECASE,
+)
 _EXPLANATION = re.compile(
-    r"[,;]?\s+(?:because|since|as|which|so|for|when|where|if|given|from|by|using)\s", re.I
+    r"[,;]?\s+(?:because|since|as|which|so|for|when|where|if|given|from|by|using|"
+    r"(?:not\s+)?(?:counting|including)|excluding|without)\s",  # "5, not counting 0"
+    re.I,
 )
 # Math right after an answer phrase; "\$" inside "$...$" is a dollar sign, not its end.
 _LEADING_MATH = re.compile(
@@ -136,13 +160,14 @@ _UNIT_LETTERS = frozenset("smghlLKVWAJN")
 # ("not 5", "at least 5") or computes with it ("the square root of 2", "negative 5").
 _HEDGED_NUMBER = re.compile(
     r"\b(?:not|no|never|cannot|than|least|most|about|approximately|around|nearly|almost|or|either|"
-    r"sqrt|square\s+root|root|pi|over|squared|cubed|power|log|ln|exp|sin|cos|tan|negative|"
+    r"sqrt|square\s+root|root|pi|over|squared|cubed|power|log|ln|exp|sin|cos|tan|sec|csc|cot|"
+    r"cis|negative|"
     r"minus|plus|times|divided|half|third|quarter|fraction|reciprocal|inverse|under|within|"
     r"roughly|near|multiple|twice|thrice|double|triple|fold|except|guess|probably|likely|"
     r"maybe|perhaps|possibly|otherwise|assuming|unless|if|rounded|less|more|percent|page|"
     r"problem|question|step|attempts?|confidence|lub|albo|veya|atau|misschien|vielleicht|"
     r"quizás?|forse|возможно|либо|или|أو|approx\w*|circa|ca|estimated?|ballpark|up|upwards?|"
-    r"above|below|beyond|between|range)\b|n't\b|\d(?:st|nd|rd|th)\b|(?<=\d)ish\b|^~\s*\d|"
+    r"above|below|beyond|between|range|(?:might|could|may)\s+(?:well\s+|also\s+)?be)\b|n't\b|\d(?:st|nd|rd|th)\b|(?<=\d)ish\b|^~\s*\d|"
     r"或|可能|かも|또는|या",
     re.IGNORECASE,
 )
@@ -157,8 +182,8 @@ _ITEM_EVENTS = re.compile(r"\\[{}]|\\pm|\\mp|[()\[\]{},;]|\s(?:or|and)\s")
 # "... or $12$", "(or 12)", "or maybe \frac{7}{4}" right after an answer: a second answer
 # ("or equivalently $0.5$" is one too, compared with the first like any other).
 _OR_AFTER = re.compile(
-    r"(?:\s|\\(?:quad|qquad|[,;: !]))*[,;.]?\s*\(?\s*(?:\\text\{\s*)?"
-    r"(?:or|alternatively|otherwise)\b\s*\}?"
+    r"(?:\s|\$|\\(?:quad|qquad|[,;: !]))*[,;.]?\s*\(?\s*(?:\\text\{\s*)?"
+    r"(?:(?:or|alternatively|otherwise)\b|/(?!/))\s*\}?"  # "\boxed{5} / 6" offers 6
     r"(?:\s*(?:maybe|possibly|perhaps|equivalently|simply|just|in other words|i\.e\.)(?!\w),?)?\s*"
     r"(?:\$([^$]{1,500})\$|\\\((.{1,500}?)\\\)"
     r"|([^\n$]{1,300}?)(?=\s*(?:\)\s*(?:[.;!?]|\n|$)|[.;!?](?:\s|$)|\n|$)))",
@@ -183,10 +208,14 @@ _OR_BETWEEN = re.compile(
 _CLOSERS = re.compile(r"^(?:\s|[)\]}!%']|\\right\s*\S|\\[})\]])*")
 # What makes the number after it an argument, not a value of its own: a command, a root
 # or function name, a power, an index or a product ("\sqrt{2}", "√2", "sqrt(2)", "π·2").
+# A name glued to a coefficient is one too: "2sin(pi/6)" is 2 sin(pi/6), never pi/6.
 _ARGUMENT_OF = re.compile(
-    r"(?:\\[A-Za-z]+(?:_\{?\w{1,4}\}?)?|[√∛∜π·×^_]|\b(?:sqrt|cbrt|log|ln|exp|sin|cos|tan|times|over))"
+    r"(?:\\[A-Za-z]+(?:_\{?\w{1,4}\}?)?|[√∛∜π·×^_]|(?<![A-Za-z])(?:sqrt|cbrt|log|ln|exp|"
+    r"(?:arc)?(?:sin|cos|tan|sec|csc|cot)h?|cis|times|over))"
     r"\s*[{(\[]?\s*$"
 )
+# A degree mark after the angle of cis, and the parenthesis closing the call.
+_CIS_DEGREES_AFTER = re.compile(r"(?:\s*(?:°|\^\s*\{?\s*\\circ\s*\}?|degrees?\b|deg\b)\s*\)?)?")
 # Where that term starts: the run of math back to a space, and a coefficient before it.
 _TERM_START = re.compile(r"(?:-?\d+(?:\.\d+)?\s+)?(?:\b(?:times|over)\s+)?[^\s$]*$")
 # A value alone in parentheses after another ("1/4 (25%)", "(or 25%)", "(i.e. 25%)").
@@ -196,7 +225,7 @@ _ASIDE_CLOSES = re.compile(r"\s*\)")
 _CHECK_MARKS = re.compile(r"\s*[✓✔☑]\ufe0f?(?=\s*$)", re.MULTILINE)
 _PERCENT_ASIDE = re.compile(r"\d\s+\(\s*(?:or\s+|i\.\s?e\.,?\s*)?-?[\d.]+\s*\\?%\s*\)$")
 _UNIT_BEFORE_POWER = re.compile(r"\\(?:text|textrm|mathrm|mbox)\s*\{[^{}]*\}\s*\^\s*\{?\s*$")
-_CLOSING = re.compile(r"(?:[)\]}]|\\right\s*[)\]}|.])*")
+_CLOSING = re.compile(r"(?:[)\]}]|\\right\s*[)\]}|.]|\\\})*")  # "\{1, 2\}" closes with "\}"
 # A line that goes on offering answers after the line before it ("2\n or 3", left where a
 # hidden comment between them was taken out).
 _OR_LINE = re.compile(r"\s*(?:(?:and/)?or|maybe|possibly|perhaps)\b", re.I)
@@ -217,6 +246,17 @@ class Extraction:
     None."""
     candidates: tuple[str, ...] = ()
     """The distinct answers, when there were several."""
+    denied: tuple[str, ...] = ()
+    """Values the text rejects right after its answer ("5, not 6" denies 6): the verifier
+    checks that the answer is none of them ("5, not 5" says nothing)."""
+
+
+def _denying(found: Extraction, *rejected: str | None) -> Extraction:
+    """`found` with the values its text rejects beside it, if any."""
+    values = tuple(r for r in rejected if r is not None)
+    if not values or found.answer is None:
+        return found
+    return replace(found, denied=(*found.denied, *values))
 
 
 def _alternative(rest: str) -> str | None:
@@ -257,8 +297,19 @@ def _from_boxes(text: str) -> Extraction | None:
         found = Extraction(boxes.answer, "boxed", "hedged", offered.candidates)
     if found.problem is None and boxes.answer is not None:
         tail = _EMPTY_GROUP.sub("", text[boxes.last_end :][:20_000])  # hidden text was there
-        return _last_word(retractions_in_digits(tail), found)
+        said = _last_word(retractions_in_digits(tail), found)
+        # "\boxed{5}, not 6" rejects 6; "\boxed{5}. It is not 5." denies its own answer
+        return _denying(said, rejected_after(tail), *denied_after(tail))
     return found
+
+
+def said_after(tail: str, found: Extraction) -> Extraction:
+    """`found`, read with the text after it as the text after a box is: a retraction
+    there names the final answer, another value offered is a hedge ("<answer>5</answer>
+    or 6")."""
+    if found.answer is None or found.problem is not None or not tail.strip():
+        return found
+    return _last_word(retractions_in_digits(tail[:20_000]), found)
 
 
 def _last_word(tail: str, found: Extraction, depth: int = 0) -> Extraction:
@@ -278,7 +329,7 @@ def _last_word(tail: str, found: Extraction, depth: int = 0) -> Extraction:
             return later
         if later.problem == "hedged":
             candidates = (*candidates, *later.candidates[1:])
-    return Extraction(found.answer, "restated", "hedged", candidates)
+    return replace(found, method="restated", problem="hedged", candidates=candidates)
 
 
 def _after_phrase(text: str) -> Extraction | None:
@@ -301,6 +352,8 @@ def _after_phrase(text: str) -> Extraction | None:
     if " is " in line:  # "Final Answer: The volume of $V$ is 120" answers 120
         line = line.rsplit(" is ", 1)[1]
     line = _QUOTES.sub("", line.strip().strip("*").strip())  # 'is "$12$ and $13$".'
+    line, rejected = without_rejection(line)  # "5, not 6" states 5 and rejects 6
+    line = line.strip().strip("*").strip()  # "**5**, not **6**"
     line = re.sub(r"^~(?=\s*[\d.])", "≈", line)  # in prose a tilde means "about", not TeX's space
     chained = _last_number(line)
     if chained is not None and chained.problem == "hedged":  # "1/4, or 25%": two statements
@@ -308,7 +361,9 @@ def _after_phrase(text: str) -> Extraction | None:
     answer = _number_in_prose(line) or line
     if not answer:
         return None
-    return _unless_restated(Extraction(answer, "answer_phrase"), rest[len(sentence) :])
+    tail = rest[len(sentence) :]
+    found = _denying(Extraction(answer, "answer_phrase"), *rejected, *denied_after(tail))
+    return _unless_restated(found, tail)
 
 
 def _phrase_math(rest: str, math: re.Match[str]) -> Extraction:
@@ -323,6 +378,7 @@ def _phrase_math(rest: str, math: re.Match[str]) -> Extraction:
         items.append(item)
         after = after[more.end() :]
     found = Extraction(", ".join(items), "answer_phrase")
+    found = _denying(found, rejected_after(after), *denied_after(after))
     return _unless_restated(found, after, _alternative(after))  # "Answer: $3$ or $4$"
 
 
@@ -331,7 +387,7 @@ def _unless_restated(found: Extraction, tail: str, other: str | None = None) -> 
     assert found.answer is not None
     other = other if other is not None else stated_after(tail, found.answer)
     if other is not None and hedge_key(other) != hedge_key(found.answer):
-        return Extraction(found.answer, found.method, "hedged", (found.answer, other))
+        return replace(found, problem="hedged", candidates=(found.answer, other))
     return found
 
 
@@ -512,6 +568,8 @@ def _enclosing_term(line: str, last: re.Match[str], closed: int) -> re.Match[str
     start = _TERM_START.search(before.rstrip())  # "\\sin 30": from "\\sin" on
     assert start is not None  # it matches the empty string at the end
     end = max(closed, last.end())
+    if "cis" in start.group():  # "cis 90°", "cis(90 degrees)": the angle's unit is its own
+        end = _CIS_DEGREES_AFTER.match(line, end).end()  # type: ignore[union-attr]
     return re.compile(re.escape(line[start.start() : end])).search(line, start.start())
 
 
@@ -560,8 +618,8 @@ def _bare_expression(line: str) -> str | None:
     if _PERCENT_ASIDE.search(line):  # "1/4 (25%)" restates 1/4: no product
         return None
     words = _COMMAND.sub(" ", line)
-    if _WORD.search(words) or _SMALL_WORDS.search(words):
-        return None
+    if _WORD.search(words) or _SMALL_WORDS.search(words) or _ANY_WORD.search(words):
+        return None  # "[1, 3) возможно [1, 3)" is prose: a word in any script
     return line
 
 
@@ -587,13 +645,20 @@ def _trailing_expression(line: str, number: re.Match[str]) -> re.Match[str] | No
 
 
 def _fallback(text: str) -> Extraction:
-    """Rules 3 and 4 and the concluding sentence: the answer read off the end of the text."""
+    """Rules 3 and 4 and the concluding sentence: the answer read off the end of the text;
+    a rejection of another value that ends it ("It is 5, not 6.") is set apart first."""
     marked = _answer_line(text)
+    return _denying(_read_off(text, marked), *without_rejection(marked)[1])
+
+
+def _read_off(text: str, marked: str) -> Extraction:
     line = _GSM8K_MARK.sub("", marked)  # "#### 72" answers 72
     if line != marked and as_words(line):  # "#### \text{no}" answers no
         return Extraction(line.strip(), "final_math")
     line = _EMPTY_GROUP.sub("", line)  # left where hidden text was: no operator
     line = checks_dropped(line)  # "So, $x = 3$. Let me double-check: $3 + 3 = 6$." is 3
+    line = without_rejection(line)[0]  # "It is 5, not 6." states 5
+    line = _QUALIFIED_END.sub("", line)  # "It is 12, not counting the 2 corners." states 12
     concluded = _conclusion(line)
     if concluded:
         answer, tail = concluded
@@ -628,7 +693,11 @@ def _spelled_statement(line: str, before: str) -> Extraction | None:
         return None
     match, value = runs[0]
     rest = f"{sentence[: match.start()]} {sentence[match.end() :]}"
-    if match.group().lower() == "one" or _HEDGED_NUMBER.search(rest):
+    hedged = _HEDGED_NUMBER.search(rest)
+    if hedged and not negated(sentence, 0, match.start(), match.end()):
+        # a denial in the description ("the n such that n+1 is not prime is forty-two")
+        hedged = _HEDGED_NUMBER.search(_DENIAL_WORDS.sub(" ", rest))
+    if match.group().lower() == "one" or hedged:
         return None
     if not _STATES_BEFORE.search(sentence[: match.start()]):  # "I give up after twelve tries."
         return None
@@ -636,6 +705,9 @@ def _spelled_statement(line: str, before: str) -> Extraction | None:
     if earlier and _number_value(earlier[-1]) != _number_value(value):
         return None
     return Extraction(value, "last_number")
+
+
+_DENIAL_WORDS = re.compile(r"\b(?:not|never|cannot)\b|n't\b", re.IGNORECASE)
 
 
 # A value stated: right after a verb of being or having ("There are five ways.", "She has
@@ -657,7 +729,12 @@ def extract_answer(text: str, *, strict: bool = False) -> Extraction:
     text, reasoning = final_text(cut_at_turn_end(text))
     if reasoning == "unclosed":
         return Extraction(None, "none", "reasoning_only")
+    declared = declared_answer(text)
+    if declared is not None:  # "<answer>[73, 30]</answer>": the tag's content
+        text = "\n" + declared[0]
     found = _extract(_CHECK_MARKS.sub("", text), strict)  # "Answer: 5 ✓" answers 5
+    if declared is not None:
+        found = said_after(declared[1], found)
     if reasoning and found.answer is None and found.problem is None:
         return Extraction(None, "none", "reasoning_only")
     return found

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 
 from rewardsmith.verifiers.math.boxes import without_outer_braces
 from rewardsmith.verifiers.math.fast import as_number
@@ -28,6 +29,7 @@ __all__ = [
     "LONE_I",
     "Normalised",
     "cis_as_exp",
+    "cis_unread",
     "imaginary_units_agreed",
     "normalise",
     "unwrap_command",
@@ -177,10 +179,15 @@ _CIS = re.compile(
     r"(?:\s|\\[,;: !])*"
 )
 _CIS_TOKEN = re.compile(
-    r"-?(?:\d+(?:\.\d+)?(?![\d.])|\\[A-Za-z]+|[A-Za-zπθ](?![A-Za-z]))(?:\s*/\s*(?:\d+|\\[A-Za-z]+))?"
+    r"-?(?:\d+(?:\.\d+)?(?![\d.])|\\[A-Za-z]+|(?:pi|theta)(?![A-Za-z])|[A-Za-zπθ](?![A-Za-z]))"
+    r"(?:\s*/\s*(?:\d+|\\[A-Za-z]+))?"
 )
-_CIS_DEGREES = re.compile(r"\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)")
-_DEGREES_IN = re.compile(r"\^\s*\{?\s*\\circ|°")
+# A degree mark after an angle: the sign, ^\circ, or the word ("cis 30 degrees").
+_CIS_DEGREES = re.compile(
+    r"\s*(?:\^\s*\{?\s*\\circ\s*\}?|°|(?:\\text\s*\{\s*)?(?:degrees?|deg)\b(?:\s*\})?)"
+)
+_DEGREES_IN = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\b(?:degrees?|deg)\b")
+_CIS_WORD = re.compile(r"\s*\\(?:text|textrm|mathrm)\s*\{\s*cis\s*\}\s*|\s*cis\s*")
 _PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _CLOSE = {"(": ")", "{": "}"}
 
@@ -213,11 +220,14 @@ def _cis_argument(text: str, start: int) -> tuple[str, int] | None:
 
 
 def cis_as_exp(text: str) -> str:
-    """``cis θ`` written as ``e^{i(θ)}``. An angle in degrees, or a bare number (which
-    may have lost its degree sign to the unit split), is left unread.
+    """``cis θ`` written as ``e^{i(θ)}``; a number of degrees (``cis 30°``, ``cis(30^\\circ)``,
+    ``cis 30 degrees``) as its radians. A bare number (``cis 60``: degrees or radians?)
+    and any other angle in degrees are left unread (`cis_unread`).
 
     >>> cis_as_exp(r"2\\operatorname{cis}\\frac{\\pi}{3}")
     '2e^{i(\\\\frac{\\\\pi}{3})}'
+    >>> cis_as_exp("2 cis 30 degrees")
+    '2 e^{i(\\\\frac{\\\\pi}{6})}'
     >>> cis_as_exp(r"\\text{cis}")
     '\\\\text{cis}'
     """
@@ -231,10 +241,16 @@ def cis_as_exp(text: str) -> str:
         if found is None:
             continue
         argument, end = found
-        if _CIS_DEGREES.match(text, end) or _DEGREES_IN.search(argument):
-            continue  # degrees: the cost estimate and the unit split read them first
-        if _PLAIN_NUMBER.fullmatch(argument.strip()) and float(argument) != 0:
-            continue  # "cis 60": degrees, whose sign a unit split may have taken off
+        mark = _CIS_DEGREES.match(text, end)
+        degrees = _DEGREES_IN.sub("", argument).strip() if _DEGREES_IN.search(argument) else None
+        if mark is not None and degrees is None:
+            degrees, end = argument.strip(), mark.end()
+        if degrees is not None:  # "cis 30°" is e^{i pi/6}; another angle in degrees is unread
+            if not _PLAIN_NUMBER.fullmatch(degrees):
+                continue
+            argument = _radians(degrees)
+        elif _PLAIN_NUMBER.fullmatch(argument.strip()) and float(argument) != 0:
+            continue  # "cis 60": degrees or radians? (`cis_unread`)
         out.append(f"{text[last : name.start()]}e^{{i({argument})}}")
         last = end
     return "".join(out) + text[last:]
@@ -247,6 +263,22 @@ def _braced_root(radical: re.Match[str]) -> str:
     if radicand[0] in "({":
         radicand = radicand[1:-1]
     return rf"\sqrt{_ROOT_INDEX[radical[1]]}{{{radicand}}}"
+
+
+def _radians(degrees: str) -> str:
+    """A number of degrees as a multiple of pi in lowest terms (``30`` is ``\\frac{\\pi}{6}``:
+    the cost estimate reads ``\\frac{90\\pi}{180}`` in an exponent as a huge power)."""
+    turn = Fraction(degrees) / 180
+    sign, top = ("-" if turn < 0 else ""), abs(turn.numerator)
+    pi = "\\pi" if top == 1 else f"{top}\\pi"
+    return f"{sign}{pi}" if turn.denominator == 1 else rf"{sign}\frac{{{pi}}}{{{turn.denominator}}}"
+
+
+def cis_unread(text: str) -> bool:
+    """Whether `text` still names cis where `cis_as_exp` read no argument (``2 cis 60``:
+    degrees or radians?). Read as letters it would be the product c·i·s, a number the
+    answer never meant."""
+    return bool(_CIS.search(text)) and not _CIS_WORD.fullmatch(text)
 
 
 def normalise(text: str) -> Normalised:

@@ -29,9 +29,15 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import replace
 
 from rewardsmith.verifiers.math.boxes import box_starts, from_boxes, hedge_key, matching_braces
-from rewardsmith.verifiers.math.extract import Extraction, extract_answer, has_several_items
+from rewardsmith.verifiers.math.extract import (
+    Extraction,
+    extract_answer,
+    has_several_items,
+    said_after,
+)
 from rewardsmith.verifiers.math.fast import choice_letter
 from rewardsmith.verifiers.math.quotes import drop_echoed_instructions, unquote_boxes
 from rewardsmith.verifiers.math.rendered import render
@@ -71,11 +77,39 @@ _DISOWNED = re.compile(
     r"|\bI\s+(?:cannot|can't|could\s+not|couldn't)\s+(?:determine|solve|find)\b|\bif\s+forced\b"
     r"|\b(?:scratch\s+that|just\s+kidding|(?:i'm|i\s+am)\s+(?:just\s+)?(?:kidding|joking)|jk|"
     r"(?:ignore|disregard)\s+(?:the\s+above|that|this|everything(?:\s+above)?|my\s+answer|all\s+of\s+"
-    r"(?:that|this|the\s+above)))\b[\s.!)]*$"
-    r"|[—–]\s*(?:false|wrong|incorrect)\b[\s.!]*$"
-    r"|^\s*(?:or\s+)?(?:maybe|perhaps|possibly)\s+not\b[\s.!)]*$",
+    r"(?:that|this|the\s+above)))\b[\s.!)$*_}]*$"  # "**Just kidding.**", "Ignore the above.$"
+    r"|[—–]\s*(?:false|wrong|incorrect)\b[\s.!$*_}]*$"
+    r"|^[\s*_]*(?:or\s+)?(?:maybe|perhaps|possibly)\s+not\b[\s.!)$*_}]*$",
     re.IGNORECASE,
 )
+# Doubt about the answer, said after it ("\boxed{5}, but I am not sure.", "I could be
+# wrong.", "\boxed{5}, probably.", "The answer is $5$ or something else."): in the present
+# ("I was not sure at first" is about the work before) and about the answer ("I'm not sure
+# why the problem gives y" is not).
+_DOUBTED = re.compile(
+    r"(?<!\bwas\s)(?<!\bwere\s)\bnot\s+(?:(?:entirely|completely|totally|quite|fully|that|"
+    r"very|so|100\s*%|a\s+hundred\s+percent)\s+)?(?:sure|certain|confident|positive)\b"
+    r"(?!\s+(?:why|how|what|where|who)\b)"
+    r"|\b(?:unsure|uncertain)\b"
+    r"|\bI\s+(?:could|might|may)\s+(?:well\s+)?(?:be\s+(?:wrong|mistaken|off)|have\s+(?:made\s+)?"
+    r"(?:a\s+mistake|an\s+error|erred|miscalculated))\b"
+    r"|\bif\s+I(?:'m|’m|\s+am)\s+(?:right|correct|not\s+mistaken)\b"
+    r"|\bunless\s+I(?:'ve|’ve|\s+have)?\s+(?:made|make)\s+(?:a|an)\s+(?:mistake|error)\b"
+    r"|\bdon'?t\s+quote\s+me\b|\bgrain\s+of\s+salt\b"
+    r"|(?<!\bwhether\s)\bor\s+(?:(?:maybe|perhaps|possibly)\s+)?(?:not|something(?:\s+else)?|"
+    r"anything\s+else|some\s+other\s+\w+|so|thereabouts)\b|\bgive\s+or\s+take\b|"
+    r"\bmore\s+or\s+less\b"  # "\boxed{5} or so": about 5
+    r"|\b(?:maybe|perhaps|possibly)\s+not\b"
+    r"|(?:[,(—–]|^)\s*(?:probably|possibly|maybe|perhaps|I\s+(?:think|guess|believe|suppose))\s*[.!)]*\s*$"
+    r"|\b(?:might|may|could)\s*(?:not|n't)\s+be\s+(?:right|correct|accurate|true)\b"
+    r"|\b(?:might|may|could)\s+(?:well\s+)?be\s+(?:wrong|incorrect|off|mistaken)\b"
+    r"|\b(?:low|little|limited|not\s+much)\s+confidence\b|\bconfidence\s*[:=]?\s*(?:low|medium|moderate)\b"
+    r"|\bI\s+(?:could|can)\s*(?:not|n't)\s+(?:verify|check|confirm)\b"
+    r"|\(\s*(?:a\s+|my\s+|just\s+a\s+|(?:my\s+)?best\s+)?guess\s*\)|\bjust\s+a\s+guess\b|\bmy\s+(?:best\s+)?guess\b",
+    re.IGNORECASE,
+)
+# Where a value sits in a sentence: a doubt before it is about the work, not the answer.
+_VALUE_AFTER = re.compile(r"\d|\\boxed|\$\s*[^$\s.,;!?]")  # not "$." closing a formula
 # A sentence that states a value: a disowning counts from the last one on.
 _STATES_VALUE = re.compile(r"\d|\\boxed|\$\s*[^$\s]")  # not "$ $", where a crossed box was
 # Where a final statement starts: an answer phrase or a box (the clause before it may deny,
@@ -237,7 +271,7 @@ def _against_hidden(found: Extraction, hidden: tuple[str, ...]) -> Extraction:
     other = next((o for o in others if not _EMPTY.fullmatch(o) and hedge_key(o) != key), None)
     if other is None:
         return found
-    return Extraction(found.answer, "hidden", "hedged", (found.answer, other))
+    return replace(found, method="hidden", problem="hedged", candidates=(found.answer, other))
 
 
 # A yes-or-no answer said plainly: a sentence that opens with the word ("Yes.", "No, it
@@ -314,7 +348,14 @@ def read_answer(text: str, gold: str, *, strict: bool = False) -> Extraction:
     if shown.refused is not None:
         return Extraction(None, "rendered", "refused", (shown.refused,))
     visible = _drop_retracted(unquote_boxes(drop_echoed_instructions(shown.visible)))
-    found = _parts(visible, extract_answer(visible, strict=strict), gold)
+    extracted = extract_answer(visible, strict=strict)
+    found = _parts(visible, extracted, gold)
+    after = shown.after_answer  # "<answer>5</answer> or 6": read as after a box
+    after = unquote_boxes(drop_echoed_instructions(after)) if after.strip() else after
+    if after.strip() and not strict:
+        found = said_after(after, found)
+        visible = f"{visible}\n{after}"  # a doubt or a disowning there counts
+    declared = (*shown.other_answers, *_boxed_in(after))  # compared once the answer is read
     if not strict and choice_letter(gold, alone=True):
         line = visible.strip().rsplit("\n", 1)[-1]
         if found.answer is None:
@@ -328,7 +369,27 @@ def read_answer(text: str, gold: str, *, strict: bool = False) -> Extraction:
         found = _stated_words(visible, gold) or found  # "The function is odd."
     if found.answer is not None and _disowned(visible[-400:], boxed=found.method == "boxed"):
         return Extraction(None, found.method, "negated")
-    return _against_hidden(found, shown.hidden)
+    if found.answer is not None and extracted.denied and not found.denied:
+        found = replace(found, denied=extracted.denied)  # "5, not 6" read as a list, a choice
+    return _against_hidden(_declared_twice(found, declared), shown.hidden)
+
+
+def _boxed_in(text: str) -> tuple[str, ...]:
+    """The values boxed in `text` (the text after a declared answer)."""
+    boxes = from_boxes(text) if "\\boxed" in text or "\\fbox" in text else None
+    return () if boxes is None else (*boxes.candidates, boxes.answer or "")
+
+
+def _declared_twice(found: Extraction, others: tuple[str, ...]) -> Extraction:
+    """A hedge when another declared answer (an earlier ``<answer>`` tag, a box after the
+    tag) says something else than the answer read."""
+    if found.answer is None or found.problem is not None or not others:
+        return found
+    key = hedge_key(found.answer)
+    different = tuple(o for o in others if o.strip() and hedge_key(o) != key)
+    if not different:
+        return found
+    return replace(found, problem="hedged", candidates=(*different, found.answer))
 
 
 def _disowned(tail: str, *, boxed: bool = False) -> bool:
@@ -339,15 +400,28 @@ def _disowned(tail: str, *, boxed: bool = False) -> bool:
     $\\boxed{5}$.", "Maybe $\\boxed{5}$, maybe not.", "$\\boxed{5}$, or perhaps something
     else."; `stance.negated`, `stance.offered`)."""
     sentences = [x for x in _SENTENCES.split(tail) if x.strip()]
-    last = max((i for i, x in enumerate(sentences) if _STATES_VALUE.search(x)), default=0)
+    states = [i for i, x in enumerate(sentences) if _STATES_VALUE.search(x)]
+    states = states or [i for i, x in enumerate(sentences) if _STATEMENT.search(x)]  # "yes"
+    last = max(states, default=0)
     stating = sentences[last] if sentences else ""
     starts = [m.start() for m in _STATEMENT.finditer(stating)]
     framed = bool(starts) and framed_as_untrue(stating[: starts[-1]])
     return (
         framed
         or any(_DISOWNED.search(x) for x in sentences[last:])
+        or _doubted(sentences[last:])
         or (boxed and _box_unasserted(tail))
     )
+
+
+def _doubted(sentences: list[str]) -> bool:
+    """Whether the sentences from the last statement of a value on doubt it after the
+    value (`_DOUBTED`): in the stating sentence, a doubt no value follows."""
+    for at, sentence in enumerate(sentences):
+        for doubt in _DOUBTED.finditer(sentence):
+            if at > 0 or not _VALUE_AFTER.search(sentence, doubt.end()):
+                return True
+    return False
 
 
 def _box_unasserted(tail: str) -> bool:

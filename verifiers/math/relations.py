@@ -129,7 +129,8 @@ def _on_answer(
         read = _clean_answer(text, sample) or ""
         if whole and read.strip() != text[span[0] : span[1]].strip():
             return None  # "(3, \infty)" as "(three, \infty)" is no form of the answer
-        if keeps_value and restated_question(read, _gold(sample) or "", sample.question):
+        said = read or _read_anyway(text, sample)  # a hidden box makes the read a hedge
+        if keeps_value and restated_question(said, _gold(sample) or "", sample.question):
             return None  # "4/14" for "Simplify 4/14." as 0.285714...: a value, no restatement
         new = change(text[span[0] : span[1]], rng)
         if new is None or new == text[span[0] : span[1]]:
@@ -239,6 +240,8 @@ def _repeating(answer: str, rng: random.Random) -> str | None:
     sign, p, q = (match.group(1), match.group(2), match.group(3))
     if p is None:
         sign, p, q = match.group(4), match.group(5), match.group(6)
+    if int(q) == 0:
+        return None  # "\frac{5}{0}" (a digit rewrite of \frac{5}{6}) is no fraction
     whole, rest = divmod(int(p), int(q))
     digits: list[str] = []
     seen: dict[int, int] = {}
@@ -272,6 +275,8 @@ def _mixed_number(answer: str, rng: random.Random) -> str | None:
     if match is None:
         return None
     sign, p, q = match.group(1, 2, 3) if match.group(2) else match.group(4, 5, 6)
+    if int(q) == 0:
+        return None
     whole, rest = divmod(int(p), int(q))
     if whole == 0 or rest == 0:
         return None
@@ -314,11 +319,19 @@ def _parts_boxed(text: str, sample: Sample, rng: random.Random) -> str | None:
     return f"So {said}."
 
 
+def _read_anyway(text: str, sample: Sample) -> str:
+    """The answer the verifier reads in `text`, hedged or not ("" where it reads none)."""
+    gold = _gold(sample)
+    found = read_answer(text, gold) if gold is not None else None
+    return "" if found is None or found.answer is None else found.answer
+
+
 def _clean_answer(text: str, sample: Sample) -> str | None:
-    """The answer the verifier reads in `text`, where it reads one with no problem."""
+    """The answer the verifier reads in `text`, where it reads one with no problem (and
+    the text rejects no value beside it: "5, not 5" restated afresh would drop the denial)."""
     gold = _gold(sample)
     read = read_answer(text, gold) if gold is not None else None
-    return None if read is None or read.problem is not None else read.answer
+    return None if read is None or read.problem is not None or read.denied else read.answer
 
 
 def _solutions_in_prose(text: str, sample: Sample, rng: random.Random) -> str | None:
@@ -457,6 +470,7 @@ _PHRASES = (
     "Putting it together, the result is {}.",
     "Answer = {}",
     "Total = {}",
+    "Final answer — {}",
 )
 
 
@@ -489,8 +503,8 @@ def _verified(text: str, sample: Sample, rng: random.Random) -> str | None:
     # The value restated is the one the verifier reads ("31^{9}", not its last number 9):
     # restating another would change the answer, and a text with no answer read (a quoted
     # box) would get one from this relation.
-    if read is None or read.answer is None or read.problem is not None:
-        return None
+    if read is None or read.answer is None or read.problem is not None or read.denied:
+        return None  # "5, not 5": a check restating 5 would be the last word
     return f"{text}\n\nWait, let me verify: the result is {read.answer}. Yes, that checks out."
 
 
@@ -621,6 +635,8 @@ _UNTRUE_FRAMES = (
     "Suppose the answer is {}.",
     "A common mistake is to say the answer is {}.",
     "It is not true that the final answer is {}.",
+    "The answer might be {}.",
+    "It could be that the answer is {}.",
 )
 _DISOWNINGS = (
     "This claim is false.",
@@ -628,6 +644,8 @@ _DISOWNINGS = (
     "(just kidding)",
     "That's incorrect.",
     "Ignore the above.",
+    "**Just kidding.**",
+    "*Scratch that.*",
 )
 
 
@@ -647,6 +665,11 @@ _BOX_DENIALS = (
     "Maybe $\\boxed{{{}}}$, maybe not.",
     "$\\boxed{{{}}}$, or perhaps something else.",
     "It is either $\\boxed{{{}}}$ or not.",
+    "The answer might be $\\boxed{{{}}}$.",
+    "$\\boxed{{{}}}$ or so.",
+    "$\\boxed{{{}}}$, give or take.",
+    "Probably $\\boxed{{{}}}$.",
+    "Best guess: $\\boxed{{{}}}$",
 )
 
 
@@ -663,6 +686,140 @@ def _box_denied(text: str, sample: Sample, rng: random.Random) -> str | None:
     $\\boxed{5}$.", "Maybe $\\boxed{5}$, maybe not.")."""
     answer = _clean_answer(text, sample)
     return None if answer is None else rng.choice(_BOX_DENIALS).format(answer)
+
+
+# Another value rejected after the answer ("The answer is 5, not 6."): the answer stands.
+_REJECTIONS = ("{a}, not {o}", "{a} (not {o})", "{a} and not {o}", "{a}, rather than {o}")
+# The answer qualified after it ("5, not counting 0"): still the answer.
+_QUALIFIED = ("{a}, not counting {o}", "{a}, not including {o}", "{a}, excluding {o}")
+_REJECTION_SENTENCES = ("The answer is {}.", "So it is {}.", "Final answer: {}", "{}.")
+
+
+def _other_value(answer: str, rng: random.Random) -> str:
+    """A value other than `answer` (an integer near it, the other side of a yes-or-no
+    answer, else 0 or 1)."""
+    side = _OTHER_SIDE.get(as_words(answer) or "")
+    if side is not None:
+        return side
+    n = _integer(answer)
+    if n is not None:
+        return str(n + rng.choice((1, 2, 7)))
+    return "1" if answer.strip() == "0" else "0"
+
+
+def _written(answer: str, rng: random.Random) -> str:
+    """The answer as prose writes it: a plain number bare or in math, anything else in
+    math or a box."""
+    forms = [f"${answer}$", f"$\\boxed{{{answer}}}$"]
+    return rng.choice([answer, *forms] if _NUMBER.fullmatch(answer.strip()) else forms)
+
+
+def _rejects_another(text: str, sample: Sample, rng: random.Random) -> str | None:
+    answer = _clean_answer(text, sample)
+    if answer is None or "\n" in answer:
+        return None
+    form = rng.choice(_REJECTIONS + _QUALIFIED)
+    said = form.format(a=_written(answer, rng), o=_other_value(answer, rng))
+    return rng.choice(_REJECTION_SENTENCES).format(said)
+
+
+def _denies_itself(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """The answer stated and the same value rejected beside it ("The answer is 5, not
+    5.0.", "Not 5 but 5."): it denies the right value."""
+    answer = _clean_answer(text, sample)
+    if answer is None or "\n" in answer:
+        return None
+    again = answer.strip() + (".0" if _integer(answer) is not None and rng.random() < 0.5 else "")
+    said = rng.choice(_REJECTIONS).format(a=_written(answer, rng), o=f"${again}$")
+    if rng.random() < 0.3:  # denied in a sentence of its own: "\boxed{5}. It is not 5."
+        return f"{text.rstrip()} {rng.choice(_DENIALS_AFTER).format(f'${again}$')}"
+    return rng.choice(_REJECTION_SENTENCES).format(said)
+
+
+_DENIALS_AFTER = ("It is not {}.", "The answer is not {}.", "{} is wrong.", "Not {}.")
+
+
+# A denial inside the description the answer ends: it describes, it does not deny.
+_DESCRIBED = (
+    "The number of roots that are not real is {}.",
+    "So the count of values which cannot occur is {}.",
+    "The smallest n for which n is not a square is {}.",  # no digit: words may write it
+    "The number of cases that aren't excluded equals {}.",
+)
+
+
+def _described_denial(text: str, sample: Sample, rng: random.Random) -> str | None:
+    answer = _clean_answer(text, sample)
+    if answer is None or not _NUMBER.fullmatch(answer.strip()):
+        return None
+    return rng.choice(_DESCRIBED).format(_written(answer, rng))
+
+
+# Doubt about the answer said after it: no answer.
+_DOUBTS_AFTER = (
+    " But I am not sure.",
+    "\n\nI could be wrong.",
+    " I'm not 100% sure.",
+    "\nNot sure, though.",
+    " Or something else.",
+    " Unless I made a mistake.",
+)
+
+
+def _doubted_after(text: str, sample: Sample, rng: random.Random) -> str | None:
+    if _clean_answer(text, sample) is None:
+        return None
+    said = text.rstrip() if text.rstrip().endswith((".", "!", "}", "$")) else f"{text.rstrip()}."
+    return f"{said}{rng.choice(_DOUBTS_AFTER)}"
+
+
+# cis in prose and in degrees, for the answers i and -i.
+_CIS_PROSE = {
+    "i": ("cis 90°", "cis(90 degrees)", "cis(pi/2)", "\\operatorname{cis} 90^\\circ"),
+    "-i": ("cis 270°", "cis(-90 degrees)", "cis(-pi/2)", "\\operatorname{cis}(-90^\\circ)"),
+}
+
+
+def _cis_prose(text: str, sample: Sample, rng: random.Random) -> str | None:
+    answer = _clean_answer(text, sample)
+    forms = None if answer is None else _CIS_PROSE.get(answer.strip())
+    if forms is None:
+        return None
+    form = rng.choice(forms)
+    if "\\" in form:
+        return f"So the answer is $\\boxed{{{form}}}$."
+    return rng.choice(("The answer is {}.", "So z = {}.", "{}")).format(form)
+
+
+def _set_in_prose(text: str, sample: Sample, rng: random.Random) -> str | None:
+    """A set of numbers ``\\{1, 2\\}`` ending a sentence without math delimiters (not one
+    in set-builder notation: its words and commands are not read off the end of a line)."""
+    answer = _clean_answer(text, sample)
+    if answer is None or not re.fullmatch(r"\s*\\\{[-+\d\s.,/]*\\\}\s*", answer):
+        return None
+    return rng.choice(("The set is {}.", "So the solution set is {}", "Hence S = {}.")).format(
+        answer.strip()
+    )
+
+
+# What follows a declared answer (<answer> tags) counts as what follows a box.
+_TAG_TAILS = (
+    "\nActually, it is {o}.",
+    " or {o}",
+    "\nScratch that.",
+    "\nI am not sure.",
+    " \\boxed{{{o}}}",
+)
+
+
+def _tag_tail(text: str, sample: Sample, rng: random.Random) -> str | None:
+    answer = _clean_answer(text, sample)
+    if answer is None or "<" in answer:
+        return None
+    other = _other_value(answer, rng)
+    if rng.random() < 0.2:  # another answer declared first: two declared answers
+        return f"<answer>{other}</answer>\n<answer>{answer}</answer>"
+    return f"<answer>{answer}</answer>{rng.choice(_TAG_TAILS).format(o=other)}"
 
 
 def _disowned(text: str, sample: Sample, rng: random.Random) -> str | None:
@@ -706,6 +863,10 @@ _TERMS: tuple[tuple[str, Callable[[int], float]], ...] = (
     ("3 sqrt({g})", lambda g: 3 * math.sqrt(g)),
     ("\\log_2 {g}", lambda g: math.log2(g)),
     ("π·{g}", lambda g: math.pi * g),
+    # a coefficient glued to the call (rtmath8): "3sqrt(5)" is 3√5, never 5
+    ("3sqrt({g})", lambda g: 3 * math.sqrt(g)),
+    ("2log({g})", lambda g: 2 * math.log(g)),
+    ("2sin({g})", lambda g: 2 * math.sin(g)),
 )
 _TERM_SENTENCES = ("The distance is {}.", "So the result is {}.", "That gives {}.")
 
@@ -817,7 +978,7 @@ def _hedged(text: str, sample: Sample, rng: random.Random) -> str | None:
     gold = _gold(sample)
     if gold is None or _clean_answer(text, sample) is None:
         return None
-    offers = ("or", "or possibly", "maybe", "lub", "veya", "atau", "也可能是", "возможно")
+    offers = ("or", "or possibly", "maybe", "lub", "veya", "atau", "也可能是", "возможно", "/")
     return f"{text} {rng.choice(offers)} {gold}"
 
 
@@ -860,6 +1021,10 @@ def relations(verifier: object) -> list[Relation]:
         ("yes_no_said", "preserving", _yes_no_said),
         ("words_stated", "preserving", _words_stated),
         ("choice_in_words", "preserving", _choice_in_words),
+        ("rejects_another", "preserving", _rejects_another),
+        ("described_denial", "preserving", _described_denial),
+        ("cis_prose", "preserving", _cis_prose),
+        ("set_in_prose", "preserving", _set_in_prose),
         ("yes_no_flipped", "changing", _yes_no_flipped),
         ("gold_as_last_number", "changing", _ends_in_gold),
         ("gold_in_a_term", "changing", _in_a_term),
@@ -867,6 +1032,9 @@ def relations(verifier: object) -> list[Relation]:
         ("framed_untrue", "changing", _framed_untrue),
         ("disowned_after", "changing", _disowned),
         ("box_denied", "changing", _box_denied),
+        ("denies_itself", "changing", _denies_itself),
+        ("doubted_after", "changing", _doubted_after),
+        ("tag_tail", "changing", _tag_tail),
         ("question_echoed", "changing", _question_echoed),
         ("false_equation", "changing", _false_equation),
         ("hedge_gold", "dressing", _hedged),

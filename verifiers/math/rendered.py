@@ -13,7 +13,8 @@ extraction the completion is rendered, roughly as Markdown with MathJax/LaTeX wo
 * **dropped** (neither seen as an answer nor a hedge): fenced code blocks and inline code
   that holds a box (code is not the final answer);
 * **the declared answer**: the content of the last ``<answer>..</answer>`` (R1-style
-  templates) is the text the answer is read from;
+  templates) is the text the answer is read from; the text after its closing tag is
+  rendered apart (`Rendered.after_answer`) and read as the text after a box is;
 * **unwrapped**: inline code without a box (``The answer is `12`.``), other colours
   (``\\color{red}``, ``\\textcolor{blue}{13}`` is 13);
 * user macros are expanded (`rewardsmith.verifiers.math.macros`) and Unicode digits read
@@ -35,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rewardsmith.verifiers.math.boxes import matching_braces
+from rewardsmith.verifiers.math.endings import declared_answer, earlier_declared
 from rewardsmith.verifiers.math.glyphs import plain_glyphs
 from rewardsmith.verifiers.math.macros import expand_macros
 
@@ -58,7 +60,6 @@ _HTML_STYLE = re.compile(
     r"</?(b|strong|em|i|u|p|br|span|div|font|mark|sup|sub)\b[^<>]{0,300}/?>", re.I
 )
 _INLINE_CODE = re.compile(r"`([^`\n]{1,200})`")
-_ANSWER_TAG = re.compile(r"<answer>(.*?)(?:</answer>|\Z)", re.DOTALL | re.IGNORECASE)
 _INLINE_CODE_BOX = re.compile(r"`[^`\n]*\\(?:boxed|fbox)[^`\n]*`")
 # \scalebox below a tenth (0, 0.05, .001) prints nothing a reader can see.
 _PHANTOM = re.compile(r"\\[hv]?phantom\s*\{|\\scalebox\s*\{\s*0*(?:\.0\d*)?\s*\}\s*\{")
@@ -120,6 +121,12 @@ class Rendered:
     visible: str
     hidden: tuple[str, ...] = ()
     refused: str | None = None
+    after_answer: str = ""
+    """The text after the closing ``</answer>`` tag, rendered: read as the text after a
+    box is (a retraction, an offer or a doubt there counts)."""
+    other_answers: tuple[str, ...] = ()
+    """The contents of the ``<answer>`` tags before the declared one (after the reasoning):
+    one that differs from the declared answer is a hedge."""
 
 
 def _white(model: str | None, value: str) -> bool:
@@ -328,9 +335,10 @@ def render(text: str) -> Rendered:
         lambda m: "\n" if m.group(1).lower() in ("br", "p") else "", text
     )  # "The answer is `12`." shows 12 in a code font
     text = _struck_out(text)
-    answers = list(_ANSWER_TAG.finditer(text))
-    if answers and answers[-1].group(1).strip():  # "<answer>12</answer>": the declared answer
-        text = "\n" + answers[-1].group(1).strip()
+    declared = declared_answer(text)
+    after, others = "", earlier_declared(text)
+    if declared is not None:  # "<answer>12</answer>": the declared answer
+        text, after = "\n" + declared[0], declared[1]
     for pattern in (_HTML_COMMENT, _IFFALSE):
         hidden += [m.group() for m in pattern.finditer(text)]
         text = pattern.sub(lambda m: "\n" if "\n" in m.group() else " ", text)
@@ -348,4 +356,10 @@ def render(text: str) -> Rendered:
     coloured = _colours(text, hidden)
     if coloured is None:
         return Rendered(text, tuple(hidden), "colour commands nested too deeply")
-    return Rendered(coloured, tuple(h for h in hidden if h.strip()))
+    shown = Rendered(coloured, tuple(h for h in hidden if h.strip()), other_answers=others)
+    if not after.strip():
+        return shown
+    tail = render(after)  # no answer tag in it: the last one was taken
+    if tail.refused is not None:
+        return tail
+    return Rendered(shown.visible, shown.hidden + tail.hidden, None, tail.visible, others)

@@ -60,7 +60,7 @@ _MAX_TAIL = 4_000
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 # Words that take an answer back: the value they name is the model's new final answer.
 RETRACTS = re.compile(
-    r"\b(?:actually|wait,?\s+(?:no\b|it'?s\b|it\s+is\b|that'?s\s+(?:wrong|not))|no,?\s+wait|correction|corrected|correcting|rather|instead|i\s+mean|"
+    r"\b(?:actually|wait,?\s+(?:no\b|it'?s\b|it\s+is\b|that'?s\s+(?:wrong|not))|no,?\s+wait|correction|corrected|correcting|rather(?!\s+than)|instead(?!\s+of)|i\s+mean|"
     r"on\s+(?:second\s+thought|reflection|closer\s+inspection)|scratch\s+that|oops|"
     r"(?:my|a|an)\s+(?:mistake|error|miscalculation)|should\s+(?:be|have\s+been)|"
     r"(?:that|this|it)(?:\s+(?:is|was)|'s|’s)\s+(?:wrong|incorrect|not\s+(?:right|correct))|let\s+me\s+correct|"

@@ -171,6 +171,9 @@ class MathAnswer:
         assert answer is not None
         if found.problem == "hedged":  # one value in several forms ("1/4, or 25%")
             answer = _in_form_of(gold, found.candidates) or answer
+        if any(self._same(gold, denied) for denied in found.denied[:_MAX_CANDIDATES]):
+            evidence.update(problem="negated", denied=[d[:200] for d in found.denied])
+            return self._fail(Failure.FORMAT, evidence, "the completion denies the right value")
         evidence["extracted"] = answer[:500]
         if len(answer) > self.max_answer_chars:
             return self._too_large("answer", len(answer), self.max_answer_chars)

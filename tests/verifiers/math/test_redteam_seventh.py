@@ -158,12 +158,14 @@ CIS = [
 ]
 
 # cis of another angle, and the word alone (controls: 0 before and after, except the
-# text gold, 1.0). An angle in degrees or a bare number is left unread (0): "cis 60"
-# means degrees, and the unit split may have taken the degree sign off.
+# text gold, 1.0). A bare number is left unread (0): "cis 60" may mean degrees or
+# radians. An angle with a degree mark is read since rtmath8 (test_redteam_eighth.py):
+# 2 cis 60° is 1 + √3 i, so its row moved from 0 to 1.0.
 CIS_CONTROLS = [
     (r"\boxed{\operatorname{cis}(\pi/2)}", "-i", 0.0),
     (r"\boxed{\operatorname{cis}(\pi/3)}", r"1+\sqrt{3}i", 0.0),
-    (r"\boxed{2\operatorname{cis}(60^\circ)}", r"1+\sqrt{3}i", 0.0),
+    (r"\boxed{2\operatorname{cis}(60^\circ)}", r"1+\sqrt{3}i", 1.0),
+    (r"\boxed{2\operatorname{cis}(30^\circ)}", r"1+\sqrt{3}i", 0.0),
     (r"\boxed{2\operatorname{cis}(60)}", r"1+\sqrt{3}i", 0.0),
     (r"\boxed{\text{cis}}", r"\text{cis}", 1.0),
     (r"\boxed{\text{trans}}", r"\text{cis}", 0.0),
