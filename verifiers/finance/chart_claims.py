@@ -100,17 +100,17 @@ def grade(claim: Claim, chart: _Chart) -> tuple[bool, dict[str, Any]]:
         detail["why"] = wrong
         detail["vacuous"] = claim.negated
         return False, detail
-    if claim.hedged or any(v is None for v in shown.values()):
+    if any(v is None for v in shown.values()):
         detail["vacuous"] = claim.negated and claim.kind in _FIGURE_KINDS
         return False, detail
+    if claim.hedged:
+        # A hedged denial is vacuous only where the chart does not show what it denies
+        # ("maybe not 886"); one of a figure the chart shows is false, never dropped.
+        figure = claim.kind in _FIGURE_KINDS
+        detail["vacuous"] = claim.negated and figure and not _figure_holds(claim, chart, detail)
+        return False, detail
     if claim.kind in _FIGURE_KINDS:
-        stated = _in_chart_units(claim, chart)
-        detail["stated_in_chart_units"] = stated
-        if claim.kind == "value":
-            holds = abs(values[claim.categories[0]] - stated) <= tol
-        else:
-            a, b = (values[c] for c in claim.categories)
-            holds = abs((b - a) - stated) <= 2 * tol
+        holds = _figure_holds(claim, chart, detail)
         detail["vacuous"] = claim.negated and not holds
         return holds and not claim.negated, detail
     if claim.kind in ("max", "min"):
@@ -146,6 +146,17 @@ def grade(claim: Claim, chart: _Chart) -> tuple[bool, dict[str, Any]]:
     holds = low - 0.05 <= stated <= high + 0.05
     detail["vacuous"] = claim.negated and not holds
     return holds and not claim.negated, detail
+
+
+def _figure_holds(claim: Claim, chart: _Chart, detail: dict[str, Any]) -> bool:
+    """Whether a value or change claim's figure is the chart's, within its tolerance."""
+    values, tol = chart.values[claim.series], chart.tolerance[claim.series]
+    stated = _in_chart_units(claim, chart)
+    detail["stated_in_chart_units"] = stated
+    if claim.kind == "value":
+        return abs(values[claim.categories[0]] - stated) <= tol
+    a, b = (values[c] for c in claim.categories)
+    return abs((b - a) - stated) <= 2 * tol
 
 
 def _compare(claim: Claim, chart: _Chart) -> bool:

@@ -328,5 +328,16 @@ def _values(series: str, cats: list[str], figures: list[Figure], sentence: str) 
         ]
     if len(cats) == 1:  # one value, several figures offered: a hedge
         f = figures[0]
-        return [Claim("value", series, (cats[0],), f.value, sentence, True, f.scale, f.unit)]
+        return [
+            Claim(
+                "value",
+                series,
+                (cats[0],),
+                f.value,
+                sentence,
+                hedged=True,
+                scale=f.scale,
+                unit=f.unit,
+            )
+        ]
     return []

@@ -299,7 +299,8 @@ def _denied_after(verifier: Any) -> Any:
     return rewrite
 
 
-_CHART_NUMBER = re.compile(r"(?:(?<=\bwas )|(?<=\bwere ))(\$?)(\d[\d,]*(?:\.\d+)?)(?![\d%])")
+# A claimed value: commas only as thousands separators ("151, not 190" claims 151, not "151,").
+_CHART_NUMBER = re.compile(r"(?:(?<=\bwas )|(?<=\bwere ))(\$?)(\d+(?:,\d{3})*(?:\.\d+)?)(?![\d%])")
 
 
 def _sign_mark(sample: Sample, rng: random.Random) -> Sample | None:
@@ -314,6 +315,18 @@ def _sign_mark(sample: Sample, rng: random.Random) -> Sample | None:
     return rewritten(sample, text[: number.start()] + marked + text[number.end() :])
 
 
+def _second_value(sample: Sample, rng: random.Random) -> Sample | None:
+    """A claimed value offered with a second one ("Revenue in 2021 was 151 / 886"): a hedge
+    of two values, which fails (it is never a denial to drop)."""
+    text = sample.completion
+    number = _CHART_NUMBER.search(text) if isinstance(text, str) else None
+    if number is None:
+        return None
+    other = float(number.group(2).replace(",", "")) * rng.choice((2, 3, 5)) + rng.randint(1, 99)
+    said = rng.choice((" / ", " or ", " ")) + f"{other:,.0f}"
+    return rewritten(sample, text[: number.end()] + said + text[number.end() :])
+
+
 def chart_relations(verifier: object) -> list[Relation]:
     """The relations of `chart_claims`: each adds or makes a claim that must fail."""
     made = [
@@ -323,6 +336,7 @@ def chart_relations(verifier: object) -> list[Relation]:
         ("chart_guessed", _guessed, "a claim made a guess"),
         ("chart_wrong_gap", _appended(verifier, _wrong_gap), "a comparison by a wrong amount"),
         ("chart_sign_mark", _sign_mark, "a value's sign made unknown or negative"),
+        ("chart_second_value", _second_value, "a second value offered beside a claimed one"),
     ]
     kept = [("chart_denied_after", _denied_after(verifier), "a wrong value denied after one")]
     return [Relation(f"finance/{n}", "changing", f, d, limit=0.0) for n, f, d in made] + [

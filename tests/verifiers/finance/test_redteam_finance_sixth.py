@@ -565,10 +565,11 @@ def test_the_relation_marks_a_chart_value_and_the_claim_earns_nothing() -> None:
 
     check = ChartClaims()
     relation = next(r for r in chart_relations(check) if r.name == "finance/chart_sign_mark")
-    right = Sample(id="r", completion="Revenue in 2021 was 151.", reference=CHART)
-    for seed in range(6):
-        new = relation.rewrite(right, random.Random(seed))
-        assert new is not None and check(new).score == 0.0, new.completion
+    for said in ("Revenue in 2021 was 151.", "Revenue in 2021 was 151, not 886."):
+        right = Sample(id="r", completion=said, reference=CHART)
+        for seed in range(16):  # "[151,] not 886" marked "151," and earned 1.0 (seed 20)
+            new = relation.rewrite(right, random.Random(seed))
+            assert new is not None and check(new).score == 0.0, new.completion
 
 
 # --- S10: numeric_answer's free text, a figure labelled another year in words ------------
