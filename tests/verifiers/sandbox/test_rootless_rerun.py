@@ -52,6 +52,7 @@ SAME_IN_BOTH_MODES = (
     "test_hidden_feedback.py",
     "test_humaneval.py",
     "test_judge_errors.py",
+    "test_redteam_code_eighth.py",  # decoding and reading in the scoring process
     "test_values.py",
     "test_verifier.py",
 )
