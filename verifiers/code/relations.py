@@ -426,10 +426,19 @@ def _as_numpy_scalar(f):
 harness compares them as numbers, so a right program stays right (red team rtcode3)."""
 
 
-def _numpy_scalar_returns(text: str, sample: Sample, rng: random.Random) -> str | None:
+def _python_entry(sample: Sample) -> str | None:
+    """The tested Python function's name (the reference's `entry_point` or `fn`), or None
+    where the sample is in another language or names no function."""
     ref = sample.reference
     entry = ref.get("entry_point") or ref.get("fn") if isinstance(ref, dict) else None
     if _language(sample) != "python" or not isinstance(entry, str) or not entry.isidentifier():
+        return None
+    return entry
+
+
+def _numpy_scalar_returns(text: str, sample: Sample, rng: random.Random) -> str | None:
+    entry = _python_entry(sample)
+    if entry is None:
         return None
     if re.search(rf"^def {entry}\b", text, re.MULTILINE) is None:
         return None
@@ -461,9 +470,8 @@ stays right (red team rtcode8)."""
 
 
 def _stdlib_container_returns(text: str, sample: Sample, rng: random.Random) -> str | None:
-    ref = sample.reference
-    entry = ref.get("entry_point") or ref.get("fn") if isinstance(ref, dict) else None
-    if _language(sample) != "python" or not isinstance(entry, str) or not entry.isidentifier():
+    entry = _python_entry(sample)
+    if entry is None:
         return None
     if re.search(rf"^def {entry}\b", text, re.MULTILINE) is None:
         return None
@@ -503,11 +511,10 @@ of the reward. It must earn nothing, quickly."""
 
 
 def _hash_flood(text: str, sample: Sample, rng: random.Random) -> str | None:
-    ref = sample.reference
-    entry = ref.get("entry_point") or ref.get("fn") if isinstance(ref, dict) else None
-    if _language(sample) != "python" or not isinstance(entry, str) or not entry.isidentifier():
+    entry = _python_entry(sample)
+    if entry is None:
         return None
-    if ref.get("format") == "stdio":
+    if sample.reference.get("format") == "stdio":
         return None
     return text.rstrip() + "\n" + _HASH_FLOOD
 

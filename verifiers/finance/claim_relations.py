@@ -393,6 +393,13 @@ def _other_quantity(sample: Sample, rng: random.Random) -> Sample | None:
     return rewritten(sample, rng.choice(others) + text[match.end() :])
 
 
+def _text_and_pdf(sample: Sample) -> tuple[str, str] | None:
+    """A claim sample's text and its PDF's path, or None where either is not a string."""
+    text, ref = sample.completion, sample.reference
+    pdf = ref.get("pdf") if isinstance(ref, dict) else ref
+    return (text, pdf) if isinstance(text, str) and isinstance(pdf, str) else None
+
+
 def _reversed_move(verifier: Any) -> Any:
     """A cited level said to be reached by the move the page does not show ("Revenue rose
     to 122,445 (p. 1)" where it fell from 150,239), read with the verifier's own limits."""
@@ -401,10 +408,10 @@ def _reversed_move(verifier: Any) -> Any:
         from rewardsmith.verifiers.finance.grounding import cited_figures, printed_move
         from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document
 
-        text, ref = sample.completion, sample.reference
-        pdf = ref.get("pdf") if isinstance(ref, dict) else ref
-        if not isinstance(text, str) or not isinstance(pdf, str):
+        cited = _text_and_pdf(sample)
+        if cited is None:
             return None
+        text, pdf = cited
         limits = getattr(verifier, "limits", ExtractionLimits())
         for c in cited_figures(text):
             claim = re.search(rf"\b(?:was|were)\s+(?={re.escape(c.figure.text)})", text)
@@ -433,10 +440,10 @@ def _year_labels(verifier: Any) -> Any:
         from rewardsmith.verifiers.finance.grounding import cited_figures, other_year
         from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document
 
-        text, ref = sample.completion, sample.reference
-        pdf = ref.get("pdf") if isinstance(ref, dict) else ref
-        if not isinstance(text, str) or not isinstance(pdf, str) or _YEAR.search(text):
+        cited = _text_and_pdf(sample)
+        if cited is None or _YEAR.search(cited[0]):
             return None
+        text, pdf = cited
         limits = getattr(verifier, "limits", ExtractionLimits())
         for c in cited_figures(text):
             at = text.find(c.figure.text)
@@ -464,10 +471,10 @@ def _prior_is_current(verifier: Any) -> Any:
         from rewardsmith.verifiers.finance.grounding import cited_figures, other_year
         from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document
 
-        text, ref = sample.completion, sample.reference
-        pdf = ref.get("pdf") if isinstance(ref, dict) else ref
-        if not isinstance(text, str) or not isinstance(pdf, str):
+        cited = _text_and_pdf(sample)
+        if cited is None:
             return None
+        text, pdf = cited
         limits = getattr(verifier, "limits", ExtractionLimits())
         for c in cited_figures(text):
             at = text.find(c.figure.text)
