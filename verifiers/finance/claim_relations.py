@@ -400,25 +400,31 @@ def _text_and_pdf(sample: Sample) -> tuple[str, str] | None:
     return (text, pdf) if isinstance(text, str) and isinstance(pdf, str) else None
 
 
+def _page_text(verifier: Any, pdf: str, page: int) -> str | None:
+    """One page's text of `pdf`, read with the verifier's own extraction limits."""
+    from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document
+
+    limits = getattr(verifier, "limits", ExtractionLimits())
+    document = load_document(pdf, [page], tables=False, limits=limits).document
+    return document.text.get(page) if document is not None else None
+
+
 def _reversed_move(verifier: Any) -> Any:
     """A cited level said to be reached by the move the page does not show ("Revenue rose
     to 122,445 (p. 1)" where it fell from 150,239), read with the verifier's own limits."""
 
     def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
         from rewardsmith.verifiers.finance.grounding import cited_figures, printed_move
-        from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document
 
         cited = _text_and_pdf(sample)
         if cited is None:
             return None
         text, pdf = cited
-        limits = getattr(verifier, "limits", ExtractionLimits())
         for c in cited_figures(text):
             claim = re.search(rf"\b(?:was|were)\s+(?={re.escape(c.figure.text)})", text)
             if c.page is None or claim is None:
                 continue
-            document = load_document(pdf, [c.page], tables=False, limits=limits).document
-            page = document.text.get(c.page) if document is not None else None
+            page = _page_text(verifier, pdf, c.page)
             moved = printed_move(c, page) if page else 0
             if moved:
                 wrong = "fell to " if moved > 0 else "rose to "
@@ -438,19 +444,16 @@ def _year_labels(verifier: Any) -> Any:
 
     def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
         from rewardsmith.verifiers.finance.grounding import cited_figures, other_year
-        from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document
 
         cited = _text_and_pdf(sample)
         if cited is None or _YEAR.search(cited[0]):
             return None
         text, pdf = cited
-        limits = getattr(verifier, "limits", ExtractionLimits())
         for c in cited_figures(text):
             at = text.find(c.figure.text)
             if c.page is None or at < 0 or not _STATED.search(text[:at]):
                 continue  # "rose to 2024: 122,445" would hide the move from its reading
-            document = load_document(pdf, [c.page], tables=False, limits=limits).document
-            page = document.text.get(c.page) if document is not None else None
+            page = _page_text(verifier, pdf, c.page)
             found = other_year(c, page) if page else None
             if found is not None:
                 year, other, printed = found
@@ -469,19 +472,16 @@ def _prior_is_current(verifier: Any) -> Any:
 
     def rewrite(sample: Sample, rng: random.Random) -> Sample | None:
         from rewardsmith.verifiers.finance.grounding import cited_figures, other_year
-        from rewardsmith.verifiers.finance.reference import ExtractionLimits, load_document
 
         cited = _text_and_pdf(sample)
         if cited is None:
             return None
         text, pdf = cited
-        limits = getattr(verifier, "limits", ExtractionLimits())
         for c in cited_figures(text):
             at = text.find(c.figure.text)
             if c.page is None or at < 0:
                 continue
-            document = load_document(pdf, [c.page], tables=False, limits=limits).document
-            page = document.text.get(c.page) if document is not None else None
+            page = _page_text(verifier, pdf, c.page)
             found = other_year(c, page) if page else None
             if found is not None and found[0] > found[1]:  # the row's later year
                 label = rng.choice(("PY: ", "prior year: ", "last year ", "previous year: "))
